@@ -1,0 +1,202 @@
+"""RULES 2: how a value of one lattice type is written into a column of another.
+
+Conversions are a dispatch table keyed ``(from_type, to_type)``. Each returns the
+converted value, or :data:`LOSSY` when the conversion would change this particular
+value (RULES 2, "exactness is checked per value"). Text renderings are lossless and
+identical to the Spark path's (booleans ``true``/``false``, longs in digits, dates
+``YYYY-MM-DD``, timestamps ISO-8601 in UTC, doubles in Python's shortest round-trip
+form).
+
+>>> c = Conversions()
+>>> c.convert(True, "boolean", "long"), c.convert(2**53 + 1, "long", "double")
+(1, LOSSY)
+>>> c.convert(dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=dt.UTC), "timestamp", "long")
+1704164645000
+>>> c.convert(1704164645, "long", "timestamp")    # epoch seconds, read from the magnitude
+datetime.datetime(2024, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc)
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+from collections.abc import Callable
+from typing import Any, Final, Literal, TypeAlias
+
+import orjson
+
+EpochUnit: TypeAlias = Literal["s", "ms", "us"]
+LongTimestampUnit: TypeAlias = Literal["auto", "s", "ms", "us", "ns"]
+
+
+class _Lossy:
+    """Marks a conversion that would change the value."""
+
+    _instance: _Lossy | None = None
+
+    def __new__(cls) -> _Lossy:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "LOSSY"
+
+
+LOSSY: Final = _Lossy()
+
+EPOCH: Final = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+_MICROS_PER: Final[dict[str, int]] = {"s": 1_000_000, "ms": 1_000, "us": 1}
+
+# RULES 1: ISO-8601 date and date-time texts. More than 6 fraction digits would be
+# truncated by Python: such a text stays a string, so nothing is rounded.
+_DATE_RE: Final = re.compile(r"\d{4}-\d{2}-\d{2}")
+_TIMESTAMP_RE: Final = re.compile(
+    r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?"
+)
+
+
+def parse_date(text: str) -> dt.date | None:
+    """The date an ISO ``YYYY-MM-DD`` text denotes, or None."""
+    if _DATE_RE.fullmatch(text) is None:
+        return None
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        return None
+
+
+def parse_timestamp(text: str) -> dt.datetime | None:
+    """The UTC instant an ISO-8601 date-time text denotes (no offset: UTC), or None."""
+    if _TIMESTAMP_RE.fullmatch(text) is None:
+        return None
+    try:
+        value = dt.datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return as_utc(value)
+
+
+def as_utc(value: dt.datetime) -> dt.datetime:
+    """An aware UTC datetime; naive ones are taken to be UTC already."""
+    if value.tzinfo is None:
+        return value.replace(tzinfo=dt.UTC)
+    return value.astimezone(dt.UTC)
+
+
+def render_double(value: float) -> str:
+    """Shortest round-trip text of a double; NaN and infinities as Spark spells them."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    return repr(value)
+
+
+def render_timestamp(value: dt.datetime) -> str:
+    """ISO-8601 in UTC: ``YYYY-MM-DDTHH:MM:SS[.ffffff]Z``."""
+    v = as_utc(value)
+    text = (
+        f"{v.year:04d}-{v.month:02d}-{v.day:02d}T{v.hour:02d}:{v.minute:02d}:{v.second:02d}"
+    )
+    if v.microsecond:
+        text += f".{v.microsecond:06d}"
+    return text + "Z"
+
+
+def render_json(value: Any) -> str:
+    """Compact JSON text, for records found inside arrays of mixed leaves (docs/rules.md)."""
+    return orjson.dumps(value, default=str).decode()
+
+
+Converter: TypeAlias = Callable[[Any], Any]
+
+
+class Conversions:
+    """The conversion table for one choice of epoch units (RULES 2)."""
+
+    def __init__(
+        self, timestamp_unit: EpochUnit = "ms", long_timestamp_unit: LongTimestampUnit = "auto"
+    ) -> None:
+        self.timestamp_unit = timestamp_unit
+        self.long_timestamp_unit = long_timestamp_unit
+        per = _MICROS_PER[timestamp_unit]
+
+        def ts_to_long(v: dt.datetime) -> int | _Lossy:
+            micros = (v - EPOCH) // dt.timedelta(microseconds=1)
+            whole, rest = divmod(micros, per)
+            return LOSSY if rest else whole
+
+        def ts_to_double(v: dt.datetime) -> float | _Lossy:
+            n = ts_to_long(v)
+            return n if n is LOSSY else long_to_double(n)  # type: ignore[arg-type]
+
+        def date_to_long(v: dt.date) -> int | _Lossy:
+            return ts_to_long(dt.datetime(v.year, v.month, v.day, tzinfo=dt.UTC))
+
+        def date_to_double(v: dt.date) -> float | _Lossy:
+            n = date_to_long(v)
+            return n if n is LOSSY else long_to_double(n)  # type: ignore[arg-type]
+
+        # (from, to) -> converter on values already in their own type (see ``own``).
+        self.table: dict[tuple[str, str], Converter] = {
+            ("boolean", "long"): int,
+            ("boolean", "double"): float,
+            ("boolean", "string"): lambda v: "true" if v else "false",
+            ("long", "double"): long_to_double,
+            ("long", "string"): str,
+            ("long", "timestamp"): self.long_to_timestamp,  # RULES 2 exception, routing only
+            ("double", "string"): render_double,
+            ("date", "timestamp"): lambda v: dt.datetime(v.year, v.month, v.day, tzinfo=dt.UTC),
+            ("date", "long"): date_to_long,
+            ("date", "double"): date_to_double,
+            ("date", "string"): dt.date.isoformat,
+            ("timestamp", "long"): ts_to_long,
+            ("timestamp", "double"): ts_to_double,
+            ("timestamp", "string"): render_timestamp,
+        }
+
+    def long_to_timestamp(self, v: int) -> dt.datetime | _Lossy:
+        """RULES 2: the unit is read from the magnitude unless a fixed one is configured."""
+        unit = self.long_timestamp_unit
+        if unit == "auto":
+            a = abs(v)
+            unit = "s" if a < 10**11 else "ms" if a < 10**14 else "us" if a < 10**17 else "ns"
+        if unit == "ns":
+            micros, rest = divmod(v, 1000)
+            if rest:
+                return LOSSY
+        else:
+            micros = v * _MICROS_PER[unit]
+        try:
+            return EPOCH + dt.timedelta(microseconds=micros)
+        except OverflowError:
+            return LOSSY
+
+    def convert(self, value: Any, from_type: str, to_type: str) -> Any:
+        """Convert ``value`` (observed as ``from_type``) into ``to_type``, or LOSSY."""
+        if to_type == "string" and type(value) is str:
+            return value  # a text keeps its own spelling (an ISO date stays as it came)
+        own = self.own(value, from_type)
+        if from_type == to_type:
+            return own
+        return self.table[(from_type, to_type)](own)
+
+    @staticmethod
+    def own(value: Any, type_name: str) -> Any:
+        """The value in its own observed type: ISO texts parsed, big integers as text."""
+        if type_name == "timestamp":
+            return parse_timestamp(value) if type(value) is str else as_utc(value)
+        if type_name == "date":
+            return parse_date(value) if type(value) is str else value
+        if type_name == "string" and type(value) is not str:
+            # RULES 1: integers beyond 64 bits are text; records in mixed arrays are JSON.
+            return str(value) if type(value) is int else render_json(value)
+        return value
+
+
+def long_to_double(v: int) -> float | _Lossy:
+    """A long as a double, unless the double would round it (beyond 2**53)."""
+    f = float(v)
+    return f if int(f) == v else LOSSY

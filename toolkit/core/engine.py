@@ -1,0 +1,129 @@
+"""Task time, batch after batch: observe -> plan -> route, all in memory.
+
+>>> run = simulate_batches([[{"my_field": 1}], [{"my_field": "one"}]])
+>>> [c.name for c in run.schema.fields]
+['my_field', 'my_field_string']
+>>> run.rows[1]
+{'my_field': None, 'my_field_string': 'one'}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from itertools import repeat
+from typing import Any
+
+from toolkit.core.observe import Classifier, StructObservation, observe_struct
+from toolkit.core.options import Options
+from toolkit.core.planner import Plan, plan_batch
+from toolkit.core.profile import Profile, profile_of
+from toolkit.core.routing import Router, conform, rows_of
+from toolkit.core.types import Struct
+
+
+class NotARecordError(TypeError):
+    """A batch item that is not a JSON object (dict)."""
+
+    def __init__(self, batch: int, index: int, value: Any) -> None:
+        self.batch, self.index, self.value = batch, index, value
+        text = repr(value)
+        super().__init__(
+            f"batch {batch}, record {index}: expected a JSON object (dict), got "
+            f"{type(value).__name__} {text[:80]}"
+        )
+
+
+@dataclass(frozen=True)
+class RoutedBatch:
+    """One batch as routed: the schema it was written with and its column values."""
+
+    schema: Struct
+    columns: tuple[list[Any] | None, ...]
+    size: int
+
+
+@dataclass(frozen=True)
+class Run:
+    """The outcome of a run of batches over one table."""
+
+    schema: Struct
+    plans: tuple[Plan, ...]
+    batches: tuple[RoutedBatch, ...]
+    profile: Profile
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        """Every input record as a reader sees the table at the end (RULES 3.5)."""
+        return read_rows(self.schema, self.batches)
+
+
+class Engine:
+    """Plans and routes batches against a schema, under one set of options."""
+
+    def __init__(self, options: Options | None = None) -> None:
+        self.options = options or Options()
+        self.classifier = Classifier(self.options)
+        self.router = Router(self.options, self.classifier)
+
+    def observe(self, records: Iterable[Mapping[str, Any]], batch: int = 0) -> StructObservation:
+        rows = list(records)
+        for i, r in enumerate(rows):
+            if type(r) is not dict:
+                if isinstance(r, Mapping):
+                    rows[i] = dict(r)
+                else:
+                    raise NotARecordError(batch, i, r)
+        return observe_struct(rows, self.classifier)  # type: ignore[arg-type]
+
+    def plan(self, schema: Struct, obs: StructObservation, batch: int = 0) -> Plan:
+        return plan_batch(schema, obs, self.options, batch)
+
+    def route(self, schema: Struct, obs: StructObservation) -> RoutedBatch:
+        return RoutedBatch(schema, tuple(self.router.route_struct(schema, obs)), len(obs.rows))
+
+    def run(
+        self, batches: Iterable[Iterable[Mapping[str, Any]]], schema: Struct | None = None
+    ) -> Run:
+        current = schema or Struct()
+        plans, routed, prof = [], [], Profile()
+        for i, batch in enumerate(batches):
+            obs = self.observe(batch, i)
+            plan = self.plan(current, obs, i)
+            current = plan.after
+            plans.append(plan)
+            routed.append(self.route(current, obs))
+            prof = prof + profile_of(obs, i)
+        return Run(current, tuple(plans), tuple(routed), prof)
+
+
+def simulate_batches(
+    batches: Iterable[Iterable[Mapping[str, Any]]],
+    schema: Struct | None = None,
+    options: Options | None = None,
+) -> Run:
+    """Run batches through the engine in memory (no Spark, no catalog)."""
+    return Engine(options).run(batches, schema)
+
+
+def read_rows(schema: Struct, batches: Iterable[RoutedBatch]) -> list[dict[str, Any]]:
+    """Rows of every batch under the final schema: columns matched by field ID, those added
+    after a batch read as null in it, as any Iceberg reader does."""
+    parts = list(batches)
+    total = sum(b.size for b in parts)
+    columns: list[list[Any] | None] = []
+    for col in schema.fields:
+        values: list[Any] = []
+        seen = False
+        for b in parts:
+            idx = {c.id: i for i, c in enumerate(b.schema.fields)}
+            i = idx.get(col.id)
+            vals = None if i is None else b.columns[i]
+            if vals is None:
+                values.extend(repeat(None, b.size))
+                continue
+            seen = True
+            old = b.schema.fields[i].type  # type: ignore[index]
+            values.extend(vals if old == col.type else (conform(v, old, col.type) for v in vals))
+        columns.append(values if seen else None)
+    return rows_of(schema, columns, total)

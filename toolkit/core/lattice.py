@@ -1,0 +1,118 @@
+"""RULES 2: the primitive lattice, as one table of data.
+
+``a <= b`` means every value of type ``a`` converts exactly into type ``b``. The
+default table is the project's reading of the Upsolver reference; a stricter one is
+another table, not a fork of the code.
+
+>>> UPSOLVER.widest("long", "double")
+'double'
+>>> UPSOLVER.widest("boolean", "date")   # both convert to long, yet the answer is string
+'string'
+>>> STRICT.leq("timestamp", "long")
+False
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from toolkit.core.types import PRIMITIVES, RECORD, Kind, Primitive, TypeName
+
+
+@dataclass(frozen=True)
+class Lattice:
+    """A partial order over the primitives, given by its covering edges."""
+
+    name: str
+    edges: tuple[tuple[Primitive, Primitive], ...]
+    _up: dict[str, frozenset[str]] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # RULES 2: "string is wider than everything": every type reaches string.
+        up: dict[str, set[str]] = {p: {p, "string"} for p in PRIMITIVES}
+        changed = True
+        for a, b in self.edges:
+            up[a].add(b)
+        while changed:  # transitive closure; the table is tiny
+            changed = False
+            for a in PRIMITIVES:
+                grown = set().union(*(up[b] for b in up[a]))
+                if grown - up[a]:
+                    up[a] |= grown
+                    changed = True
+        object.__setattr__(self, "_up", {p: frozenset(s) for p, s in up.items()})
+
+    def leq(self, a: str, b: str) -> bool:
+        """True when every value of type ``a`` converts exactly into type ``b``."""
+        return b in self._up.get(a, ())
+
+    def up(self, a: str) -> frozenset[str]:
+        """Every type that ``a`` converts into, ``a`` included."""
+        return self._up.get(a, frozenset())
+
+    def widest(self, a: Primitive, b: Primitive) -> Primitive:
+        """RULES 2: ``b`` when ``a <= b``, ``a`` when ``b <= a``, else string.
+
+        Deliberately not a least upper bound (boolean and date both convert to long,
+        yet their common denominator is string).
+        """
+        if self.leq(a, b):
+            return b
+        if self.leq(b, a):
+            return a
+        return "string"
+
+    def fits(self, kind: Kind, target: TypeName | None) -> bool:
+        """Whether a value of ``kind`` converts exactly into ``target`` (dimensions aside)."""
+        if kind.type is None:  # an array with no typed leaf fits any element type
+            return True
+        if kind.type == RECORD or target == RECORD or target is None:
+            return kind.type == target
+        return self.leq(kind.type, target) and target not in kind.lossy
+
+    def widest_kind(self, a: Kind | None, b: Kind | None) -> Kind | None:
+        """The widest of two kinds, honouring per-value exactness (RULES 2).
+
+        A value that cannot reach the other type exactly counts as non-convertible,
+        so the result falls back to string. Records and primitives have no widest:
+        None. Dimensions are the larger of the two.
+        """
+        if a is None or b is None:
+            return a if b is None else b
+        dim = max(a.dim, b.dim)
+        if a.type is None or b.type is None:
+            k = b if a.type is None else a
+            return Kind(k.type, dim, k.lossy)
+        if a.type == RECORD or b.type == RECORD:
+            return Kind(RECORD, dim) if a.type == b.type else None
+        for lo, hi in ((a, b), (b, a)):
+            if self.fits(lo, hi.type):
+                assert hi.type is not None
+                lossy = (lo.lossy | hi.lossy) & self.up(hi.type)
+                return Kind(hi.type, dim, frozenset(lossy))
+        return Kind("string", dim)
+
+
+#: The project's reading of the Upsolver table (RULES 2).
+UPSOLVER = Lattice(
+    "upsolver",
+    (
+        ("boolean", "long"),
+        ("long", "double"),
+        ("double", "string"),
+        ("date", "timestamp"),
+        ("timestamp", "long"),
+    ),
+)
+
+#: A stricter reading: temporal types are incompatible with numbers.
+STRICT = Lattice(
+    "strict",
+    (
+        ("boolean", "long"),
+        ("long", "double"),
+        ("double", "string"),
+        ("date", "timestamp"),
+        ("timestamp", "string"),
+    ),
+)

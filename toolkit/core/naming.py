@@ -1,0 +1,40 @@
+"""RULES 4: names and docs of the columns evolution creates.
+
+>>> suffixed("coordinates", Shape("long", 3))
+'coordinates_array3_long'
+>>> free_name("name", {"name", "name_2"})
+'name_3'
+>>> evolved_doc("size")
+'upsolver_evolved_from:size'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from toolkit.core.types import EVOLVED_DOC_PREFIX, Shape
+
+
+def suffixed(key: str, shape: Shape) -> str:
+    """``key`` + ``_`` + dimension part + type (``a_array_string``, ``x_array3_long``)."""
+    return key + shape.suffix
+
+
+def evolved_doc(key: str) -> str:
+    """The Iceberg field doc every column created by evolution carries."""
+    return EVOLVED_DOC_PREFIX + key
+
+
+def free_name(wanted: str, taken_lower: Iterable[str]) -> str:
+    """``wanted``, or ``wanted_2``, ``wanted_3``... : the first name not taken.
+
+    Names collide case-insensitively (Spark, DuckDB, Trino and Athena resolve names that
+    way), so ``taken_lower`` holds lower-cased names.
+    """
+    taken = set(taken_lower)
+    if wanted.lower() not in taken:
+        return wanted
+    n = 2
+    while f"{wanted}_{n}".lower() in taken:
+        n += 1
+    return f"{wanted}_{n}"

@@ -1,0 +1,254 @@
+"""RULES 3.2-3.5: which columns a batch ("task time") adds, and why.
+
+All types of a batch are decided together against the table as it was before the batch,
+so the result never depends on the order of records inside it (RULES 3.3).
+
+>>> from toolkit.core.observe import observe_struct
+>>> opts = Options()
+>>> p1 = plan_batch(Struct(), observe_struct([{"size": 4}], opts), opts)
+>>> p2 = plan_batch(p1.after, observe_struct([{"size": 2.3}], opts), opts, batch=1)
+>>> [c.column.name for c in p2.changes], p2.after.fields[-1].doc
+(['size_double'], 'upsolver_evolved_from:size')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from functools import reduce
+
+from toolkit.core.families import accepts, families, list_ids, wrap_type
+from toolkit.core.lattice import Lattice
+from toolkit.core.naming import evolved_doc, free_name, suffixed
+from toolkit.core.observe import FieldObservation, StructObservation
+from toolkit.core.options import Options
+from toolkit.core.types import (
+    ICEBERG_TYPE_OF,
+    RECORD,
+    Column,
+    ColumnType,
+    Kind,
+    Primitive,
+    Shape,
+    Struct,
+    iter_ids,
+    type_to_str,
+)
+
+
+@dataclass(frozen=True)
+class AddColumn:
+    """One column a plan adds, with the rule that decided it."""
+
+    parent: tuple[str, ...]  # names of the enclosing record columns, outermost first
+    column: Column
+    family: str
+    reason: str
+
+    @property
+    def path(self) -> tuple[str, ...]:
+        return (*self.parent, self.column.name)
+
+    def __str__(self) -> str:
+        doc = f"  doc={self.column.doc!r}" if self.column.doc else ""
+        return (
+            f"+ {'.'.join(self.path)}: {type_to_str(self.column.type)}"
+            f" (id {self.column.id}){doc}\n    {self.reason}"
+        )
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What one batch changes in the table schema."""
+
+    batch: int
+    before: Struct
+    after: Struct
+    changes: tuple[AddColumn, ...]
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.changes)
+
+    def __str__(self) -> str:
+        if not self.changes:
+            return f"batch {self.batch}: no schema change"
+        lines = [f"batch {self.batch}: {len(self.changes)} column(s) added"]
+        lines += [str(c) for c in self.changes]
+        return "\n".join(lines)
+
+
+def max_field_id(struct: Struct) -> int:
+    return max(iter_ids(struct), default=0)
+
+
+def plan_batch(schema: Struct, obs: StructObservation, options: Options, batch: int = 0) -> Plan:
+    """Plan the columns one batch adds to ``schema`` (RULES 3.2-3.5)."""
+    planner = _Planner(options.lattice, max_field_id(schema))
+    after = planner.plan_struct(schema, obs, ())
+    return Plan(batch, schema, after, tuple(planner.changes))
+
+
+@dataclass(frozen=True)
+class _Wanted:
+    key: str
+    shape: Shape
+    original: bool
+    reason: str
+
+
+class _Planner:
+    def __init__(self, lattice: Lattice, last_id: int) -> None:
+        self.lattice = lattice
+        self.last_id = last_id
+        self.changes: list[AddColumn] = []
+
+    def next_id(self) -> int:
+        self.last_id += 1
+        return self.last_id
+
+    def plan_struct(
+        self, struct: Struct, obs: StructObservation, parent: tuple[str, ...] | None
+    ) -> Struct:
+        """Plan one struct level; ``parent`` is None inside a column being created (its
+        nested fields are part of that column's type, not changes of their own)."""
+        members = families(struct)
+        wanted: list[_Wanted] = []
+        for key, fobs in obs.fields.items():
+            kinds = [k for k in fobs.counts if k.type != RECORD or _has_fields(fobs, k.dim)]
+            if not kinds:
+                continue  # RULES 3.5: a field with only nulls creates no column yet
+            if key in members:
+                wanted += self._later_batch(key, members[key], kinds)
+            else:
+                wanted += self._first_batch(key, kinds)
+
+        named = self._name(wanted, {c.name.lower() for c in struct.fields})
+
+        fields = []
+        for col in struct.fields:  # existing record columns evolve recursively (RULES 3.4)
+            seen = obs.fields.get(col.family)
+            shape = col.shape
+            if (
+                shape.type == RECORD
+                and seen is not None
+                and any(k.type == RECORD and k.dim <= shape.dim for k in seen.counts)
+            ):
+                leaf = col.leaf
+                assert isinstance(leaf, Struct)
+                inner = None if parent is None else (*parent, col.name)
+                grown = self.plan_struct(leaf, seen.nested(shape.dim), inner)
+                if grown is not leaf:
+                    col = replace(col, type=wrap_type(grown, shape.dim, list_ids(col)))
+            fields.append(col)
+
+        for name, w in named:
+            col = self._new_column(name, w, obs.fields[w.key])
+            fields.append(col)
+            if parent is not None:
+                self.changes.append(AddColumn(parent, col, w.key, w.reason))
+        if not named and all(a is b for a, b in zip(fields, struct.fields, strict=True)):
+            return struct
+        return Struct(tuple(fields))
+
+    def _new_column(self, name: str, w: _Wanted, fobs: FieldObservation) -> Column:
+        col_id = self.next_id()
+        element_ids = [self.next_id() for _ in range(w.shape.dim)]
+        leaf: str | Struct
+        if w.shape.type == RECORD:
+            leaf = self.plan_struct(Struct(), fobs.nested(w.shape.dim), None)
+        else:
+            assert w.shape.type is not None
+            leaf = ICEBERG_TYPE_OF[w.shape.type]
+        # RULES 4: every column created by evolution is documented, and so is an original
+        # whose name had to change because of a collision (the doc keeps key -> column).
+        doc = None if (w.original and name == w.key) else evolved_doc(w.key)
+        return Column(col_id, name, wrap_type(leaf, w.shape.dim, element_ids), doc)
+
+    def _name(self, wanted: list[_Wanted], taken: set[str]) -> list[tuple[str, _Wanted]]:
+        """RULES 4 names; originals first so a suffix never takes a key's own name.
+        RULES 3.3: the columns a batch adds are ordered by name."""
+        named = []
+        originals = sorted((w for w in wanted if w.original), key=lambda w: w.key)
+        others = sorted(
+            (w for w in wanted if not w.original), key=lambda w: suffixed(w.key, w.shape)
+        )
+        for w in originals + others:
+            name = free_name(w.key if w.original else suffixed(w.key, w.shape), taken)
+            taken.add(name.lower())
+            named.append((name, w))
+        return sorted(named, key=lambda nw: nw[0])
+
+    def _widest(self, types: Iterable[Primitive]) -> Primitive:
+        return reduce(self.lattice.widest, types)
+
+    def _first_batch(self, key: str, kinds: list[Kind]) -> list[_Wanted]:
+        """RULES 3.2: a batch that sees ``key`` for the first time."""
+        seen = ", ".join(sorted({str(k.shape) for k in kinds}))
+        records = [k.dim for k in kinds if k.type == RECORD]
+        typed = [k for k in kinds if k.type not in (None, RECORD)]
+        top = max(k.dim for k in kinds)
+        if records:
+            original, why = Shape(RECORD, max(records)), "a record takes the original name"
+        else:
+            widest = reduce(self.lattice.widest_kind, typed, None)
+            # RULES 1: an array with no typed leaf anywhere is created as an array of string
+            leaf = "string" if widest is None else widest.type
+            original = Shape(leaf, top)
+            why = (
+                "the largest dimension takes the original name, with the widest type"
+                if top
+                else "the widest type takes the original name"
+            )
+        out = [_Wanted(key, original, True, f"RULES 3.2: first batch saw {seen}; {why}")]
+        shapes = {k.shape for k in kinds if k.type is not None}
+        for shape in sorted(shapes - {original}, key=str):
+            # RULES 3.2 / seed edge case 1: long is dropped beside double, as long as every
+            # long of the batch is exact as a double.
+            if (
+                shape.type == "long"
+                and Shape("double", shape.dim) in shapes
+                and not any(k.shape == shape and "double" in k.lossy for k in kinds)
+            ):
+                continue
+            out.append(_Wanted(key, shape, False, f"RULES 3.2: first batch saw {key} as {shape}"))
+        return out
+
+    def _later_batch(self, key: str, members: list[Column], kinds: list[Kind]) -> list[_Wanted]:
+        """RULES 3.3: a batch that sees an existing family; each kind is judged against
+        the family as it was before the batch."""
+        existing = {c.shape for c in members}
+        primitive_cols = [c.shape for c in members if c.shape.type not in (None, RECORD)]
+        have = ", ".join(f"{c.name}::{c.shape}" for c in members)
+        out: dict[Shape, _Wanted] = {}
+        for k in sorted(kinds, key=lambda k: (str(k.shape), sorted(k.lossy))):
+            if any(accepts(self.lattice, k, c) for c in members):
+                continue  # RULES 3.3 (seed rule 2): converted and routed, no new column
+            types = [s.type for s in primitive_cols if s.type is not None and s.type != RECORD]
+            top = max([s.dim for s in primitive_cols] + [k.dim])
+            if k.type == RECORD:
+                wants = [(Shape(RECORD, k.dim), f"RULES 3.3: {key} arrived as {k.shape}")]
+            elif k.type is None:
+                # An empty array that fits no column: one array column of the family's
+                # common denominator (string when the family has no primitive column).
+                leaf: Primitive = self._widest(types) if types else "string"
+                wants = [(Shape(leaf, k.dim), f"RULES 3.3: {key} arrived as an empty array")]
+            else:
+                cd = Shape(self._widest([*types, k.type]), top)
+                wants = [
+                    (k.shape, f"RULES 3.3: {key} arrived as {k.shape}, which fits none of {have}"),
+                    (cd, f"RULES 3.3: common denominator of {have} and {key}::{k.shape}"),
+                ]
+            for shape, reason in wants:
+                if shape not in existing and shape not in out:
+                    out[shape] = _Wanted(key, shape, False, reason)
+        return list(out.values())
+
+
+def _has_fields(fobs: FieldObservation, dim: int) -> bool:
+    """A record column is only created once its records have a field (docs/rules.md):
+    Iceberg's data files cannot hold a struct with no fields."""
+    return bool(fobs.nested(dim).fields)
+
+
+__all__ = ["AddColumn", "Plan", "plan_batch", "ColumnType"]

@@ -1,0 +1,161 @@
+"""Per-field statistics of sample data: which types arrived, how often, and when.
+
+A profile is data (the notebook's plots and tables are renderings of it). Profiles merge
+associatively, so partitions of a big data set can be profiled apart and combined.
+
+>>> p = profile([{"a": 1}, {"a": "x"}]) + profile([{"a": 2.5, "b": None}], batch=1)
+>>> p.fields[("a",)].counts
+{Shape(type='long', dim=0): 1, Shape(type='string', dim=0): 1, Shape(type='double', dim=0): 1}
+>>> p.fields[("a",)].first_batch, p.fields[("a",)].last_batch, p.records
+(0, 1, 3)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolkit.core.observe import Classifier, FieldObservation, StructObservation, observe_struct
+from toolkit.core.options import Options
+from toolkit.core.types import RECORD, Shape
+
+SAMPLES_PER_TYPE = 3
+
+
+def _add_counts(a: Mapping[Shape, int], b: Mapping[Shape, int]) -> dict[Shape, int]:
+    out = dict(a)
+    for k, n in b.items():
+        out[k] = out.get(k, 0) + n
+    return out
+
+
+@dataclass(frozen=True)
+class FieldStats:
+    """What the data said about one field path."""
+
+    path: tuple[str, ...]
+    counts: Mapping[Shape, int]  # non-null values per observed type and dimension
+    nulls: int  # null or missing, where the enclosing record was present
+    first_batch: int | None  # first/last batch with a non-null value
+    last_batch: int | None
+    samples: Mapping[Shape, tuple[Any, ...]]
+    by_batch: Mapping[int, Mapping[Shape, int]] = field(default_factory=dict)
+
+    @property
+    def present(self) -> int:
+        return sum(self.counts.values())
+
+    @property
+    def drifted(self) -> bool:
+        """True when more than one type or dimension arrived."""
+        return len(self.counts) > 1
+
+    def __add__(self, other: FieldStats) -> FieldStats:
+        samples = dict(self.samples)
+        for k, vs in other.samples.items():
+            samples[k] = (samples.get(k, ()) + vs)[:SAMPLES_PER_TYPE]
+        by_batch = dict(self.by_batch)
+        for b, c in other.by_batch.items():
+            by_batch[b] = _add_counts(by_batch.get(b, {}), c)
+        firsts = [b for b in (self.first_batch, other.first_batch) if b is not None]
+        lasts = [b for b in (self.last_batch, other.last_batch) if b is not None]
+        return FieldStats(
+            self.path,
+            _add_counts(self.counts, other.counts),
+            self.nulls + other.nulls,
+            min(firsts, default=None),
+            max(lasts, default=None),
+            samples,
+            by_batch,
+        )
+
+
+@dataclass(frozen=True)
+class Profile:
+    """Statistics per field path (tuples: keys may contain dots), and the record count."""
+
+    fields: Mapping[tuple[str, ...], FieldStats] = field(default_factory=dict)
+    records: int = 0
+
+    def __add__(self, other: Profile) -> Profile:
+        merged = dict(self.fields)
+        for path, stats in other.fields.items():
+            merged[path] = merged[path] + stats if path in merged else stats
+        return Profile(merged, self.records + other.records)
+
+    merge = __add__
+
+    def __str__(self) -> str:
+        """A text table: one line per field path and observed type."""
+        rows = [("field", "type", "count", "share", "nulls", "batches", "samples")]
+        for path in sorted(self.fields):
+            s = self.fields[path]
+            total = s.present + s.nulls
+            for shape, n in sorted(s.counts.items(), key=lambda kv: -kv[1]):
+                batches = f"{s.first_batch}-{s.last_batch}"
+                sample = ", ".join(repr(v) for v in s.samples.get(shape, ()))
+                share = f"{n / total:.0%}" if total else "-"
+                rows.append((".".join(path), str(shape), str(n), share, str(s.nulls), batches,
+                             sample[:40]))
+            if not s.counts:
+                rows.append((".".join(path), "null", "0", "-", str(s.nulls), "-", ""))
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        head = f"{self.records} records\n"
+        return head + "\n".join(
+            "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows
+        )
+
+
+def profile(
+    records: Iterable[dict[str, Any]], *, batch: int = 0, options: Options | None = None
+) -> Profile:
+    """Profile one batch of JSON-like records (RULES 1 types)."""
+    rows = list(records)
+    return profile_of(observe_struct(rows, Classifier(options or Options())), batch)
+
+
+def profile_of(obs: StructObservation, batch: int) -> Profile:
+    """The profile of an observation the engine already made (no second pass)."""
+    out: dict[tuple[str, ...], FieldStats] = {}
+    _walk(obs, batch, out)
+    return Profile(out, len(obs.rows))
+
+
+def _walk(obs: StructObservation, batch: int, out: dict[tuple[str, ...], FieldStats]) -> None:
+    for fobs in obs.fields.values():
+        counts: dict[Shape, int] = {}
+        for k, n in fobs.counts.items():
+            counts[k.shape] = counts.get(k.shape, 0) + n
+        seen = batch if counts else None
+        stats = FieldStats(
+            fobs.path, counts, fobs.nulls, seen, seen, _samples(fobs, counts),
+            {batch: counts} if counts else {},
+        )
+        out[fobs.path] = out[fobs.path] + stats if fobs.path in out else stats
+        dims = fobs.record_dims
+        if dims:
+            _walk(fobs.nested(dims[-1]), batch, out)
+
+
+def _samples(fobs: FieldObservation, counts: Mapping[Shape, int]) -> dict[Shape, tuple[Any, ...]]:
+    """The first few values of each type, stopping as soon as every type has enough."""
+    found: dict[Shape, list[Any]] = {}
+    want = sum(min(n, SAMPLES_PER_TYPE) for n in counts.values())
+    got = 0
+    for v, k in zip(fobs.values, fobs.iter_kinds(), strict=True):
+        if k is None or got >= want:
+            if got >= want:
+                break
+            continue
+        bucket = found.setdefault(k.shape, [])
+        if len(bucket) < SAMPLES_PER_TYPE:
+            bucket.append(_summary(v) if k.type == RECORD or k.dim else v)
+            got += 1
+    return {s: tuple(vs) for s, vs in found.items()}
+
+
+def _summary(v: Any) -> Any:
+    """Records and arrays are sampled as short texts, not whole nested values."""
+    text = repr(v)
+    return text if len(text) <= 60 else text[:57] + "..."

@@ -1,0 +1,196 @@
+"""RULES 3.1: every value is written to every column of its family that receives it.
+
+Routing works a column at a time: for each column of a struct, the values of its family's
+key are converted (or left null) in one pass, and a column whose values need no conversion
+at all is the very list of input values.
+
+>>> from toolkit.core.observe import observe_struct
+>>> from toolkit.core.planner import plan_batch
+>>> opts = Options()
+>>> obs = observe_struct([{"a": 1}, {"a": [2, 3]}], opts)
+>>> schema = plan_batch(Struct(), obs, opts).after
+>>> Router(opts).rows(schema, obs)
+[{'a': [1], 'a_long': 1}, {'a': [2, 3], 'a_long': None}]
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Iterator
+from itertools import repeat
+from typing import Any
+
+from toolkit.core.conversions import LOSSY, render_json
+from toolkit.core.families import receives
+from toolkit.core.observe import Classifier, FieldObservation, StructObservation
+from toolkit.core.options import Options
+from toolkit.core.types import RECORD, Column, Kind, ListOf, Struct
+
+#: kinds whose Python values are already what a column of the same shape holds
+_AS_IS = frozenset({Kind("boolean", 0), Kind("long", 0), Kind("double", 0), Kind("string", 0)})
+
+
+class _Skip(Exception):
+    """A leaf that cannot be written exactly: the whole value stays null in that column."""
+
+
+def rows_of(struct: Struct, columns: list[list[Any] | None], n: int) -> list[dict[str, Any]]:
+    """Dicts keyed by column name, one per row, from column-wise values (None: all null)."""
+    if not struct.fields:
+        return [{} for _ in range(n)]
+    names = [c.name for c in struct.fields]
+    cols = [repeat(None, n) if c is None else c for c in columns]
+    return [dict(zip(names, t, strict=False)) for t in zip(*cols, strict=False)]
+
+
+def wrap(value: Any, times: int) -> Any:
+    """RULES 3: a value of lower dimension is wrapped (5 -> [5] -> [[5]])."""
+    for _ in range(times):
+        value = [value]
+    return value
+
+
+class Router:
+    """Routes observed batches into the columns of a schema (RULES 3.1)."""
+
+    def __init__(self, options: Options, classifier: Classifier | None = None) -> None:
+        self.lattice = options.lattice
+        self.conversions = options.conversions
+        self.classifier = classifier or Classifier(options)
+
+    def rows(self, struct: Struct, obs: StructObservation) -> list[dict[str, Any]]:
+        return rows_of(struct, self.route_struct(struct, obs), len(obs.rows))
+
+    def route_struct(self, struct: Struct, obs: StructObservation) -> list[list[Any] | None]:
+        """The values of every column of ``struct``, aligned with ``obs.rows``."""
+        return [self.route_column(col, obs.fields.get(col.family)) for col in struct.fields]
+
+    def route_column(self, col: Column, fobs: FieldObservation | None) -> list[Any] | None:
+        if fobs is None or not fobs.counts:
+            return None
+        if col.shape.type == RECORD:
+            return self._route_records(col, fobs)
+        u = fobs.uniform
+        if u is not None:
+            if not receives(self.lattice, u, col):
+                return None
+            if u in _AS_IS and u.shape == col.shape:
+                return fobs.values
+            convert = self._converter(u, col)
+            return [None if v is None else convert(v) for v in fobs.values]
+        cache: dict[Kind, Callable[[Any], Any] | None] = {}
+        out: list[Any] = []
+        append = out.append
+        for v, k in zip(fobs.values, fobs.iter_kinds(), strict=True):
+            if k is None:
+                append(None)
+                continue
+            fn: Callable[[Any], Any] | None
+            try:
+                fn = cache[k]
+            except KeyError:
+                fn = cache[k] = (
+                    self._converter(k, col) if receives(self.lattice, k, col) else None
+                )
+            append(None if fn is None else fn(v))
+        return out
+
+    def _converter(self, k: Kind, col: Column) -> Callable[[Any], Any]:
+        """value of kind ``k`` -> its form in ``col`` (None where it cannot be exact)."""
+        shape = col.shape
+        physical = col.leaf
+        assert isinstance(physical, str) and shape.type is not None
+        target = shape.type
+        convert = self.conversions.convert
+        naive = physical == "timestamp"  # a declared timestamp without zone
+
+        def scalar(v: Any, from_type: str) -> Any:
+            out = convert(v, from_type, target)
+            if out is LOSSY:
+                raise _Skip
+            if naive and isinstance(out, dt.datetime):
+                out = out.replace(tzinfo=None)
+            return out
+
+        if k.dim == 0:
+            from_type = k.type
+            assert from_type is not None
+
+            def one(v: Any) -> Any:
+                try:
+                    return wrap(scalar(v, from_type), shape.dim)
+                except _Skip:
+                    return None
+
+            return one
+
+        kind_of = self.classifier.kind
+
+        def leaf(x: Any) -> Any:
+            lk = kind_of(x)
+            assert lk is not None
+            if lk.type == RECORD:  # a record among primitives: JSON text (docs/rules.md)
+                return render_json(x)
+            if lk.type is None:
+                raise _Skip
+            return scalar(x, lk.type)
+
+        def array(v: Any) -> Any:
+            try:
+                return wrap(normalize(v, k.dim, leaf), shape.dim - k.dim)
+            except _Skip:
+                return None
+
+        return array
+
+    def _route_records(self, col: Column, fobs: FieldObservation) -> list[Any] | None:
+        """RULES 3.4: records go into every record column of dimension >= theirs; the
+        column's struct routes their fields recursively."""
+        e = col.shape.dim
+        if not any(k.type == RECORD and k.dim <= e for k in fobs.counts):
+            return None
+        leaf_struct = col.leaf
+        assert isinstance(leaf_struct, Struct)
+        nested = fobs.nested(e)
+        routed: Iterator[dict[str, Any]] = iter(self.rows(leaf_struct, nested))
+        out: list[Any] = []
+        for v, k in zip(fobs.values, fobs.iter_kinds(), strict=True):
+            if k is None or k.type != RECORD or k.dim > e:
+                out.append(None)
+            elif k.dim == 0:
+                out.append(wrap(next(routed), e))
+            else:
+                out.append(wrap(normalize(v, k.dim, lambda _: next(routed)), e - k.dim))
+        return out
+
+
+def normalize(value: list[Any], depth: int, leaf: Callable[[Any], Any]) -> list[Any]:
+    """An array at exactly ``depth`` levels with converted leaves: RULES 1 ragged arrays
+    take the largest depth and shallower leaves are wrapped (``[1, [2]]`` -> ``[[1], [2]]``);
+    null elements stay null."""
+    out: list[Any] = []
+    for x in value:
+        if type(x) is list:
+            out.append(normalize(x, depth - 1, leaf))
+        elif x is None:
+            out.append(None)
+        else:
+            out.append(wrap(leaf(x), depth - 1))
+    return out
+
+
+def conform(value: Any, old: Any, new: Any) -> Any:
+    """A value written under an older type, as a reader of the newer type sees it: struct
+    fields matched by field ID, fields added since read as null (RULES 3.5)."""
+    if value is None or old == new:
+        return value
+    if isinstance(new, ListOf) and isinstance(old, ListOf):
+        return [conform(x, old.element, new.element) for x in value]
+    if isinstance(new, Struct) and isinstance(old, Struct):
+        by_id = {c.id: c for c in old.fields}
+        out = {}
+        for c in new.fields:
+            o = by_id.get(c.id)
+            out[c.name] = None if o is None else conform(value.get(o.name), o.type, c.type)
+        return out
+    return value

@@ -1,0 +1,187 @@
+"""The vocabulary of the engine: observed kinds of values and the table schema model.
+
+The core keeps its own small schema model (frozen dataclasses with tuples) so that
+it imports no PyIceberg; ``toolkit.iceberg.schema`` converts it to and from
+``pyiceberg.schema.Schema``.
+
+>>> Shape("long", 1).suffix
+'_array_long'
+>>> Column(1, "a", ListOf(2, "long")).shape
+Shape(type='long', dim=1)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, NamedTuple, TypeAlias, get_args
+
+#: Primitive types of the lattice (RULES 2), by their Iceberg names.
+Primitive: TypeAlias = Literal["boolean", "long", "double", "date", "timestamp", "string"]
+PRIMITIVES: tuple[Primitive, ...] = get_args(Primitive)
+
+#: What a value or a column holds at its leaves: a primitive, or a record (struct).
+TypeName: TypeAlias = Literal["boolean", "long", "double", "date", "timestamp", "string", "record"]
+RECORD: Literal["record"] = "record"
+
+#: The Iceberg primitive type written for each lattice type by evolution. Timestamps are
+#: instants (JSON "Z"/offset strings, epoch numbers), so they are stored as ``timestamptz``.
+ICEBERG_TYPE_OF: dict[Primitive, str] = {
+    "boolean": "boolean",
+    "long": "long",
+    "double": "double",
+    "date": "date",
+    "timestamp": "timestamptz",
+    "string": "string",
+}
+
+#: Iceberg primitive types the automatic (Upsolver) policy routes into, and their lattice
+#: type. Other declared types (int, decimal, binary, uuid, map...) are opaque to it: values
+#: for such a family get their own suffixed columns (documented in docs/rules.md).
+LATTICE_TYPE_OF: dict[str, Primitive] = {
+    "boolean": "boolean",
+    "long": "long",
+    "double": "double",
+    "date": "date",
+    "timestamp": "timestamp",
+    "timestamptz": "timestamp",
+    "string": "string",
+}
+
+
+class Kind(NamedTuple):
+    """The observed kind of one non-null value (RULES 1).
+
+    ``type`` is None for an array with no typed leaf (``[]``, ``[[null]]``).
+    ``lossy`` names the lattice types this particular value cannot be converted to
+    exactly although its type is narrower (RULES 2, per-value exactness).
+    """
+
+    type: TypeName | None
+    dim: int
+    lossy: frozenset[str] = frozenset()
+
+    @property
+    def shape(self) -> Shape:
+        return Shape(self.type, self.dim)
+
+
+class Shape(NamedTuple):
+    """A type and an array dimension: what a column holds, or a kind without its flags."""
+
+    type: TypeName | None
+    dim: int
+
+    @property
+    def suffix(self) -> str:
+        """The column-name suffix of RULES 4: ``_`` + dimension part + type."""
+        dim_part = "" if self.dim == 0 else "array_" if self.dim == 1 else f"array{self.dim}_"
+        return f"_{dim_part}{self.type}"
+
+    def __str__(self) -> str:
+        return f"{self.type or 'empty'}{'[]' * self.dim}"
+
+
+@dataclass(frozen=True, slots=True)
+class ListOf:
+    """An Iceberg list; ``element_id`` is the field ID of its element."""
+
+    element_id: int
+    element: ColumnType
+
+
+@dataclass(frozen=True, slots=True)
+class Struct:
+    """An Iceberg struct: an ordered tuple of columns. The table schema is one too."""
+
+    fields: tuple[Column, ...] = ()
+
+    def by_name(self) -> dict[str, Column]:
+        return {c.name: c for c in self.fields}
+
+
+@dataclass(frozen=True, slots=True)
+class Opaque:
+    """A declared complex type the engine never writes into (a map, say). ``native`` keeps
+    the catalog's own type object so a schema round-trips unchanged; ``ids`` are the field
+    IDs inside it, so new IDs never reuse them."""
+
+    text: str
+    ids: tuple[int, ...] = ()
+    native: object = field(default=None, compare=False, hash=False)
+
+
+#: An Iceberg primitive type name (``"long"``, ``"timestamptz"``, ``"decimal(9, 2)"``...),
+#: a list or a struct.
+ColumnType: TypeAlias = "str | ListOf | Struct | Opaque"
+
+EVOLVED_DOC_PREFIX = "upsolver_evolved_from:"
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """One field of a struct, tracked by its Iceberg field ID. Columns evolution creates are
+    always optional (RULES 3.5); a declared column may be required."""
+
+    id: int
+    name: str
+    type: ColumnType
+    doc: str | None = field(default=None)
+    required: bool = False
+
+    @property
+    def shape(self) -> Shape:
+        """Leaf type and dimension; opaque declared types have type None."""
+        dim, leaf = 0, self.type
+        while isinstance(leaf, ListOf):
+            dim, leaf = dim + 1, leaf.element
+        if isinstance(leaf, Struct):
+            return Shape(RECORD, dim)
+        if isinstance(leaf, Opaque):
+            return Shape(None, dim)
+        return Shape(LATTICE_TYPE_OF.get(leaf), dim)
+
+    @property
+    def leaf(self) -> ColumnType:
+        """The type under all list levels."""
+        leaf = self.type
+        while isinstance(leaf, ListOf):
+            leaf = leaf.element
+        return leaf
+
+    @property
+    def evolved_from(self) -> str | None:
+        """The source field this column was created for by evolution (RULES 4), if any."""
+        if self.doc is not None and self.doc.startswith(EVOLVED_DOC_PREFIX):
+            return self.doc[len(EVOLVED_DOC_PREFIX) :]
+        return None
+
+    @property
+    def family(self) -> str:
+        """The source key whose family this column belongs to (RULES 3, 4)."""
+        return self.evolved_from if self.evolved_from is not None else self.name
+
+
+def iter_ids(t: ColumnType) -> list[int]:
+    """Every field ID used inside a type (list elements and nested fields)."""
+    out: list[int] = []
+    if isinstance(t, ListOf):
+        out.append(t.element_id)
+        out.extend(iter_ids(t.element))
+    elif isinstance(t, Struct):
+        for c in t.fields:
+            out.append(c.id)
+            out.extend(iter_ids(c.type))
+    elif isinstance(t, Opaque):
+        out.extend(t.ids)
+    return out
+
+
+def type_to_str(t: ColumnType) -> str:
+    """A compact rendering: ``list<struct<a: long>>``."""
+    if isinstance(t, ListOf):
+        return f"list<{type_to_str(t.element)}>"
+    if isinstance(t, Struct):
+        return "struct<" + ", ".join(f"{c.name}: {type_to_str(c.type)}" for c in t.fields) + ">"
+    if isinstance(t, Opaque):
+        return t.text
+    return t

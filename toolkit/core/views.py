@@ -1,0 +1,169 @@
+"""RULES 7: COALESCE views that fold each family of columns back into one column.
+
+SQL is one sqlglot expression tree rendered per dialect; every identifier is quoted, so a
+field name that came from data can never end a statement or inject another.
+
+>>> s = Struct((Column(1, "my_field", "long"),
+...             Column(2, "my_field_string", "string", "upsolver_evolved_from:my_field")))
+>>> print(coalesce_select(s, "db.events").sql("trino"))
+SELECT COALESCE("my_field_string", CAST("my_field" AS VARCHAR)) AS "my_field" FROM db.events
+"""
+
+from __future__ import annotations
+
+from functools import reduce
+from typing import Literal, TypeAlias
+
+from sqlglot import exp
+
+from toolkit.core.conversions import EpochUnit
+from toolkit.core.lattice import UPSOLVER, Lattice
+from toolkit.core.types import RECORD, Column, Primitive, Shape, Struct
+
+Dialect: TypeAlias = Literal["spark", "trino", "duckdb", "athena"]
+DIALECTS: tuple[Dialect, ...] = ("spark", "trino", "duckdb", "athena")
+
+_SQL_TYPE: dict[str, str] = {
+    "boolean": "boolean",
+    "long": "bigint",
+    "double": "double",
+    "date": "date",
+    "timestamp": "timestamptz",
+    "string": "text",
+}
+
+
+def _ident(name: str) -> exp.Identifier:
+    return exp.to_identifier(name, quoted=True)
+
+
+def _sql_type(shape: Shape) -> exp.DataType:
+    assert shape.type is not None
+    t = exp.DataType.build(_SQL_TYPE[shape.type])
+    for _ in range(shape.dim):
+        t = exp.DataType(this=exp.DataType.Type.ARRAY, expressions=[t], nested=True)
+    return t
+
+
+def _epoch(col: exp.Expression, unit: EpochUnit, dialect: Dialect) -> exp.Expression:
+    """A timestamp as the epoch long the engine writes (RULES 2), not Spark's CAST (seconds).
+    Trino and Athena have no UNIX_MILLIS: their form goes through fractional epoch seconds."""
+    if dialect in ("trino", "athena") and unit != "s":
+        scale = exp.Literal.number(1000 if unit == "ms" else 1_000_000)
+        return exp.cast(exp.Mul(this=exp.TimeToUnix(this=col), expression=scale), "bigint")
+    if unit == "ms":
+        return exp.UnixMillis(this=col)
+    if unit == "us":
+        return exp.UnixMicros(this=col)
+    return exp.cast(exp.TimeToUnix(this=col), "bigint")
+
+
+def _as(col: Column, target: Shape, unit: EpochUnit, dialect: Dialect) -> exp.Expression:
+    """``col`` converted to the family's common denominator: leaf cast, then wrapping."""
+    shape = col.shape
+    assert shape.type is not None and target.type is not None
+    e: exp.Expression = exp.column(_ident(col.name))
+    if shape.type != target.type:
+        if shape.type in ("timestamp", "date") and target.type in ("long", "double"):
+            if shape.dim:  # arrays of temporal values into numbers: no portable form
+                return exp.Null()
+            source = e
+            if shape.type == "date":
+                source = exp.cast(e, _sql_type(Shape("timestamp", 0)))
+            e = _epoch(source, unit, dialect)
+            if target.type == "double":
+                e = exp.cast(e, "double")
+        else:
+            e = exp.cast(e, _sql_type(Shape(target.type, shape.dim)))
+    for _ in range(target.dim - shape.dim):  # RULES 7: scalars feeding arrays are wrapped
+        e = exp.Array(expressions=[e])
+    return e
+
+
+def family_expression(
+    key: str,
+    members: list[Column],
+    lattice: Lattice = UPSOLVER,
+    unit: EpochUnit = "ms",
+    dialect: Dialect = "spark",
+) -> list[exp.Expr]:
+    """The select items of one family: one ``COALESCE(...) AS key`` when it has several
+    primitive columns; record and opaque columns are passed through as they are (a record
+    family exposes its largest-dimension record column under the key)."""
+    primitive = [c for c in members if c.shape.type not in (None, RECORD)]
+    records = [c for c in members if c.shape.type == RECORD]
+    others = [c for c in members if c.shape.type is None]
+    items: list[exp.Expr] = []
+    if records:
+        main = max(records, key=lambda c: c.shape.dim)
+        items.append(exp.alias_(exp.column(_ident(main.name)), _ident(key)))
+        rest = [c for c in members if c is not main]
+        items += [exp.column(_ident(c.name)) for c in rest]
+        return items
+    if len(primitive) == 1 and primitive[0].name == key:
+        items.append(exp.column(_ident(key)))
+    elif primitive:
+        types: list[Primitive] = [c.shape.type for c in primitive]  # type: ignore[misc]
+        widest: Primitive = reduce(lattice.widest, types)
+        target = Shape(widest, max(c.shape.dim for c in primitive))
+        # RULES 7: from the most general column (populated for all later values) to the
+        # original one.
+        ordered = sorted(
+            primitive,
+            key=lambda c: (
+                -c.shape.dim,
+                len(lattice.up(c.shape.type)),  # type: ignore[arg-type]
+                c.evolved_from is None,
+                c.name,
+            ),
+        )
+        parts = [_as(c, target, unit, dialect) for c in ordered]
+        value = parts[0] if len(parts) == 1 else exp.Coalesce(this=parts[0], expressions=parts[1:])
+        items.append(exp.alias_(value, _ident(key)))
+    items += [exp.column(_ident(c.name)) for c in others]
+    return items
+
+
+def coalesce_select(
+    schema: Struct,
+    table: str,
+    *,
+    lattice: Lattice = UPSOLVER,
+    timestamp_unit: EpochUnit = "ms",
+    dialect: Dialect = "spark",
+) -> exp.Select:
+    """The SELECT of the COALESCE view over ``table`` (a name such as ``db.events``)."""
+    groups: dict[str, list[Column]] = {}
+    for col in schema.fields:
+        groups.setdefault(col.family, []).append(col)
+    items: list[exp.Expr] = []
+    for key, members in groups.items():
+        items += family_expression(key, members, lattice, timestamp_unit, dialect)
+    return exp.select(*items).from_(exp.to_table(table, dialect=dialect))
+
+
+def coalesce_sql(
+    schema: Struct,
+    table: str,
+    dialect: Dialect = "spark",
+    *,
+    view: str | None = None,
+    lattice: Lattice = UPSOLVER,
+    timestamp_unit: EpochUnit = "ms",
+    pretty: bool = False,
+) -> str:
+    """The view's SQL for one dialect; with ``view``, a ``CREATE OR REPLACE VIEW``."""
+    if dialect not in DIALECTS:
+        raise ValueError(f"unknown dialect {dialect!r}; choose one of {', '.join(DIALECTS)}")
+    select = coalesce_select(
+        schema, table, lattice=lattice, timestamp_unit=timestamp_unit, dialect=dialect
+    )
+    if view is None:
+        return select.sql(dialect=dialect, pretty=pretty)
+    create = exp.Create(
+        this=exp.to_table(view, dialect=dialect),
+        kind="VIEW",
+        replace=True,
+        expression=select,
+    )
+    return create.sql(dialect=dialect, pretty=pretty)
