@@ -28,6 +28,7 @@ from toolkit.core.types import (
     Column,
     ColumnType,
     Kind,
+    ListOf,
     Primitive,
     Shape,
     Struct,
@@ -95,6 +96,7 @@ class _Wanted:
     shape: Shape
     original: bool
     reason: str
+    seed: Struct = Struct()  # fields a new record column starts with
 
 
 class _Planner:
@@ -156,7 +158,9 @@ class _Planner:
         element_ids = [self.next_id() for _ in range(w.shape.dim)]
         leaf: str | Struct
         if w.shape.type == RECORD:
-            leaf = self.plan_struct(Struct(), fobs.nested(w.shape.dim), None)
+            seed = self._renumber(w.seed)
+            assert isinstance(seed, Struct)
+            leaf = self.plan_struct(seed, fobs.nested(w.shape.dim), None)
         else:
             assert w.shape.type is not None
             leaf = ICEBERG_TYPE_OF[w.shape.type]
@@ -164,6 +168,15 @@ class _Planner:
         # whose name had to change because of a collision (the doc keeps key -> column).
         doc = None if (w.original and name == w.key) else evolved_doc(w.key)
         return Column(col_id, name, wrap_type(leaf, w.shape.dim, element_ids), doc)
+
+    def _renumber(self, t: ColumnType) -> ColumnType:
+        """A copy of a type with fresh field IDs (a seed copied from another column)."""
+        if isinstance(t, Struct):
+            return Struct(tuple(replace(c, id=self.next_id(), type=self._renumber(c.type))
+                                for c in t.fields))
+        if isinstance(t, ListOf):
+            return ListOf(self.next_id(), self._renumber(t.element))
+        return t
 
     def _name(self, wanted: list[_Wanted], taken: set[str]) -> list[tuple[str, _Wanted]]:
         """RULES 4 names; originals first so a suffix never takes a key's own name.
@@ -221,6 +234,7 @@ class _Planner:
         primitive_cols = [c.shape for c in members if c.shape.type not in (None, RECORD)]
         have = ", ".join(f"{c.name}::{c.shape}" for c in members)
         out: dict[Shape, _Wanted] = {}
+        seed = Struct()
         for k in sorted(kinds, key=lambda k: (str(k.shape), sorted(k.lossy))):
             if any(accepts(self.lattice, k, c) for c in members):
                 continue  # RULES 3.3 (seed rule 2): converted and routed, no new column
@@ -228,6 +242,7 @@ class _Planner:
             top = max([s.dim for s in primitive_cols] + [k.dim])
             if k.type == RECORD:
                 wants = [(Shape(RECORD, k.dim), f"RULES 3.3: {key} arrived as {k.shape}")]
+                seed = _seed(members, k.dim)
             elif k.type is None:
                 # An empty array that fits no column: one array column of the family's
                 # common denominator (string when the family has no primitive column).
@@ -241,8 +256,23 @@ class _Planner:
                 ]
             for shape, reason in wants:
                 if shape not in existing and shape not in out:
-                    out[shape] = _Wanted(key, shape, False, reason)
+                    out[shape] = _Wanted(key, shape, False, reason,
+                                         seed if shape.type == RECORD else Struct())
         return list(out.values())
+
+
+def _seed(members: list[Column], dim: int) -> Struct:
+    """RULES 3.4: the largest dimension receives all nested fields. Every record routed to
+    a smaller record column of the family will also reach a new larger one, so the new one
+    starts with the fields those columns have (largest first; IDs are renumbered)."""
+    fields: dict[str, Column] = {}
+    smaller = [c for c in members if c.shape.type == RECORD and c.shape.dim < dim]
+    for col in sorted(smaller, key=lambda c: -c.shape.dim):
+        leaf = col.leaf
+        assert isinstance(leaf, Struct)
+        for f in leaf.fields:
+            fields.setdefault(f.name.lower(), f)
+    return Struct(tuple(fields.values()))
 
 
 def _has_fields(fobs: FieldObservation, dim: int) -> bool:

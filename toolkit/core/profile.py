@@ -13,7 +13,7 @@ associatively, so partitions of a big data set can be profiled apart and combine
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from toolkit.core.observe import Classifier, FieldObservation, StructObservation, observe_struct
@@ -36,11 +36,15 @@ class FieldStats:
 
     path: tuple[str, ...]
     counts: Mapping[Shape, int]  # non-null values per observed type and dimension
-    nulls: int  # null or missing, where the enclosing record was present
     first_batch: int | None  # first/last batch with a non-null value
     last_batch: int | None
     samples: Mapping[Shape, tuple[Any, ...]]
     by_batch: Mapping[int, Mapping[Shape, int]] = field(default_factory=dict)
+    #: records found in this field's values (array elements counted one by one): the
+    #: enclosing records of its nested fields
+    records_inside: int = 0
+    #: null or missing where the enclosing record was present; derived by :class:`Profile`
+    nulls: int = 0
 
     @property
     def present(self) -> int:
@@ -63,11 +67,11 @@ class FieldStats:
         return FieldStats(
             self.path,
             _add_counts(self.counts, other.counts),
-            self.nulls + other.nulls,
             min(firsts, default=None),
             max(lasts, default=None),
             samples,
             by_batch,
+            self.records_inside + other.records_inside,
         )
 
 
@@ -77,6 +81,17 @@ class Profile:
 
     fields: Mapping[tuple[str, ...], FieldStats] = field(default_factory=dict)
     records: int = 0
+
+    def __post_init__(self) -> None:
+        # Nulls are derived, not summed: a field a part never saw was null in all of that
+        # part's records, so merging stays exact and associative.
+        fixed = {}
+        for path, s in self.fields.items():
+            parent = self.fields.get(path[:-1]) if len(path) > 1 else None
+            enclosing = self.records if len(path) == 1 else (parent.records_inside if parent else 0)
+            nulls = max(enclosing - s.present, 0)
+            fixed[path] = s if s.nulls == nulls else replace(s, nulls=nulls)
+        object.__setattr__(self, "fields", fixed)
 
     def __add__(self, other: Profile) -> Profile:
         merged = dict(self.fields)
@@ -128,14 +143,16 @@ def _walk(obs: StructObservation, batch: int, out: dict[tuple[str, ...], FieldSt
         for k, n in fobs.counts.items():
             counts[k.shape] = counts.get(k.shape, 0) + n
         seen = batch if counts else None
+        dims = fobs.record_dims
+        nested = fobs.nested(dims[-1]) if dims else None
         stats = FieldStats(
-            fobs.path, counts, fobs.nulls, seen, seen, _samples(fobs, counts),
+            fobs.path, counts, seen, seen, _samples(fobs, counts),
             {batch: counts} if counts else {},
+            len(nested.rows) if nested is not None else 0,
         )
         out[fobs.path] = out[fobs.path] + stats if fobs.path in out else stats
-        dims = fobs.record_dims
-        if dims:
-            _walk(fobs.nested(dims[-1]), batch, out)
+        if nested is not None:
+            _walk(nested, batch, out)
 
 
 def _samples(fobs: FieldObservation, counts: Mapping[Shape, int]) -> dict[Shape, tuple[Any, ...]]:

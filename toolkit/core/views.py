@@ -88,18 +88,14 @@ def family_expression(
     dialect: Dialect = "spark",
 ) -> list[exp.Expr]:
     """The select items of one family: one ``COALESCE(...) AS key`` when it has several
-    primitive columns; record and opaque columns are passed through as they are (a record
-    family exposes its largest-dimension record column under the key)."""
+    primitive columns. A family with records, and opaque columns, pass through as they are:
+    records of different dimensions have different structs, no common denominator."""
     primitive = [c for c in members if c.shape.type not in (None, RECORD)]
     records = [c for c in members if c.shape.type == RECORD]
     others = [c for c in members if c.shape.type is None]
     items: list[exp.Expr] = []
     if records:
-        main = max(records, key=lambda c: c.shape.dim)
-        items.append(exp.alias_(exp.column(_ident(main.name)), _ident(key)))
-        rest = [c for c in members if c is not main]
-        items += [exp.column(_ident(c.name)) for c in rest]
-        return items
+        return [exp.column(_ident(c.name)) for c in members]
     if len(primitive) == 1 and primitive[0].name == key:
         items.append(exp.column(_ident(key)))
     elif primitive:

@@ -1,0 +1,34 @@
+"""Small readers over a simulation, so tests read like the rules they check."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import toolkit
+from toolkit.core.types import Column, Struct, type_to_str
+
+
+def run(*batches: list[dict[str, Any]], **options: Any) -> toolkit.Simulation:
+    return toolkit.simulate(list(batches), **options)
+
+
+def columns(struct: Struct) -> dict[str, str]:
+    """name -> compact type, in schema order."""
+    return {c.name: type_to_str(c.type) for c in struct.fields}
+
+
+def docs(struct: Struct) -> dict[str, str | None]:
+    return {c.name: c.doc for c in struct.fields}
+
+
+def column(struct: Struct, *path: str) -> Column:
+    """The column at a path of names (through list levels)."""
+    cur: Any = struct
+    col: Column | None = None
+    for name in path:
+        while not isinstance(cur, Struct):
+            cur = cur.element
+        col = cur.by_name()[name]
+        cur = col.type
+    assert col is not None
+    return col

@@ -1,0 +1,74 @@
+"""The public contract of ``toolkit.simulate`` that other parts of the project rely on."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from pyiceberg.schema import Schema, index_by_id
+from pyiceberg.types import ListType, LongType, NestedField, StructType
+
+import toolkit
+from toolkit.core.engine import NotARecordError
+from toolkit.core.observe import UnsupportedValueError
+
+
+def test_simulate_returns_an_iceberg_schema_with_ids_docs_and_optional_columns() -> None:
+    r = toolkit.simulate([[{"d": {"x": 1}, "size": 4}], [{"size": 2.3, "d": {"x": "s"}}]])
+    assert isinstance(r.schema, Schema)
+    assert [f.name for f in r.schema.fields] == ["d", "size", "size_double"]
+    assert all(not f.required for f in r.schema.fields)
+    assert r.schema.find_field("size_double").doc == "upsolver_evolved_from:size"
+    assert r.schema.find_field("d.x_string").doc == "upsolver_evolved_from:x"
+    assert sorted(index_by_id(r.schema)) == list(range(1, 6))  # unique, dense IDs
+
+
+def test_simulate_rows_hold_every_column_in_input_order() -> None:
+    r = toolkit.simulate([
+        [{"n": 1, "d": {"x": 1}}, {"n": 2}],
+        [{"d": {"y": "2024-01-02"}, "t": "2024-01-02T03:04:05Z"}],
+    ])
+    assert r.rows == [
+        {"n": 1, "d": {"x": 1, "y": None}, "t": None},
+        {"n": 2, "d": None, "t": None},
+        {"n": None, "d": {"x": None, "y": dt.date(2024, 1, 2)},
+         "t": dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=dt.UTC)},
+    ]
+    assert len(r.plans) == 2 and r.plans[1].batch == 1
+
+
+def test_simulate_starts_from_a_declared_schema() -> None:
+    declared = Schema(
+        NestedField(7, "id", LongType(), required=True),
+        NestedField(8, "tags", ListType(9, LongType(), element_required=False), required=False),
+        NestedField(10, "m", StructType(NestedField(11, "k", LongType(), required=False)),
+                    required=False),
+    )
+    r = toolkit.simulate([[{"id": 1, "tags": ["a"], "m": {"k": 1}}]], schema=declared)
+    assert r.schema.find_field("id").required  # declared columns keep their contract
+    assert r.schema.find_field("id").field_id == 7
+    assert r.schema.find_field("tags_array_string").field_id == 12  # new IDs never reuse
+    assert r.rows == [{"id": 1, "tags": None, "m": {"k": 1},
+                       "tags_array_string": ["a"]}]
+
+
+def test_simulate_options_date_detection_units_and_lattice() -> None:
+    off = toolkit.simulate([[{"d": "2024-01-02"}]], detect_dates=False)
+    assert str(off.schema.find_field("d").field_type) == "string"
+    strict = toolkit.simulate([[{"t": "2024-01-02T00:00:00Z"}], [{"t": 5}]], lattice="strict")
+    assert [f.name for f in strict.schema.fields] == ["t", "t_long", "t_string"]
+    micros = toolkit.simulate([[{"t": 1}], [{"t": "1970-01-01T00:00:00.000002Z"}]],
+                              timestamp_unit="us")
+    assert micros.rows[1]["t"] == 2
+    with pytest.raises(ValueError, match="unknown lattice 'loose'"):
+        toolkit.simulate([[{"a": 1}]], lattice="loose")
+
+
+def test_simulate_refuses_a_record_that_is_not_an_object_naming_batch_and_index() -> None:
+    with pytest.raises(NotARecordError, match=r"batch 1, record 2: expected a JSON object"):
+        toolkit.simulate([[{"a": 1}], [{"a": 1}, {"a": 2}, [1, 2]]])
+
+
+def test_simulate_refuses_an_unknown_python_value_naming_the_field() -> None:
+    with pytest.raises(UnsupportedValueError, match="field 'a': value"):
+        toolkit.simulate([[{"a": object()}]])
