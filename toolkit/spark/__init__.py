@@ -1,0 +1,5 @@
+"""Spark, wired to the same Iceberg catalog PyIceberg uses (needs the `spark` extra)."""
+
+from toolkit.spark.session import SparkSetupError, iceberg_runtime_jar, spark_conf, spark_session
+
+__all__ = ["SparkSetupError", "iceberg_runtime_jar", "spark_conf", "spark_session"]
