@@ -69,7 +69,15 @@ def test_rules_2_per_value_exactness_makes_a_kind_unfit() -> None:
     big = Kind("long", 0, frozenset({"double"}))
     assert not UPSOLVER.fits(big, "double")
     assert UPSOLVER.fits(big, "string")
-    assert UPSOLVER.widest_kind(big, Kind("double", 0)) == Kind("string", 0)
+    assert UPSOLVER.widest_kind([big, Kind("double", 0)]) == Kind("string", 0)
+    assert UPSOLVER.widest_kind([big, Kind("boolean", 0)]) == big
+
+
+def test_rules_2_widest_over_a_set_does_not_depend_on_order() -> None:
+    kinds = [Kind("boolean", 0), Kind("date", 0), Kind("long", 0)]
+    for order in itertools.permutations(kinds):
+        assert UPSOLVER.widest_kind(order) == Kind("long", 0)
+        assert UPSOLVER.widest_of(k.type for k in order) == "long"  # type: ignore[misc]
 
 
 conv = Conversions()

@@ -8,12 +8,15 @@ another table, not a fork of the code.
 'double'
 >>> UPSOLVER.widest("boolean", "date")   # both convert to long, yet the answer is string
 'string'
+>>> UPSOLVER.widest_of(["boolean", "long", "date"])  # long is wider than both others
+'long'
 >>> STRICT.leq("timestamp", "long")
 False
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from toolkit.core.types import PRIMITIVES, RECORD, Kind, Primitive, TypeName
@@ -62,6 +65,18 @@ class Lattice:
             return a
         return "string"
 
+    def widest_of(self, types: Iterable[Primitive]) -> Primitive:
+        """RULES 2 over a set: the type every other one converts into, else string.
+
+        Folding :meth:`widest` pairwise would depend on the order (``boolean, date, long``
+        gives string, ``boolean, long, date`` gives long); this does not.
+        """
+        distinct = set(types)
+        for t in distinct:
+            if all(self.leq(o, t) for o in distinct):
+                return t
+        return "string"
+
     def fits(self, kind: Kind, target: TypeName | None) -> bool:
         """Whether a value of ``kind`` converts exactly into ``target`` (dimensions aside)."""
         if kind.type is None:  # an array with no typed leaf fits any element type
@@ -70,26 +85,29 @@ class Lattice:
             return kind.type == target
         return self.leq(kind.type, target) and target not in kind.lossy
 
-    def widest_kind(self, a: Kind | None, b: Kind | None) -> Kind | None:
-        """The widest of two kinds, honouring per-value exactness (RULES 2).
+    def widest_kind(self, kinds: Iterable[Kind]) -> Kind | None:
+        """The widest of a set of kinds, honouring per-value exactness (RULES 2).
 
-        A value that cannot reach the other type exactly counts as non-convertible,
-        so the result falls back to string. Records and primitives have no widest:
-        None. Dimensions are the larger of the two.
+        The result is the kind every other one fits into exactly; failing that, string (a
+        value that cannot reach a type exactly counts as non-convertible). Arrays with no
+        typed leaf fit anything. Records beside primitives have no widest: None. The
+        dimension is the largest; ``lossy`` keeps what the members cannot reach exactly.
+        None for an empty set.
         """
-        if a is None or b is None:
-            return a if b is None else b
-        dim = max(a.dim, b.dim)
-        if a.type is None or b.type is None:
-            k = b if a.type is None else a
-            return Kind(k.type, dim, k.lossy)
-        if a.type == RECORD or b.type == RECORD:
-            return Kind(RECORD, dim) if a.type == b.type else None
-        for lo, hi in ((a, b), (b, a)):
-            if self.fits(lo, hi.type):
-                assert hi.type is not None
-                lossy = (lo.lossy | hi.lossy) & self.up(hi.type)
-                return Kind(hi.type, dim, frozenset(lossy))
+        ks = set(kinds)
+        if not ks:
+            return None
+        dim = max(k.dim for k in ks)
+        typed = {k for k in ks if k.type is not None}
+        if not typed:
+            return Kind(None, dim)
+        if any(k.type == RECORD for k in typed):
+            return Kind(RECORD, dim) if all(k.type == RECORD for k in typed) else None
+        for t in {k.type for k in typed}:
+            if all(self.fits(k, t) for k in typed):
+                assert t is not None
+                lossy = frozenset().union(*(k.lossy for k in typed)) & self.up(t)
+                return Kind(t, dim, lossy)
         return Kind("string", dim)
 
 

@@ -20,7 +20,13 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from toolkit.core.conversions import LOSSY, long_to_double, parse_date, parse_timestamp
+from toolkit.core.conversions import (
+    LOSSY,
+    as_utc,
+    long_to_double,
+    parse_date,
+    parse_timestamp,
+)
 from toolkit.core.options import Options
 from toolkit.core.types import RECORD, Kind
 
@@ -63,7 +69,7 @@ class Classifier:
             int: self._int_kind,
             float: lambda v: K_DOUBLE,
             str: self._str_kind,
-            dt.datetime: self._timestamp_kind,
+            dt.datetime: self._datetime_kind,
             dt.date: lambda v: K_DATE,
             dict: lambda v: K_RECORD,
             list: self._array_kind,
@@ -94,6 +100,13 @@ class Classifier:
         ts = parse_timestamp(v)
         return K_STRING if ts is None else self._timestamp_kind(ts)
 
+    def _datetime_kind(self, v: dt.datetime) -> Kind:
+        try:
+            as_utc(v)
+        except OverflowError:  # its UTC instant is before year 1 or after 9999
+            return K_STRING
+        return self._timestamp_kind(v)
+
     def _timestamp_kind(self, v: dt.datetime) -> Kind:
         if v.microsecond == 0:
             return K_TIMESTAMP
@@ -108,8 +121,7 @@ class Classifier:
     def _array_kind(self, v: list[Any]) -> Kind:
         """RULES 1: dimension = nesting depth; element = widest of the leaves."""
         depth = 0
-        elem: Kind | None = None
-        mixed_records = False
+        leaves: set[Kind] = set()
         stack: list[tuple[list[Any], int]] = [(v, 1)]
         while stack:
             items, level = stack.pop()
@@ -118,14 +130,9 @@ class Classifier:
                 if type(x) is list:
                     stack.append((x, level + 1))
                 elif x is not None:
-                    k = self.kind(x)
-                    assert k is not None
-                    w = self.lattice.widest_kind(elem, k)
-                    if w is None:  # records beside primitives: kept as JSON text
-                        mixed_records = True
-                        w = K_STRING
-                    elem = w
-        if mixed_records:
+                    leaves.add(self.kind(x))  # type: ignore[arg-type]
+        elem = self.lattice.widest_kind(leaves)
+        if elem is None and leaves:  # records beside primitives: kept as JSON text
             return Kind("string", depth)
         if elem is None:
             return Kind(None, depth)

@@ -13,9 +13,7 @@ so the result never depends on the order of records inside it (RULES 3.3).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from functools import reduce
 
 from toolkit.core.families import accepts, families, list_ids, wrap_type
 from toolkit.core.lattice import Lattice
@@ -86,8 +84,27 @@ def max_field_id(struct: Struct) -> int:
 def plan_batch(schema: Struct, obs: StructObservation, options: Options, batch: int = 0) -> Plan:
     """Plan the columns one batch adds to ``schema`` (RULES 3.2-3.5)."""
     planner = _Planner(options.lattice, max_field_id(schema))
-    after = planner.plan_struct(schema, obs, ())
+    planner.register((), schema)
+    after = planner.plan_struct(schema, obs, (), ())
     return Plan(batch, schema, after, tuple(planner.changes))
+
+
+def full_names(prefix: tuple[str, ...], t: ColumnType) -> list[tuple[str, ...]]:
+    """Iceberg's full names of every field inside ``t`` (list elements are ``element``)."""
+    out: list[tuple[str, ...]] = []
+    if isinstance(t, ListOf):
+        inner = (*prefix, "element")
+        out += [inner, *full_names(inner, t.element)]
+    elif isinstance(t, Struct):
+        for c in t.fields:
+            name = (*prefix, c.name)
+            out += [name, *full_names(name, c.type)]
+    return out
+
+
+def struct_prefix(name: tuple[str, ...], dim: int) -> tuple[str, ...]:
+    """The full name of the struct inside a record column of dimension ``dim``."""
+    return (*name, *("element",) * dim)
 
 
 @dataclass(frozen=True)
@@ -104,20 +121,34 @@ class _Planner:
         self.lattice = lattice
         self.last_id = last_id
         self.changes: list[AddColumn] = []
+        # Iceberg indexes every field by its dotted full name, so a key ``dot.key`` and a
+        # nested ``dot``.``key`` would collide: names are checked against these too (RULES
+        # 4), lower-cased like every name.
+        self.full_names: set[str] = set()
+
+    def register(self, prefix: tuple[str, ...], t: ColumnType) -> None:
+        self.full_names.update(".".join(n).lower() for n in full_names(prefix, t))
 
     def next_id(self) -> int:
         self.last_id += 1
         return self.last_id
 
     def plan_struct(
-        self, struct: Struct, obs: StructObservation, parent: tuple[str, ...] | None
+        self,
+        struct: Struct,
+        obs: StructObservation,
+        parent: tuple[str, ...] | None,
+        prefix: tuple[str, ...],
     ) -> Struct:
         """Plan one struct level; ``parent`` is None inside a column being created (its
-        nested fields are part of that column's type, not changes of their own)."""
+        nested fields are part of that column's type, not changes of their own); ``prefix``
+        is the struct's Iceberg full name."""
         members = families(struct)
         wanted: list[_Wanted] = []
         for key, fobs in obs.fields.items():
-            kinds = [k for k in fobs.counts if k.type != RECORD or _has_fields(fobs, k.dim)]
+            kinds = [
+                k for k in fobs.counts if k.type != RECORD or creates_columns(fobs.nested(k.dim))
+            ]
             if not kinds:
                 continue  # RULES 3.5: a field with only nulls creates no column yet
             if key in members:
@@ -125,7 +156,7 @@ class _Planner:
             else:
                 wanted += self._first_batch(key, kinds)
 
-        named = self._name(wanted, {c.name.lower() for c in struct.fields})
+        named = self._name(wanted, {c.name.lower() for c in struct.fields}, prefix)
 
         fields = []
         for col in struct.fields:  # existing record columns evolve recursively (RULES 3.4)
@@ -139,13 +170,16 @@ class _Planner:
                 leaf = col.leaf
                 assert isinstance(leaf, Struct)
                 inner = None if parent is None else (*parent, col.name)
-                grown = self.plan_struct(leaf, seen.nested(shape.dim), inner)
+                grown = self.plan_struct(
+                    leaf, seen.nested(shape.dim), inner,
+                    struct_prefix((*prefix, col.name), shape.dim),
+                )
                 if grown is not leaf:
                     col = replace(col, type=wrap_type(grown, shape.dim, list_ids(col)))
             fields.append(col)
 
         for name, w in named:
-            col = self._new_column(name, w, obs.fields[w.key])
+            col = self._new_column(name, w, obs.fields[w.key], (*prefix, name))
             fields.append(col)
             if parent is not None:
                 self.changes.append(AddColumn(parent, col, w.key, w.reason))
@@ -153,14 +187,18 @@ class _Planner:
             return struct
         return Struct(tuple(fields))
 
-    def _new_column(self, name: str, w: _Wanted, fobs: FieldObservation) -> Column:
+    def _new_column(
+        self, name: str, w: _Wanted, fobs: FieldObservation, full: tuple[str, ...]
+    ) -> Column:
         col_id = self.next_id()
         element_ids = [self.next_id() for _ in range(w.shape.dim)]
         leaf: str | Struct
         if w.shape.type == RECORD:
             seed = self._renumber(w.seed)
             assert isinstance(seed, Struct)
-            leaf = self.plan_struct(seed, fobs.nested(w.shape.dim), None)
+            inner = struct_prefix(full, w.shape.dim)
+            self.register(inner, seed)
+            leaf = self.plan_struct(seed, fobs.nested(w.shape.dim), None, inner)
         else:
             assert w.shape.type is not None
             leaf = ICEBERG_TYPE_OF[w.shape.type]
@@ -178,9 +216,13 @@ class _Planner:
             return ListOf(self.next_id(), self._renumber(t.element))
         return t
 
-    def _name(self, wanted: list[_Wanted], taken: set[str]) -> list[tuple[str, _Wanted]]:
+    def _name(
+        self, wanted: list[_Wanted], taken: set[str], prefix: tuple[str, ...]
+    ) -> list[tuple[str, _Wanted]]:
         """RULES 4 names; originals first so a suffix never takes a key's own name.
         RULES 3.3: the columns a batch adds are ordered by name."""
+        head = ".".join(prefix).lower() + "." if prefix else ""
+        taken |= {n[len(head):] for n in self.full_names if n.startswith(head)}
         named = []
         originals = sorted((w for w in wanted if w.original), key=lambda w: w.key)
         others = sorted(
@@ -189,11 +231,13 @@ class _Planner:
         for w in originals + others:
             name = free_name(w.key if w.original else suffixed(w.key, w.shape), taken)
             taken.add(name.lower())
+            full = (*prefix, name)
+            self.full_names.add(".".join(full).lower())
+            self.full_names.update(
+                ".".join(struct_prefix(full, d)).lower() for d in range(1, w.shape.dim + 1)
+            )
             named.append((name, w))
         return sorted(named, key=lambda nw: nw[0])
-
-    def _widest(self, types: Iterable[Primitive]) -> Primitive:
-        return reduce(self.lattice.widest, types)
 
     def _first_batch(self, key: str, kinds: list[Kind]) -> list[_Wanted]:
         """RULES 3.2: a batch that sees ``key`` for the first time."""
@@ -204,7 +248,7 @@ class _Planner:
         if records:
             original, why = Shape(RECORD, max(records)), "a record takes the original name"
         else:
-            widest = reduce(self.lattice.widest_kind, typed, None)
+            widest = self.lattice.widest_kind(typed)
             # RULES 1: an array with no typed leaf anywhere is created as an array of string
             leaf = "string" if widest is None else widest.type
             original = Shape(leaf, top)
@@ -224,6 +268,16 @@ class _Planner:
                 and not any(k.shape == shape and "double" in k.lossy for k in kinds)
             ):
                 continue
+            out.append(_Wanted(key, shape, False, f"RULES 3.2: first batch saw {key} as {shape}"))
+        # RULES 1: an empty array goes to a column of its dimension or more; beside records
+        # of a smaller dimension there is none, so it gets an array of the family's common
+        # denominator (docs/rules.md).
+        widest_dim = max(w.shape.dim for w in out)
+        empties = [k.dim for k in kinds if k.type is None and k.dim > widest_dim]
+        if empties:
+            primitive = [k.type for k in typed if k.type is not None and k.type != RECORD]
+            leaf = self.lattice.widest_of(primitive) if primitive else "string"
+            shape = Shape(leaf, max(empties))
             out.append(_Wanted(key, shape, False, f"RULES 3.2: first batch saw {key} as {shape}"))
         return out
 
@@ -246,10 +300,10 @@ class _Planner:
             elif k.type is None:
                 # An empty array that fits no column: one array column of the family's
                 # common denominator (string when the family has no primitive column).
-                leaf: Primitive = self._widest(types) if types else "string"
+                leaf: Primitive = self.lattice.widest_of(types) if types else "string"
                 wants = [(Shape(leaf, k.dim), f"RULES 3.3: {key} arrived as an empty array")]
             else:
-                cd = Shape(self._widest([*types, k.type]), top)
+                cd = Shape(self.lattice.widest_of([*types, k.type]), top)
                 wants = [
                     (k.shape, f"RULES 3.3: {key} arrived as {k.shape}, which fits none of {have}"),
                     (cd, f"RULES 3.3: common denominator of {have} and {key}::{k.shape}"),
@@ -275,10 +329,14 @@ def _seed(members: list[Column], dim: int) -> Struct:
     return Struct(tuple(fields.values()))
 
 
-def _has_fields(fobs: FieldObservation, dim: int) -> bool:
-    """A record column is only created once its records have a field (docs/rules.md):
-    Iceberg's data files cannot hold a struct with no fields."""
-    return bool(fobs.nested(dim).fields)
+def creates_columns(obs: StructObservation) -> bool:
+    """Whether records observed so would give their column at least one field: a record
+    column is only created then (docs/rules.md), as data files cannot hold an empty struct."""
+    for fobs in obs.fields.values():
+        for k in fobs.counts:
+            if k.type != RECORD or creates_columns(fobs.nested(k.dim)):
+                return True
+    return False
 
 
 __all__ = ["AddColumn", "Plan", "plan_batch", "ColumnType"]

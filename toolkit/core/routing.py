@@ -147,7 +147,7 @@ class Router:
         """RULES 3.4: records go into every record column of dimension >= theirs; the
         column's struct routes their fields recursively."""
         e = col.shape.dim
-        if not any(k.type == RECORD and k.dim <= e for k in fobs.counts):
+        if not any(k.type in (RECORD, None) and k.dim <= e for k in fobs.counts):
             return None
         leaf_struct = col.leaf
         assert isinstance(leaf_struct, Struct)
@@ -155,13 +155,19 @@ class Router:
         routed: Iterator[dict[str, Any]] = iter(self.rows(leaf_struct, nested))
         out: list[Any] = []
         for v, k in zip(fobs.values, fobs.iter_kinds(), strict=True):
-            if k is None or k.type != RECORD or k.dim > e:
+            if k is not None and k.type is None and k.dim <= e:  # [] goes to any array column
+                out.append(wrap(normalize(v, k.dim, _no_leaf), e - k.dim))
+            elif k is None or k.type != RECORD or k.dim > e:
                 out.append(None)
             elif k.dim == 0:
                 out.append(wrap(next(routed), e))
             else:
                 out.append(wrap(normalize(v, k.dim, lambda _: next(routed)), e - k.dim))
         return out
+
+
+def _no_leaf(x: Any) -> Any:
+    raise AssertionError(f"an array without typed leaves has a leaf: {x!r}")
 
 
 def normalize(value: list[Any], depth: int, leaf: Callable[[Any], Any]) -> list[Any]:

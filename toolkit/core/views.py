@@ -11,7 +11,6 @@ SELECT COALESCE("my_field_string", CAST("my_field" AS VARCHAR)) AS "my_field" FR
 
 from __future__ import annotations
 
-from functools import reduce
 from typing import Literal, TypeAlias
 
 from sqlglot import exp
@@ -100,7 +99,7 @@ def family_expression(
         items.append(exp.column(_ident(key)))
     elif primitive:
         types: list[Primitive] = [c.shape.type for c in primitive]  # type: ignore[misc]
-        widest: Primitive = reduce(lattice.widest, types)
+        widest: Primitive = lattice.widest_of(types)
         target = Shape(widest, max(c.shape.dim for c in primitive))
         # RULES 7: from the most general column (populated for all later values) to the
         # original one.
