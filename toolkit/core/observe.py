@@ -168,11 +168,12 @@ class FieldObservation:
     def record_dims(self) -> list[int]:
         return sorted({k.dim for k in self.counts if k.type == RECORD})
 
-    def record_leaves(self, max_dim: int) -> list[dict[str, Any]]:
-        """Every record leaf of the values that are records of dimension <= max_dim."""
+    def record_leaves(self, max_dim: int, min_dim: int = 0) -> list[dict[str, Any]]:
+        """Every record leaf of the values that are records of dimension
+        ``min_dim..max_dim``, in row order."""
         out: list[dict[str, Any]] = []
         for v, k in zip(self.values, self.iter_kinds(), strict=True):
-            if k is not None and k.type == RECORD and k.dim <= max_dim:
+            if k is not None and k.type == RECORD and min_dim <= k.dim <= max_dim:
                 if k.dim == 0:
                     out.append(v)
                 else:
@@ -189,6 +190,11 @@ class FieldObservation:
                 self.record_leaves(max_dim), self.classifier, self.path
             )
         return self._nested[key]
+
+
+    def records_at(self, dim: int) -> StructObservation:
+        """The observation of the records of exactly this dimension (for summaries)."""
+        return observe_struct(self.record_leaves(dim, dim), self.classifier, self.path)
 
 
 def _collect_dicts(v: list[Any], out: list[dict[str, Any]]) -> None:

@@ -13,12 +13,13 @@ so the result never depends on the order of records inside it (RULES 3.3).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 from toolkit.core.families import accepts, families, list_ids, wrap_type
 from toolkit.core.lattice import Lattice
 from toolkit.core.naming import evolved_doc, free_name, suffixed
-from toolkit.core.observe import FieldObservation, StructObservation
 from toolkit.core.options import Options
 from toolkit.core.types import (
     ICEBERG_TYPE_OF,
@@ -39,7 +40,7 @@ from toolkit.core.types import (
 class AddColumn:
     """One column a plan adds, with the rule that decided it."""
 
-    parent: tuple[str, ...]  # names of the enclosing record columns, outermost first
+    parent: tuple[str, ...]  # Iceberg full name of the enclosing struct ("items", "element")
     column: Column
     family: str
     reason: str
@@ -81,12 +82,74 @@ def max_field_id(struct: Struct) -> int:
     return max(iter_ids(struct), default=0)
 
 
-def plan_batch(schema: Struct, obs: StructObservation, options: Options, batch: int = 0) -> Plan:
-    """Plan the columns one batch adds to ``schema`` (RULES 3.2-3.5)."""
-    planner = _Planner(options.lattice, max_field_id(schema))
+class ObservedField(Protocol):
+    """What the planner reads of one key: its kinds, and its records' nested fields."""
+
+    @property
+    def counts(self) -> Mapping[Kind, int]: ...
+
+    def nested(self, max_dim: int) -> Observed: ...
+
+
+class Observed(Protocol):
+    """One struct level of a batch: a full observation, or a mergeable summary of one."""
+
+    @property
+    def fields(self) -> Mapping[str, ObservedField]: ...
+
+
+def plan_batch(schema: Struct, obs: Observed, options: Options, batch: int = 0) -> Plan:
+    """Plan the columns one batch adds to ``schema`` (RULES 3.2-3.5). ``obs`` is a batch's
+    :class:`~toolkit.core.observe.StructObservation` or a
+    :class:`~toolkit.core.summary.Summary` of it (what Spark partitions send back)."""
+    last_id = max_field_id(schema)
+    planner = _Planner(options.lattice, last_id)
     planner.register((), schema)
-    after = planner.plan_struct(schema, obs, (), ())
-    return Plan(batch, schema, after, tuple(planner.changes))
+    after = planner.plan_struct(schema, obs, (), record=True)
+    return _numbered_like_iceberg(Plan(batch, schema, after, tuple(planner.changes)), last_id)
+
+
+def _numbered_like_iceberg(plan: Plan, last_id: int) -> Plan:
+    """New field IDs as Iceberg itself assigns them, so a preview shows the IDs the table
+    will get: a new table is numbered afresh (a struct's fields first, then their types);
+    an existing one numbers each added column, then its type, in the order of the adds."""
+    mapping: dict[int, int] = {}
+    counter = iter(range(last_id + 1, 1 << 31))
+
+    def fresh(t: ColumnType) -> None:
+        if isinstance(t, Struct):
+            for c in t.fields:
+                mapping[c.id] = next(counter)
+            for c in t.fields:
+                fresh(c.type)
+        elif isinstance(t, ListOf):
+            mapping[t.element_id] = next(counter)
+            fresh(t.element)
+
+    if not plan.before.fields:
+        fresh(plan.after)
+    else:
+        for change in plan.changes:
+            mapping[change.column.id] = next(counter)
+            fresh(change.column.type)
+    if all(k == v for k, v in mapping.items()):
+        return plan
+    changes = tuple(replace(c, column=_renumbered(c.column, mapping)) for c in plan.changes)
+    after = _renumbered_type(plan.after, mapping)
+    assert isinstance(after, Struct)
+    return replace(plan, after=after, changes=changes)
+
+
+def _renumbered(col: Column, mapping: dict[int, int]) -> Column:
+    return replace(col, id=mapping.get(col.id, col.id), type=_renumbered_type(col.type, mapping))
+
+
+def _renumbered_type(t: ColumnType, mapping: dict[int, int]) -> ColumnType:
+    if isinstance(t, Struct):
+        return Struct(tuple(_renumbered(c, mapping) for c in t.fields))
+    if isinstance(t, ListOf):
+        return ListOf(mapping.get(t.element_id, t.element_id), _renumbered_type(t.element, mapping))
+    return t
 
 
 def full_names(prefix: tuple[str, ...], t: ColumnType) -> list[tuple[str, ...]]:
@@ -134,15 +197,11 @@ class _Planner:
         return self.last_id
 
     def plan_struct(
-        self,
-        struct: Struct,
-        obs: StructObservation,
-        parent: tuple[str, ...] | None,
-        prefix: tuple[str, ...],
+        self, struct: Struct, obs: Observed, prefix: tuple[str, ...], *, record: bool
     ) -> Struct:
-        """Plan one struct level; ``parent`` is None inside a column being created (its
-        nested fields are part of that column's type, not changes of their own); ``prefix``
-        is the struct's Iceberg full name."""
+        """Plan one struct level, whose Iceberg full name is ``prefix``. ``record`` is False
+        inside a column being created: its nested fields are part of that column's type,
+        not changes of their own."""
         members = families(struct)
         wanted: list[_Wanted] = []
         for key, fobs in obs.fields.items():
@@ -169,10 +228,9 @@ class _Planner:
             ):
                 leaf = col.leaf
                 assert isinstance(leaf, Struct)
-                inner = None if parent is None else (*parent, col.name)
                 grown = self.plan_struct(
-                    leaf, seen.nested(shape.dim), inner,
-                    struct_prefix((*prefix, col.name), shape.dim),
+                    leaf, seen.nested(shape.dim), struct_prefix((*prefix, col.name), shape.dim),
+                    record=record,
                 )
                 if grown is not leaf:
                     col = replace(col, type=wrap_type(grown, shape.dim, list_ids(col)))
@@ -181,14 +239,14 @@ class _Planner:
         for name, w in named:
             col = self._new_column(name, w, obs.fields[w.key], (*prefix, name))
             fields.append(col)
-            if parent is not None:
-                self.changes.append(AddColumn(parent, col, w.key, w.reason))
+            if record:
+                self.changes.append(AddColumn(prefix, col, w.key, w.reason))
         if not named and all(a is b for a, b in zip(fields, struct.fields, strict=True)):
             return struct
         return Struct(tuple(fields))
 
     def _new_column(
-        self, name: str, w: _Wanted, fobs: FieldObservation, full: tuple[str, ...]
+        self, name: str, w: _Wanted, fobs: ObservedField, full: tuple[str, ...]
     ) -> Column:
         col_id = self.next_id()
         element_ids = [self.next_id() for _ in range(w.shape.dim)]
@@ -198,7 +256,7 @@ class _Planner:
             assert isinstance(seed, Struct)
             inner = struct_prefix(full, w.shape.dim)
             self.register(inner, seed)
-            leaf = self.plan_struct(seed, fobs.nested(w.shape.dim), None, inner)
+            leaf = self.plan_struct(seed, fobs.nested(w.shape.dim), inner, record=False)
         else:
             assert w.shape.type is not None
             leaf = ICEBERG_TYPE_OF[w.shape.type]
@@ -329,7 +387,7 @@ def _seed(members: list[Column], dim: int) -> Struct:
     return Struct(tuple(fields.values()))
 
 
-def creates_columns(obs: StructObservation) -> bool:
+def creates_columns(obs: Observed) -> bool:
     """Whether records observed so would give their column at least one field: a record
     column is only created then (docs/rules.md), as data files cannot hold an empty struct."""
     for fobs in obs.fields.values():

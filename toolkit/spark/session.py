@@ -10,6 +10,7 @@ from __future__ import annotations
 import glob
 import os
 import shutil
+import sys
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -145,6 +146,7 @@ def spark_conf(cat: Catalog, **conf: str) -> dict[str, str]:
         "spark.sql.extensions": ICEBERG_EXTENSIONS,
         "spark.jars": ",".join([str(iceberg_runtime_jar()), *jars]),
         "spark.sql.defaultCatalog": cat.name,
+
         **catalog_conf,
     }
     if java_options:
@@ -183,6 +185,9 @@ def spark_session(cat: Catalog, **conf: str) -> SparkSession:
     included); jars and JVM options need a fresh process.
     """
     _check_java()
+    # Workers run the toolkit's own engine, so they need this interpreter (its venv).
+    # PySpark reads the environment, not spark.pyspark.python, when it starts the context.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     settings = spark_conf(cat, **conf)
     from pyspark.sql import SparkSession
 

@@ -1,0 +1,89 @@
+"""What runs inside Spark's Python workers: the very core engine, a chunk at a time.
+
+Planning needs the whole batch (the driver merges the partitions' summaries); routing a
+value depends only on the plan and on that value, so each Arrow chunk is routed on its
+own and memory stays bounded by Spark's Arrow batch size.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+from collections.abc import Iterator
+from typing import Any, Literal, TypeAlias
+
+import orjson
+import pyarrow as pa
+
+from toolkit.core.engine import Engine
+from toolkit.core.options import Options
+from toolkit.core.profile import Profile, profile_of
+from toolkit.core.summary import Summary, summarize
+from toolkit.core.types import Struct
+
+#: How a source DataFrame carries records: JSON text, pickled Python dicts, or typed rows.
+Mode: TypeAlias = Literal["json", "pickle", "rows"]
+
+
+class MalformedRecordError(ValueError):
+    """A line of a JSON-lines source that is not JSON."""
+
+    def __init__(self, line: str, reason: str) -> None:
+        self.line = line
+        super().__init__(f"malformed JSON line {line[:120]!r}: {reason}")
+
+
+def parse_json(line: str) -> Any:
+    """orjson, falling back to the standard library for what orjson refuses but JSON
+    feeds carry: integers beyond 64 bits and NaN/Infinity (RULES 1 types them)."""
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        try:
+            return json.loads(line)
+        except ValueError as exc:
+            raise MalformedRecordError(line, str(exc)) from None
+
+
+def records_of(batch: pa.RecordBatch, mode: Mode) -> list[Any]:
+    """The records of one Arrow chunk of a source DataFrame."""
+    if mode == "rows":
+        return batch.to_pylist()
+    column = batch.column(0).to_pylist()
+    if mode == "pickle":
+        return [pickle.loads(b) for b in column]
+    return [parse_json(line) for line in column if line is not None and line.strip()]
+
+
+def observe_partition(
+    batches: Iterator[pa.RecordBatch], *, mode: Mode, options: Options, batch: int
+) -> Iterator[pa.RecordBatch]:
+    """One row per partition: the pickled (Summary, Profile) of its records."""
+    engine = Engine(options)
+    summary, prof = Summary(), Profile()
+    for chunk in batches:
+        obs = engine.observe(records_of(chunk, mode), batch)
+        summary, prof = summary + summarize(obs), prof + profile_of(obs, batch)
+    yield pa.RecordBatch.from_pydict({"payload": [pickle.dumps((summary, prof))]})
+
+
+def route_partition(
+    batches: Iterator[pa.RecordBatch],
+    *,
+    mode: Mode,
+    options: Options,
+    schema: Struct,
+    arrow_schema: pa.Schema,
+) -> Iterator[pa.RecordBatch]:
+    """The routed rows of each chunk, as Arrow columns of the table's schema."""
+    engine = Engine(options)
+    for chunk in batches:
+        records = records_of(chunk, mode)
+        if not records:
+            continue
+        routed = engine.route(schema, engine.observe(records))
+        arrays = [
+            pa.nulls(routed.size, f.type) if values is None else pa.array(values, type=f.type)
+            for values, f in zip(routed.columns, arrow_schema, strict=True)
+        ]
+        yield pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
