@@ -29,15 +29,19 @@ from toolkit.core.planner import Plan, plan_batch
 from toolkit.core.profile import Profile
 from toolkit.core.summary import Summary
 from toolkit.core.types import Struct
-from toolkit.iceberg.commit import StalePlanError, TableState, commit_plan
+from toolkit.iceberg.commit import (
+    BATCH_ID_PROPERTY,
+    StalePlanError,
+    TableState,
+    batch_id_of,
+    commit_plan,
+)
 from toolkit.iceberg.schema import from_iceberg, to_iceberg
 from toolkit.spark.workers import Mode, observe_partition, route_partition
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-#: the snapshot summary property that records which batch a commit wrote
-BATCH_ID_PROPERTY = "toolkit.batch-id"
 #: how often a batch is re-planned when another writer changed the table first
 MAX_ATTEMPTS = 10
 
@@ -106,11 +110,7 @@ def _load(catalog: Catalog, identifier: str) -> Table | None:
 
 def ingested_batches(table: Table) -> set[str]:
     """The batch ids committed to ``table`` so far (from its snapshot summaries)."""
-    out = set()
-    for snap in table.snapshots():
-        if snap.summary is not None and BATCH_ID_PROPERTY in snap.summary.additional_properties:
-            out.add(snap.summary.additional_properties[BATCH_ID_PROPERTY])
-    return out
+    return {b for b in map(batch_id_of, table.snapshots()) if b is not None}
 
 
 def _plan_and_commit(
@@ -118,6 +118,7 @@ def _plan_and_commit(
 ) -> tuple[Table, Plan, int]:
     """Plan against the table as it is, commit; re-plan when another writer got there
     first (RULES 6: a stale plan is never applied as is)."""
+    moved: StalePlanError | None = None
     for attempt in range(1, MAX_ATTEMPTS + 1):
         table = _load(catalog, identifier)
         if table is None:
@@ -134,9 +135,12 @@ def _plan_and_commit(
         plan = plan_batch(from_iceberg(table.schema()), summary, options, batch)
         try:
             return commit_plan(table, plan, state), plan, attempt
-        except StalePlanError:
-            continue
-    raise StalePlanError(identifier, state, TableState.of(table), f" {MAX_ATTEMPTS} times")
+        except StalePlanError as exc:
+            moved = exc
+    raise RuntimeError(
+        f"{identifier}: other writers kept changing the table; gave up after "
+        f"{MAX_ATTEMPTS} plans"
+    ) from moved
 
 
 def ingest(

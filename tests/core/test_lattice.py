@@ -110,7 +110,9 @@ conv = Conversions()
     ],
     ids=repr,
 )
-def test_rules_2_conversion_table(value: object, from_type: str, to_type: str, expected: object) -> None:
+def test_rules_2_conversion_table(
+    value: object, from_type: str, to_type: str, expected: object
+) -> None:
     assert conv.convert(value, from_type, to_type) == expected or (
         expected is LOSSY and conv.convert(value, from_type, to_type) is LOSSY
     )

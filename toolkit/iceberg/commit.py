@@ -10,10 +10,21 @@ from dataclasses import dataclass
 
 from pyiceberg.exceptions import CommitFailedException
 from pyiceberg.table import Table
+from pyiceberg.table.snapshots import Snapshot
 
 from toolkit.core.planner import Plan
 from toolkit.core.types import type_to_str
 from toolkit.iceberg.schema import type_to_iceberg
+
+#: the snapshot summary property that records which batch a commit wrote
+BATCH_ID_PROPERTY = "toolkit.batch-id"
+
+
+def batch_id_of(snapshot: Snapshot) -> str | None:
+    """The batch a snapshot wrote, if the toolkit wrote it."""
+    if snapshot.summary is None:
+        return None
+    return snapshot.summary.additional_properties.get(BATCH_ID_PROPERTY)
 
 
 @dataclass(frozen=True)

@@ -7,15 +7,14 @@ own and memory stays bounded by Spark's Arrow batch size.
 
 from __future__ import annotations
 
-import json
 import pickle
 from collections.abc import Iterator
 from typing import Any, Literal, TypeAlias
 
-import orjson
 import pyarrow as pa
 
 from toolkit.core.engine import Engine
+from toolkit.core.jsonlines import parse_line
 from toolkit.core.options import Options
 from toolkit.core.profile import Profile, profile_of
 from toolkit.core.summary import Summary, summarize
@@ -25,34 +24,14 @@ from toolkit.core.types import Struct
 Mode: TypeAlias = Literal["json", "pickle", "rows"]
 
 
-class MalformedRecordError(ValueError):
-    """A line of a JSON-lines source that is not JSON."""
-
-    def __init__(self, line: str, reason: str) -> None:
-        self.line = line
-        super().__init__(f"malformed JSON line {line[:120]!r}: {reason}")
-
-
-def parse_json(line: str) -> Any:
-    """orjson, falling back to the standard library for what orjson refuses but JSON
-    feeds carry: integers beyond 64 bits and NaN/Infinity (RULES 1 types them)."""
-    try:
-        return orjson.loads(line)
-    except orjson.JSONDecodeError:
-        try:
-            return json.loads(line)
-        except ValueError as exc:
-            raise MalformedRecordError(line, str(exc)) from None
-
-
 def records_of(batch: pa.RecordBatch, mode: Mode) -> list[Any]:
     """The records of one Arrow chunk of a source DataFrame."""
     if mode == "rows":
-        return batch.to_pylist()
+        return list(batch.to_pylist())
     column = batch.column(0).to_pylist()
     if mode == "pickle":
         return [pickle.loads(b) for b in column]
-    return [parse_json(line) for line in column if line is not None and line.strip()]
+    return [parse_line(line) for line in column if line is not None and line.strip()]
 
 
 def observe_partition(
