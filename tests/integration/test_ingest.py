@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from pyiceberg.catalog import Catalog
+from pyiceberg.table import Table
+from pyiceberg.types import StringType
 
 import toolkit
 from tests.integration.readers import (
@@ -18,6 +20,9 @@ from tests.integration.readers import (
     read_pyiceberg,
     read_spark,
 )
+from toolkit import pipeline
+from toolkit.core.engine import Engine
+from toolkit.core.planner import Plan
 from toolkit.iceberg.commit import StalePlanError, TableState, commit_plan
 from toolkit.iceberg.schema import from_iceberg
 from toolkit.pipeline import ingest
@@ -120,9 +125,6 @@ def test_a_stale_plan_is_refused_and_the_table_is_left_as_the_other_writer_made_
     ingest([{"a": 1}], "diff.stale", lakehouse, spark, batch_id="first")
     mine = lakehouse.load_table("diff.stale")
     state = TableState.of(mine)
-    plan = toolkit.make_options()  # noqa: F841 - options object only to show defaults exist
-    from toolkit.core.engine import Engine
-
     engine = Engine()
     my_plan = engine.plan(from_iceberg(mine.schema()), engine.observe([{"a": "text"}]), 1)
     assert [c.column.name for c in my_plan.changes] == ["a_string"]
@@ -130,14 +132,33 @@ def test_a_stale_plan_is_refused_and_the_table_is_left_as_the_other_writer_made_
     # another writer evolves the table first
     ingest([{"a": 2.5}], "diff.stale", lakehouse, spark, batch_id="other")
 
-    with pytest.raises(StalePlanError, match=r"diff\.stale moved since the plan was made"):
+    with pytest.raises(StalePlanError, match=r"diff\.stale moved since the plan was made \(its "
+                       r"schema went from id 0 to 1"):
         commit_plan(mine, my_plan, state)
     names = [f.name for f in lakehouse.load_table("diff.stale").schema().fields]
     assert names == ["a", "a_double"]
 
-    # ingest re-plans against the moved table instead of applying the old plan
-    report = ingest([{"a": "text"}], "diff.stale", lakehouse, spark, batch_id="mine")
-    assert [c.column.name for c in report.plan.changes] == ["a_string"]
-    assert report.plan.before == from_iceberg(
-        lakehouse.load_table("diff.stale").schema()
-    ).__class__(report.plan.before.fields)
+
+def test_ingest_re_plans_when_another_writer_commits_between_plan_and_commit(
+    lakehouse: Catalog, spark: SparkSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ingest([{"a": 1}], "diff.race", lakehouse, spark, batch_id="first")
+    calls: list[int] = []
+
+    def racing_commit(table: Table, plan: Plan, planned: TableState) -> Table:
+        if not calls:  # the other writer gets in just before our first commit
+            other = lakehouse.load_table("diff.race")
+            with other.update_schema() as update:
+                update.add_column("a_string", StringType(), doc="upsolver_evolved_from:a")
+        calls.append(len(plan.changes))
+        return commit_plan(table, plan, planned)
+
+    monkeypatch.setattr(pipeline, "commit_plan", racing_commit)
+    report = ingest([{"a": "text"}], "diff.race", lakehouse, spark, batch_id="mine")
+    # the first plan (add a_string) was refused, not applied; the second found it there
+    assert calls == [1, 0] and report.attempts == 2
+    assert not report.plan.changes
+    assert [f.name for f in lakehouse.load_table("diff.race").schema().fields] == ["a", "a_string"]
+    assert read_spark(spark, f"{lakehouse.name}.diff.race") == canonical(
+        [{"a": 1, "a_string": None}, {"a": None, "a_string": "text"}]
+    )
