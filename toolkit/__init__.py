@@ -13,27 +13,33 @@ from toolkit.api import Simulation, coalesce_sql, make_options, profile, simulat
 from toolkit.core.options import Options
 from toolkit.core.profile import Profile
 
+#: Public names that live outside the pure core, loaded on first use: ``import toolkit``
+#: must stay light and must never start a JVM.
+_LAZY = {
+    "catalog": "toolkit.iceberg.catalog",
+    "spark_session": "toolkit.spark.session",
+    "ingest": "toolkit.pipeline",
+    "IngestReport": "toolkit.pipeline",
+    "statistics": "toolkit.iceberg.statistics",
+    "stream": "toolkit.streaming",
+    "create_coalesce_view": "toolkit.spark.views",
+}
+
 __all__ = [
     "Options",
     "Profile",
     "Simulation",
-    "catalog",
     "coalesce_sql",
     "make_options",
     "profile",
     "simulate",
-    "spark_session",
+    *_LAZY,
 ]
 
 
 def __getattr__(name: str) -> Any:
-    # Catalog and Spark helpers load lazily: ``import toolkit`` must not start a JVM.
-    if name == "catalog":
-        from toolkit.iceberg.catalog import catalog
+    if name in _LAZY:
+        import importlib
 
-        return catalog
-    if name == "spark_session":
-        from toolkit.spark.session import spark_session
-
-        return spark_session
+        return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'toolkit' has no attribute {name!r}")
