@@ -114,7 +114,10 @@ def render_json(value: Any) -> str:
 
 def _json_default(value: Any) -> str:
     if isinstance(value, dt.datetime):
-        return render_timestamp(value)
+        try:
+            return render_timestamp(value)
+        except OverflowError:  # its UTC instant is out of range: its own ISO text
+            return value.isoformat()
     if isinstance(value, dt.date):
         return value.isoformat()
     raise TypeError(f"{type(value).__name__} is not JSON-like")

@@ -25,16 +25,26 @@ def evolved_doc(key: str) -> str:
     return EVOLVED_DOC_PREFIX + key
 
 
-def free_name(wanted: str, taken_lower: Iterable[str]) -> str:
+def free_name(wanted: str, taken_lower: Iterable[str], dim: int = 0) -> str:
     """``wanted``, or ``wanted_2``, ``wanted_3``... : the first name not taken.
 
     Names collide case-insensitively (Spark, DuckDB, Trino and Athena resolve names that
-    way), so ``taken_lower`` holds lower-cased names.
+    way), so ``taken_lower`` holds lower-cased names. Iceberg also names a list's element
+    ``<name>.element``, so a column of dimension ``dim`` needs those names free too.
+
+    >>> free_name("a", {"a.element"}, dim=1)
+    'a_2'
     """
     taken = set(taken_lower)
-    if wanted.lower() not in taken:
+
+    def free(name: str) -> bool:
+        return all(
+            (name + ".element" * d).lower() not in taken for d in range(dim + 1)
+        )
+
+    if free(wanted):
         return wanted
     n = 2
-    while f"{wanted}_{n}".lower() in taken:
+    while not free(f"{wanted}_{n}"):
         n += 1
     return f"{wanted}_{n}"

@@ -287,13 +287,11 @@ class _Planner:
             (w for w in wanted if not w.original), key=lambda w: suffixed(w.key, w.shape)
         )
         for w in originals + others:
-            name = free_name(w.key if w.original else suffixed(w.key, w.shape), taken)
-            taken.add(name.lower())
-            full = (*prefix, name)
-            self.full_names.add(".".join(full).lower())
-            self.full_names.update(
-                ".".join(struct_prefix(full, d)).lower() for d in range(1, w.shape.dim + 1)
-            )
+            wanted_name = w.key if w.original else suffixed(w.key, w.shape)
+            name = free_name(wanted_name, taken, w.shape.dim)
+            for d in range(w.shape.dim + 1):  # the column, and its list elements' names
+                taken.add(".".join(struct_prefix((name,), d)).lower())
+                self.full_names.add(".".join(struct_prefix((*prefix, name), d)).lower())
             named.append((name, w))
         return sorted(named, key=lambda nw: nw[0])
 
