@@ -14,6 +14,8 @@ MODULES = [
     "toolkit",
     "toolkit.api",
     "toolkit.iceberg.schema",
+    "toolkit.iceberg.duckdb",
+    "toolkit.core.jsonlines",
     *(f"toolkit.core.{m.name}" for m in pkgutil.iter_modules(toolkit.core.__path__)),
 ]
 

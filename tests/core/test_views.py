@@ -89,3 +89,8 @@ def test_rules_7_unknown_dialect_is_a_clear_error() -> None:
     r = run([{"a": 1}])
     with pytest.raises(ValueError, match="unknown dialect 'oracle'"):
         toolkit.coalesce_sql(r.schema, "t", "oracle")  # type: ignore[arg-type]
+
+
+def test_rules_7_a_row_without_a_value_in_an_array_family_folds_to_null() -> None:
+    r = run([{"a": [1]}], [{"a": "x"}], [{"b": 1}])
+    assert [x["a"] for x in query_view(r)] == [["1"], ["x"], None]

@@ -5,15 +5,12 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import duckdb
-import duckdb_extension_avro
-import duckdb_extension_iceberg
 from pyiceberg.table import Table
 
 from toolkit.core.types import ListOf, Struct
+from toolkit.iceberg.duckdb import read_table
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -65,20 +62,6 @@ def read_spark(spark: SparkSession, name: str) -> list[Row]:
     return canonical([r.asDict(recursive=True) for r in spark.table(name).collect()])
 
 
-def duckdb_connection() -> duckdb.DuckDBPyConnection:
-    con = duckdb.connect(
-        config={"autoinstall_known_extensions": False, "autoload_known_extensions": False}
-    )
-    for package, name in ((duckdb_extension_avro, "avro"), (duckdb_extension_iceberg, "iceberg")):
-        folder = Path(package.__file__).parent / "extensions" / f"v{duckdb.__version__}"
-        con.execute(f"LOAD '{folder / (name + '.duckdb_extension')}'")
-    con.execute("SET TimeZone = 'UTC'")
-    return con
-
-
 def read_duckdb(table: Table) -> list[Row]:
     table.refresh()
-    con = duckdb_connection()
-    cur = con.execute("SELECT * FROM iceberg_scan(?)", [table.metadata_location])
-    names = [d[0] for d in cur.description]
-    return canonical([dict(zip(names, row, strict=True)) for row in cur.fetchall()])
+    return canonical(read_table(table))

@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-import duckdb
-import duckdb_extension_avro
-import duckdb_extension_iceberg
 import pyarrow as pa
 import pytest
 from pyiceberg.catalog import Catalog
@@ -16,29 +12,12 @@ from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField, StringType
 
 from toolkit.iceberg import embedded
+from toolkit.iceberg.duckdb import duckdb_connection
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 pytestmark = pytest.mark.spark
-
-
-def duckdb_connection() -> duckdb.DuckDBPyConnection:
-    """DuckDB with the iceberg and avro extensions loaded from their PyPI packages.
-
-    Those packages hold only the extension files, under
-    ``<package>/extensions/v<duckdb version>/<name>.duckdb_extension``; they are loaded
-    by path, with automatic install/load off (it would try to download avro).
-    """
-    con = duckdb.connect(
-        config={"autoinstall_known_extensions": False, "autoload_known_extensions": False}
-    )
-    for package, name in ((duckdb_extension_avro, "avro"), (duckdb_extension_iceberg, "iceberg")):
-        folder = Path(package.__file__).parent / "extensions" / f"v{duckdb.__version__}"
-        path = folder / f"{name}.duckdb_extension"
-        assert path.is_file(), f"{path} missing: duckdb and {package.__name__} versions differ?"
-        con.execute(f"LOAD '{path}'")
-    return con
 
 
 def test_pyiceberg_spark_duckdb_share_one_table(lakehouse: Catalog, spark: SparkSession) -> None:

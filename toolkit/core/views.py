@@ -74,8 +74,13 @@ def _as(col: Column, target: Shape, unit: EpochUnit, dialect: Dialect) -> exp.Ex
                 e = exp.cast(e, "double")
         else:
             e = exp.cast(e, _sql_type(Shape(target.type, shape.dim)))
-    for _ in range(target.dim - shape.dim):  # RULES 7: scalars feeding arrays are wrapped
-        e = exp.Array(expressions=[e])
+    if target.dim > shape.dim:  # RULES 7: scalars feeding arrays are wrapped...
+        wrapped = e
+        for _ in range(target.dim - shape.dim):
+            wrapped = exp.Array(expressions=[wrapped])
+        # ...but a null stays null, not an array holding a null
+        source = exp.column(_ident(col.name))
+        e = exp.case().when(exp.Is(this=source, expression=exp.Null()), exp.Null()).else_(wrapped)
     return e
 
 

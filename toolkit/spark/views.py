@@ -1,0 +1,85 @@
+"""RULES 7 COALESCE views, created by Spark as Iceberg views in the table's catalog.
+
+The view is stored in the catalog (with the embedded SQLite catalog: Iceberg's
+``JdbcCatalog`` with ``jdbc.schema-version=V1``, which :func:`toolkit.spark_session` sets),
+so any session on that catalog can query it::
+
+    from toolkit.spark.views import create_coalesce_view
+
+    sql = create_coalesce_view(spark, "db.events", "db.events_folded")
+    spark.table("lakehouse.db.events_folded").show()
+
+A view is a snapshot of the table's schema when it was made: after an ingest that added
+columns, create it again (``CREATE OR REPLACE``), e.g. from a stream's ``on_batch``::
+
+    stream(..., on_batch=lambda r: r.plan.changed and
+           create_coalesce_view(spark, "db.events", "db.events_folded"))
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pyiceberg.schema import Schema
+
+from toolkit.api import coalesce_sql
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["create_coalesce_view", "iceberg_schema", "qualify"]
+
+
+def qualify(spark: SparkSession, name: str, catalog_name: str | None = None) -> str:
+    """``name`` with a catalog in front: ``catalog_name`` if given, else Spark's current one,
+    unless ``name`` already starts with a catalog Spark knows (three or more parts)."""
+    parts = name.split(".")
+    if catalog_name is None:
+        if len(parts) >= 3:
+            return name
+        catalog_name = spark.catalog.currentCatalog()
+    elif parts[0] == catalog_name and len(parts) >= 3:
+        return name
+    return f"{catalog_name}.{name}"
+
+
+def iceberg_schema(spark: SparkSession, table: str) -> Schema:
+    """The current Iceberg schema of ``table`` (a qualified name), field IDs and docs
+    included, as Spark's Iceberg catalog loads it (Spark's own ``StructType`` keeps no IDs)."""
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None, "no JVM: is the Spark session stopped?"
+    jtable = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(spark._jsparkSession, table)
+    text = jvm.org.apache.iceberg.SchemaParser.toJson(jtable.schema())
+    return Schema.model_validate_json(text)
+
+
+def create_coalesce_view(
+    spark: SparkSession,
+    table: str,
+    view: str,
+    *,
+    catalog_name: str | None = None,
+    pretty: bool = False,
+    **options: Any,
+) -> str:
+    """Create (or replace) ``view``: the COALESCE view of RULES 7 over the current schema of
+    the Iceberg ``table``, and return the Spark SQL it ran.
+
+    ``table`` and ``view`` are ``namespace.name`` in ``catalog_name`` (default: Spark's
+    current catalog) or fully qualified ``catalog.namespace.name``. ``options`` as for
+    :func:`toolkit.coalesce_sql` (``lattice``, ``timestamp_unit``...): use the ones the
+    table was ingested with.
+
+    Example::
+
+        create_coalesce_view(spark, "db.events", "db.events_folded")
+        # CREATE OR REPLACE VIEW lakehouse.db.events_folded AS SELECT
+        #   COALESCE(`my_field_string`, CAST(`my_field` AS STRING)) AS `my_field`, ...
+        #   FROM lakehouse.db.events
+    """
+    source = qualify(spark, table, catalog_name)
+    target = qualify(spark, view, catalog_name)
+    schema = iceberg_schema(spark, source)
+    sql = coalesce_sql(schema, source, "spark", view=target, pretty=pretty, **options)
+    spark.sql(sql)
+    return sql

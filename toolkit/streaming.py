@@ -1,0 +1,248 @@
+"""Continuous ingest: Spark Structured Streaming over a folder of JSON-lines files.
+
+Each micro-batch is one batch (one task time) of :func:`toolkit.pipeline.ingest`, committed
+with the batch id ``<query_name>:<epoch>``. Spark's checkpoint remembers which files each
+epoch read; ``ingest`` skips a batch id already committed, so a query restarted on the same
+checkpoint (after a crash between the Iceberg commit and Spark's own bookkeeping, say)
+never writes a micro-batch twice.
+
+A notebook session, processing what is in the folder now and stopping::
+
+    import toolkit
+    from toolkit.streaming import reports, stream
+
+    cat = toolkit.catalog()                       # ./lakehouse
+    spark = toolkit.spark_session(cat)
+    q = stream("landing/events", "db.events", cat, spark,
+               trigger={"availableNow": True}, on_batch=print)
+    q.awaitTermination()
+    print(reports(q).last)                        # the IngestReport of the last micro-batch
+
+Running until stopped, one micro-batch every 10 seconds::
+
+    q = stream("landing/events", "db.events", cat, spark,
+               trigger={"processingTime": "10 seconds"})
+    ...
+    q.stop()
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlparse
+
+from pyiceberg.catalog import Catalog
+from pyiceberg.exceptions import NoSuchTableError
+
+from toolkit.iceberg.catalog import embedded
+from toolkit.pipeline import IngestReport, ingest, ingested_batches
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.streaming.query import StreamingQuery
+
+__all__ = ["CheckpointLostError", "StreamLog", "batch_id", "reports", "stream"]
+
+#: folder of an embedded catalog under which default checkpoints live
+CHECKPOINTS = "checkpoints"
+
+
+class CheckpointLostError(RuntimeError):
+    """A query starts on a new checkpoint, yet the table already holds batches committed
+    under its query name: its epochs would restart at 0 and be skipped as already ingested."""
+
+
+def batch_id(query_name: str, epoch_id: int) -> str:
+    """The batch id a micro-batch is committed with.
+
+    >>> batch_id("ingest_db_events", 3)
+    'ingest_db_events:3'
+    """
+    return f"{query_name}:{epoch_id}"
+
+
+@dataclass
+class StreamLog:
+    """The :class:`~toolkit.pipeline.IngestReport` of each micro-batch of one run of a query
+    (thread-safe: micro-batches run in a Spark callback thread)."""
+
+    query_name: str
+    table: str
+    by_epoch: dict[int, IngestReport] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def add(self, epoch_id: int, report: IngestReport) -> None:
+        with self._lock:
+            self.by_epoch[epoch_id] = report
+
+    @property
+    def reports(self) -> list[IngestReport]:
+        """Every report so far, by epoch."""
+        with self._lock:
+            return [self.by_epoch[e] for e in sorted(self.by_epoch)]
+
+    @property
+    def last(self) -> IngestReport | None:
+        """The report of the latest micro-batch, or ``None`` before the first one."""
+        with self._lock:
+            return self.by_epoch[max(self.by_epoch)] if self.by_epoch else None
+
+    @property
+    def rows_written(self) -> int:
+        """Rows this run appended (skipped micro-batches count 0)."""
+        return sum(r.rows_written for r in self.reports)
+
+    def __iter__(self) -> Iterator[IngestReport]:
+        return iter(self.reports)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self.by_epoch)
+
+    def __str__(self) -> str:
+        lines = [f"{self.query_name} -> {self.table}: {len(self)} micro-batch(es)"]
+        lines += [
+            f"  {r.batch_id}: " + ("skipped" if r.skipped else f"{r.rows_written} rows")
+            for r in self.reports
+        ]
+        return "\n".join(lines)
+
+
+#: the log of the latest run of each query started by :func:`stream`, by query id
+_LOGS: dict[str, StreamLog] = {}
+
+
+def reports(query: StreamingQuery) -> StreamLog:
+    """The micro-batch reports of ``query`` (its latest run, if restarted in this process).
+
+    ``query`` is what :func:`stream` returned, or the same query from
+    ``spark.streams.get(id)``.
+    """
+    try:
+        return _LOGS[str(query.id)]
+    except KeyError:
+        raise KeyError(f"query {query.id} was not started by toolkit.streaming.stream") from None
+
+
+def _default_query_name(table: str) -> str:
+    return "ingest_" + re.sub(r"[^0-9A-Za-z_]", "_", table)
+
+
+def _local_path(location: str) -> Path | None:
+    """The local folder a location (a path or URI) names, or ``None`` for a remote one."""
+    parsed = urlparse(location)
+    if parsed.scheme in ("", "file"):
+        return Path(parsed.path if parsed.scheme else location)
+    if len(parsed.scheme) == 1:  # a Windows drive letter
+        return Path(location)
+    return None
+
+
+def _check_checkpoint(location: str, catalog: Catalog, table: str, query_name: str) -> None:
+    """Refuse a fresh local checkpoint when the table already has this query's batches."""
+    path = _local_path(location)
+    if path is None or (path / "offsets").is_dir():
+        return
+    try:
+        tbl = catalog.load_table(table)
+    except NoSuchTableError:
+        return
+    prefix = f"{query_name}:"
+    done = sorted(b for b in ingested_batches(tbl) if b.startswith(prefix))
+    if done:
+        raise CheckpointLostError(
+            f"{table} already holds micro-batches of query {query_name!r} ({', '.join(done[:3])}"
+            f"{', ...' if len(done) > 3 else ''}) but checkpoint {location} is new: its epochs "
+            "would restart at 0 and be skipped as already ingested. Restore the checkpoint, or "
+            "start this source under another query_name."
+        )
+
+
+def stream(
+    directory: str | Path,
+    table: str,
+    catalog: Catalog,
+    spark: SparkSession,
+    *,
+    checkpoint: str | Path | None = None,
+    trigger: Mapping[str, Any] | str | None = None,
+    query_name: str | None = None,
+    on_batch: Callable[[IngestReport], Any] | None = None,
+    source_options: Mapping[str, str] | None = None,
+    **options: Any,
+) -> StreamingQuery:
+    """Start a streaming query that ingests each new JSON-lines file of ``directory`` into
+    ``table`` (``namespace.name``), one micro-batch per ingest, and return it (started).
+
+    * ``checkpoint``: Spark's checkpoint location. Defaults, for an embedded catalog, to
+      ``<catalog folder>/checkpoints/<table>/<query_name>``; required for other catalogs.
+    * ``trigger``: passed to ``DataStreamWriter.trigger``: ``{"availableNow": True}``
+      (process what is there, then stop), ``{"processingTime": "10 seconds"}``,
+      ``{"once": True}``; a string means ``processingTime``. Default: Spark's (a micro-batch
+      as soon as the previous one ends).
+    * ``query_name``: the query's name, default ``ingest_<table>``. Batch ids are
+      ``<query_name>:<epoch>``: keep it the same across restarts, and give each source
+      feeding the same table its own name (and checkpoint).
+    * ``on_batch``: called with the :class:`~toolkit.pipeline.IngestReport` of each
+      micro-batch, in Spark's callback thread; :func:`reports` keeps them all anyway.
+    * ``source_options``: options of Spark's text source (``maxFilesPerTrigger``,
+      ``pathGlobFilter``, ``recursiveFileLookup``...).
+    * ``options``: evolution options, as for :func:`toolkit.simulate`.
+
+    Files must appear in the folder whole (write elsewhere, then move them in). A query
+    started on a new local checkpoint while the table already holds batches of the same
+    query name raises :class:`CheckpointLostError`: those epochs would be skipped.
+
+    Example (``awaitTermination`` raises if a micro-batch failed)::
+
+        q = stream("landing", "db.events", cat, spark, trigger={"availableNow": True})
+        q.awaitTermination()
+        for report in reports(q):
+            print(report)
+    """
+    name = query_name or _default_query_name(table)
+    if checkpoint is None:
+        info = embedded(catalog)
+        if info is None:
+            raise ValueError(
+                f"catalog {catalog.name!r} is not an embedded one: pass checkpoint= "
+                "(a folder or URI Spark can write, kept across restarts)"
+            )
+        checkpoint = info.folder / CHECKPOINTS / table / name
+    location = str(checkpoint)
+    _check_checkpoint(location, catalog, table, name)
+
+    folder = _local_path(str(directory))
+    if folder is not None:
+        folder.mkdir(parents=True, exist_ok=True)  # files may come after the query starts
+    log = StreamLog(name, table)
+
+    def process(batch_df: DataFrame, epoch_id: int) -> None:
+        report = ingest(batch_df, table, catalog, spark, batch_id(name, epoch_id), **options)
+        log.add(epoch_id, report)
+        if on_batch is not None:
+            on_batch(report)
+
+    reader = spark.readStream.format("text")
+    if source_options:
+        reader = reader.options(**{k: str(v) for k, v in source_options.items()})
+    writer = (
+        reader.load(str(directory))
+        .writeStream.queryName(name)
+        .option("checkpointLocation", location)
+        .foreachBatch(process)
+    )
+    if trigger is not None:
+        writer = (
+            writer.trigger(processingTime=trigger)
+            if isinstance(trigger, str)
+            else writer.trigger(**trigger)
+        )
+    query = writer.start()
+    _LOGS[str(query.id)] = log
+    return query
