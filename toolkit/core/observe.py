@@ -41,6 +41,16 @@ K_DATE: Final = Kind("date", 0)
 K_TIMESTAMP: Final = Kind("timestamp", 0)
 K_STRING: Final = Kind("string", 0)
 K_RECORD: Final = Kind(RECORD, 0)
+K_EMPTY1: Final = Kind(None, 1)
+K_LONG1: Final = Kind("long", 1)
+K_STRING1: Final = Kind("string", 1)
+_FLAT: Final[dict[type, Kind]] = {
+    bool: Kind("boolean", 1),
+    float: Kind("double", 1),
+    dt.date: Kind("date", 1),
+    dict: Kind(RECORD, 1),
+}
+_NONE: Final = type(None)
 
 _EMPTY: Final[dict[str, Any]] = {}
 
@@ -74,6 +84,22 @@ class Classifier:
             dict: lambda v: K_RECORD,
             list: self._array_kind,
         }
+        self._widest: dict[frozenset[Kind], Kind | None] = {}
+
+    def _flat_kind(self, t: type, v: list[Any]) -> Kind | None:
+        """The kind of a flat array whose leaves all have Python type ``t``, when it is
+        decided without looking at each leaf in Python; else None."""
+        if t is str:
+            if not self.options.detect_dates or not any(
+                s[:4].isdigit() and s[4:5] == "-" for s in v if s is not None
+            ):
+                return K_STRING1
+            return None
+        if t is int:
+            ints = [x for x in v if x is not None] if None in v else v
+            ok = min(ints) >= -_DOUBLE_EXACT and max(ints) <= _DOUBLE_EXACT
+            return K_LONG1 if ok else None
+        return _FLAT.get(t)
 
     def kind(self, value: Any, path: Sequence[str] = ()) -> Kind | None:
         """The kind of one value; None for null."""
@@ -120,6 +146,15 @@ class Classifier:
 
     def _array_kind(self, v: list[Any]) -> Kind:
         """RULES 1: dimension = nesting depth; element = widest of the leaves."""
+        types = set(map(type, v))
+        if list not in types:  # one level: most arrays are flat and of one type
+            types.discard(_NONE)
+            if not types:
+                return K_EMPTY1
+            if len(types) == 1:
+                flat = self._flat_kind(types.pop(), v)
+                if flat is not None:
+                    return flat
         depth = 0
         leaves: set[Kind] = set()
         stack: list[tuple[list[Any], int]] = [(v, 1)]
@@ -131,7 +166,11 @@ class Classifier:
                     stack.append((x, level + 1))
                 elif x is not None:
                     leaves.add(self.kind(x))  # type: ignore[arg-type]
-        elem = self.lattice.widest_kind(leaves)
+        key = frozenset(leaves)
+        try:
+            elem = self._widest[key]
+        except KeyError:
+            elem = self._widest[key] = self.lattice.widest_kind(key)
         if elem is None and leaves:  # records beside primitives: kept as JSON text
             return Kind("string", depth)
         if elem is None:

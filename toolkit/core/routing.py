@@ -26,6 +26,10 @@ from toolkit.core.observe import Classifier, FieldObservation, StructObservation
 from toolkit.core.options import Options
 from toolkit.core.types import RECORD, Column, Kind, ListOf, Struct
 
+#: the Python type of leaves that a column of each type holds as they came
+_PYTHON_TYPE: dict[str, type] = {"boolean": bool, "long": int, "double": float, "string": str}
+_NONE = type(None)
+
 #: kinds whose Python values are already what a column of the same shape holds
 _AS_IS = frozenset({Kind("boolean", 0), Kind("long", 0), Kind("double", 0), Kind("string", 0)})
 
@@ -78,21 +82,28 @@ class Router:
                 return fobs.values
             convert = self._converter(u, col)
             return [None if v is None else convert(v) for v in fobs.values]
-        cache: dict[Kind, Callable[[Any], Any] | None] = {}
+        # per kind: the Python type of values already in the column's form, and the converter
+        cache: dict[Kind, tuple[type | None, Callable[[Any], Any] | None]] = {}
         out: list[Any] = []
         append = out.append
         for v, k in zip(fobs.values, fobs.iter_kinds(), strict=True):
             if k is None:
                 append(None)
                 continue
-            fn: Callable[[Any], Any] | None
             try:
-                fn = cache[k]
+                as_is, fn = cache[k]
             except KeyError:
-                fn = cache[k] = (
-                    self._converter(k, col) if receives(self.lattice, k, col) else None
-                )
-            append(None if fn is None else fn(v))
+                if not receives(self.lattice, k, col):
+                    as_is, fn = None, None
+                else:
+                    same = k in _AS_IS and k.shape == col.shape
+                    as_is = _PYTHON_TYPE[k.type] if same and k.type else None
+                    fn = self._converter(k, col)
+                cache[k] = as_is, fn
+            if type(v) is as_is:
+                append(v)
+            else:
+                append(None if fn is None else fn(v))
         return out
 
     def _converter(self, k: Kind, col: Column) -> Callable[[Any], Any]:
@@ -135,7 +146,14 @@ class Router:
                 raise _Skip
             return scalar(x, lk.type)
 
+        as_is = _PYTHON_TYPE.get(target) if k.dim == 1 and not naive else None
+
         def array(v: Any) -> Any:
+            if as_is is not None:  # a flat array whose leaves need no conversion
+                types = set(map(type, v))
+                types.discard(_NONE)
+                if types <= {as_is}:
+                    return wrap(v, shape.dim - 1)
             try:
                 return wrap(normalize(v, k.dim, leaf), shape.dim - k.dim)
             except _Skip:
