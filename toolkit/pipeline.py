@@ -11,6 +11,7 @@ import contextlib
 import functools
 import pickle
 import uuid
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,13 +25,15 @@ from pyiceberg.exceptions import (
 from pyiceberg.table import Table
 
 from toolkit.api import make_options
+from toolkit.core.engine import Engine
 from toolkit.core.options import Options
 from toolkit.core.planner import Plan, plan_batch
-from toolkit.core.profile import Profile
+from toolkit.core.profile import Profile, profile_of
 from toolkit.core.summary import Summary
 from toolkit.core.types import Struct
 from toolkit.iceberg.commit import (
     BATCH_ID_PROPERTY,
+    PlanChangedError,
     StalePlanError,
     TableState,
     batch_id_of,
@@ -114,15 +117,28 @@ def ingested_batches(table: Table) -> set[str]:
 
 
 def _plan_and_commit(
-    catalog: Catalog, identifier: str, summary: Summary, options: Options, batch: int
+    catalog: Catalog,
+    identifier: str,
+    summary: Summary,
+    options: Options,
+    batch: int,
+    approved: Plan | None = None,
+    expected: TableState | None = None,
 ) -> tuple[Table, Plan, int]:
     """Plan against the table as it is, commit; re-plan when another writer got there
-    first (RULES 6: a stale plan is never applied as is)."""
+    first (RULES 6: a stale plan is never applied as is). With ``expected`` (the state a
+    user previewed), a moved table is refused instead of re-planned; with ``approved``, a
+    plan other than the approved one is refused."""
     moved: StalePlanError | None = None
     for attempt in range(1, MAX_ATTEMPTS + 1):
         table = _load(catalog, identifier)
+        if expected is not None and TableState.of(table) != expected:
+            raise StalePlanError(identifier, expected, TableState.of(table))
+        current = Struct() if table is None else from_iceberg(table.schema())
+        plan = plan_batch(current, summary, options, batch)
+        if approved is not None and plan.changes != approved.changes:
+            raise PlanChangedError(identifier, approved, plan)
         if table is None:
-            plan = plan_batch(Struct(), summary, options, batch)
             namespace = identifier.rsplit(".", 1)[0]
             with contextlib.suppress(NamespaceAlreadyExistsError):
                 catalog.create_namespace(namespace)
@@ -132,10 +148,11 @@ def _plan_and_commit(
                 continue
             return table, plan, attempt
         state = TableState.of(table)
-        plan = plan_batch(from_iceberg(table.schema()), summary, options, batch)
         try:
             return commit_plan(table, plan, state), plan, attempt
         except StalePlanError as exc:
+            if expected is not None:
+                raise
             moved = exc
     raise RuntimeError(
         f"{identifier}: other writers kept changing the table; gave up after "
@@ -149,6 +166,9 @@ def ingest(
     catalog: Catalog,
     spark: SparkSession,
     batch_id: str | None = None,
+    *,
+    approved: Plan | None = None,
+    expected: TableState | None = None,
     **options: Any,
 ) -> IngestReport:
     """Ingest one batch (one task time) into ``table`` (``namespace.name``).
@@ -158,6 +178,12 @@ def ingest(
     created on first ingest. ``batch_id`` is stored in the snapshot summary; a batch id
     already ingested writes nothing the second time. ``options`` as for
     :func:`toolkit.simulate`.
+
+    ``approved`` and ``expected`` hold the batch to a plan a user approved (see
+    :func:`preview`): if the table is no longer in the ``expected`` state it raises
+    :class:`~toolkit.iceberg.commit.StalePlanError`, and if the batch needs other changes
+    than ``approved`` it raises :class:`~toolkit.iceberg.commit.PlanChangedError`; either
+    way nothing is applied.
     """
     opts = make_options(**options)
     batch_id = batch_id or uuid.uuid4().hex
@@ -174,7 +200,9 @@ def ingest(
         schema = Struct() if existing is None else from_iceberg(existing.schema())
         return IngestReport(table, batch_id, Plan(batch_index, schema, schema, ()), 0, None, prof)
 
-    tbl, plan, attempts = _plan_and_commit(catalog, table, summary, opts, batch_index)
+    tbl, plan, attempts = _plan_and_commit(
+        catalog, table, summary, opts, batch_index, approved, expected
+    )
     written = write_batch(df, mode, opts, tbl, catalog, spark, table, batch_id)
     tbl.refresh()
     snap = tbl.current_snapshot()
@@ -211,3 +239,32 @@ def write_batch(
     snap = table.current_snapshot()
     assert snap is not None and snap.summary is not None
     return int(snap.summary.additional_properties.get("added-records", 0))
+
+
+@dataclass(frozen=True)
+class Preview:
+    """A plan made on sample records against a table as it is now, before anything changes."""
+
+    table: str
+    plan: Plan
+    state: TableState  # what the plan was made against (refused later if the table moved)
+    profile: Profile
+    records: tuple[dict[str, Any], ...]
+
+
+def preview(
+    records: Iterable[Mapping[str, Any]], table: str, catalog: Catalog, **options: Any
+) -> Preview:
+    """Plan ``records`` against ``table`` (absent: a new table) without Spark and without
+    changing anything; pass the result's ``plan`` and ``state`` to :func:`ingest` as
+    ``approved`` and ``expected`` to commit exactly that."""
+    engine = Engine(make_options(**options))
+    existing = _load(catalog, table)
+    rows = [dict(r) for r in records]
+    batch = 0 if existing is None else len(existing.snapshots())
+    obs = engine.observe(rows, batch)
+    current = Struct() if existing is None else from_iceberg(existing.schema())
+    return Preview(
+        table, engine.plan(current, obs, batch), TableState.of(existing),
+        profile_of(obs, batch), tuple(rows),
+    )

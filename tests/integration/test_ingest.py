@@ -162,3 +162,30 @@ def test_ingest_re_plans_when_another_writer_commits_between_plan_and_commit(
     assert read_spark(spark, f"{lakehouse.name}.diff.race") == canonical(
         [{"a": 1, "a_string": None}, {"a": None, "a_string": "text"}]
     )
+
+
+def test_an_approved_preview_commits_exactly_its_plan_or_is_refused(
+    lakehouse: Catalog, spark: SparkSession
+) -> None:
+    from toolkit.iceberg.commit import PlanChangedError
+    from toolkit.pipeline import preview
+
+    first = preview([{"a": 1}], "diff.approve", lakehouse)
+    assert [c.column.name for c in first.plan.changes] == ["a"]
+    report = ingest([{"a": 1}], "diff.approve", lakehouse, spark, batch_id="1",
+                    approved=first.plan, expected=first.state)
+    assert report.plan.changes == first.plan.changes
+
+    seen = preview([{"a": "x"}], "diff.approve", lakehouse)
+    ingest([{"a": 2.5}], "diff.approve", lakehouse, spark, batch_id="other writer")
+    with pytest.raises(StalePlanError, match="its schema went from id 0 to 1"):
+        ingest([{"a": "x"}], "diff.approve", lakehouse, spark, batch_id="2",
+               approved=seen.plan, expected=seen.state)
+
+    again = preview([{"a": "x"}], "diff.approve", lakehouse)  # re-preview, then a bigger batch
+    with pytest.raises(PlanChangedError, match=r"approved: add a_string string; needed: add "
+                       r"a_string string; add b long"):
+        ingest([{"a": "x", "b": 1}], "diff.approve", lakehouse, spark, batch_id="3",
+               approved=again.plan, expected=again.state)
+    names = [f.name for f in lakehouse.load_table("diff.approve").schema().fields]
+    assert names == ["a", "a_double"]  # nothing of the refused batches was applied

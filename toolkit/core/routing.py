@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from itertools import repeat
 from typing import Any
 
 from toolkit.core.conversions import LOSSY, render_json
 from toolkit.core.families import receives
-from toolkit.core.observe import Classifier, FieldObservation, StructObservation
+from toolkit.core.observe import Classifier, FieldObservation, StructObservation, observe_struct
 from toolkit.core.options import Options
 from toolkit.core.types import RECORD, Column, Kind, ListOf, Struct
 
@@ -218,3 +219,34 @@ def conform(value: Any, old: Any, new: Any) -> Any:
             out[c.name] = None if o is None else conform(value.get(o.name), o.type, c.type)
         return out
     return value
+
+
+@dataclass(frozen=True)
+class Landing:
+    """Where one input value lands: a column, and the value as that column holds it."""
+
+    key: str
+    value: Any
+    kind: Kind
+    column: str
+    stored: Any
+
+    @property
+    def converted(self) -> bool:
+        return type(self.stored) is not type(self.value) or self.stored != self.value
+
+
+def explain_record(router: Router, struct: Struct, record: dict[str, Any]) -> list[Landing]:
+    """Every column each top-level value of ``record`` is written to (RULES 3.1), in schema
+    order: what a preview shows per sample record. Records land whole in record columns."""
+    obs = observe_struct([record], router.classifier)
+    routed = router.route_struct(struct, obs)
+    out = []
+    for col, values in zip(struct.fields, routed, strict=True):
+        if values is None or values[0] is None:
+            continue
+        fobs = obs.fields[col.family]
+        kind = fobs.kind_at(0)
+        assert kind is not None
+        out.append(Landing(col.family, fobs.values[0], kind, col.name, values[0]))
+    return out

@@ -35,9 +35,28 @@ class TableState:
     snapshot_id: int | None
 
     @classmethod
-    def of(cls, table: Table) -> TableState:
+    def of(cls, table: Table | None) -> TableState:
+        """The state of ``table``; a table that does not exist yet is :data:`ABSENT`."""
+        if table is None:
+            return ABSENT
         snap = table.current_snapshot()
         return cls(table.schema().schema_id, None if snap is None else snap.snapshot_id)
+
+
+#: the state of a table that does not exist yet
+ABSENT = TableState(-1, None)
+
+
+class PlanChangedError(RuntimeError):
+    """The data needs other schema changes than the plan that was approved."""
+
+    def __init__(self, table: str, approved: Plan, needed: Plan) -> None:
+        self.table, self.approved, self.needed = table, approved, needed
+        super().__init__(
+            f"table {table}: the batch needs other changes than the approved plan "
+            f"(approved: {describe_changes(approved) or 'none'}; needed: "
+            f"{describe_changes(needed) or 'none'}); nothing was applied: preview again"
+        )
 
 
 class StalePlanError(RuntimeError):
@@ -46,9 +65,11 @@ class StalePlanError(RuntimeError):
     def __init__(self, table: str, planned: TableState, now: TableState, detail: str = "") -> None:
         self.table, self.planned, self.now = table, planned, now
         parts = []
-        if planned.schema_id != now.schema_id:
+        if planned == ABSENT or now == ABSENT:
+            parts.append("it was created" if planned == ABSENT else "it was dropped")
+        elif planned.schema_id != now.schema_id:
             parts.append(f"its schema went from id {planned.schema_id} to {now.schema_id}")
-        if planned.snapshot_id != now.snapshot_id:
+        if ABSENT not in (planned, now) and planned.snapshot_id != now.snapshot_id:
             parts.append(f"its snapshot went from {planned.snapshot_id} to {now.snapshot_id}")
         moved = " and ".join(parts) or "another writer committed first"
         super().__init__(
