@@ -180,7 +180,7 @@ def ingest(
     :func:`toolkit.simulate`.
 
     ``approved`` and ``expected`` hold the batch to a plan a user approved (see
-    :func:`preview`): if the table is no longer in the ``expected`` state it raises
+    :func:`plan_preview`): if the table is no longer in the ``expected`` state it raises
     :class:`~toolkit.iceberg.commit.StalePlanError`, and if the batch needs other changes
     than ``approved`` it raises :class:`~toolkit.iceberg.commit.PlanChangedError`; either
     way nothing is applied.
@@ -252,7 +252,7 @@ class Preview:
     records: tuple[dict[str, Any], ...]
 
 
-def preview(
+def plan_preview(
     records: Iterable[Mapping[str, Any]], table: str, catalog: Catalog, **options: Any
 ) -> Preview:
     """Plan ``records`` against ``table`` (absent: a new table) without Spark and without

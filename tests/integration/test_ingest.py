@@ -168,7 +168,7 @@ def test_an_approved_preview_commits_exactly_its_plan_or_is_refused(
     lakehouse: Catalog, spark: SparkSession
 ) -> None:
     from toolkit.iceberg.commit import PlanChangedError
-    from toolkit.pipeline import preview
+    from toolkit.pipeline import plan_preview as preview
 
     first = preview([{"a": 1}], "diff.approve", lakehouse)
     assert [c.column.name for c in first.plan.changes] == ["a"]
