@@ -40,6 +40,7 @@ from toolkit.iceberg.commit import (
     commit_plan,
 )
 from toolkit.iceberg.schema import from_iceberg, to_iceberg
+from toolkit.spark.commit import commit_plan_in_spark
 from toolkit.spark.workers import Mode, observe_partition, route_partition
 
 if TYPE_CHECKING:
@@ -124,6 +125,7 @@ def _plan_and_commit(
     batch: int,
     approved: Plan | None = None,
     expected: TableState | None = None,
+    spark: SparkSession | None = None,
 ) -> tuple[Table, Plan, int]:
     """Plan against the table as it is, commit; re-plan when another writer got there
     first (RULES 6: a stale plan is never applied as is). With ``expected`` (the state a
@@ -149,7 +151,10 @@ def _plan_and_commit(
             return table, plan, attempt
         state = TableState.of(table)
         try:
-            return commit_plan(table, plan, state), plan, attempt
+            if spark is None:
+                return commit_plan(table, plan, state), plan, attempt
+            spark_name = f"{catalog.name}.{identifier}"
+            return commit_plan_in_spark(spark, spark_name, table, plan, state), plan, attempt
         except StalePlanError as exc:
             if expected is not None:
                 raise
@@ -201,7 +206,7 @@ def ingest(
         return IngestReport(table, batch_id, Plan(batch_index, schema, schema, ()), 0, None, prof)
 
     tbl, plan, attempts = _plan_and_commit(
-        catalog, table, summary, opts, batch_index, approved, expected
+        catalog, table, summary, opts, batch_index, approved, expected, spark
     )
     written = write_batch(df, mode, opts, tbl, catalog, spark, table, batch_id)
     tbl.refresh()
