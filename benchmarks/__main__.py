@@ -1,0 +1,23 @@
+"""``python -m benchmarks``: the pure-engine benchmark (:mod:`benchmarks.bench_simulate`);
+``python -m benchmarks --spark``: the toolkit on Spark and Iceberg against plain Spark
+and plain PyIceberg (:mod:`benchmarks.bench_spark`). Other options go to the chosen one."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if "--spark" in args:
+        args.remove("--spark")
+        from benchmarks.bench_spark import main as spark_main
+
+        return spark_main(args)
+    from benchmarks.bench_simulate import main as simulate_main
+
+    return simulate_main(args)
+
+
+raise SystemExit(main())
