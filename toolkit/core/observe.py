@@ -18,6 +18,7 @@ import datetime as dt
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any, Final
 
 from toolkit.core.conversions import (
@@ -51,6 +52,23 @@ _FLAT: Final[dict[type, Kind]] = {
     dict: Kind(RECORD, 1),
 }
 _NONE: Final = type(None)
+_MICROS_PER: Final[dict[str, int]] = {"s": 1_000_000, "ms": 1_000, "us": 1}
+#: the kind name of a level of array leaves that all have one of these Python types
+_LEAF_NAME: Final[dict[type, str]] = {
+    bool: "boolean",
+    int: "long",
+    float: "double",
+    str: "string",
+    dict: RECORD,
+}
+#: kinds decided by the Python type alone (the others need the value: int, str, list...)
+_CONST_KINDS: Final[dict[type, Kind | None]] = {
+    _NONE: None,
+    bool: K_BOOLEAN,
+    float: K_DOUBLE,
+    dict: K_RECORD,
+    dt.date: K_DATE,
+}
 
 _EMPTY: Final[dict[str, Any]] = {}
 
@@ -85,6 +103,10 @@ class Classifier:
             list: self._array_kind,
         }
         self._widest: dict[frozenset[Kind], Kind | None] = {}
+        #: ISO texts this batch's observation parsed, for the router (the engine clears it)
+        self.parsed: dict[str, dt.date] = {}
+        self._per = _MICROS_PER[options.timestamp_unit]
+        self._array_kinds: dict[tuple[str | None, int], Kind] = {}
 
     def _flat_kind(self, t: type, v: list[Any]) -> Kind | None:
         """The kind of a flat array whose leaves all have Python type ``t``, when it is
@@ -122,9 +144,16 @@ class Classifier:
         if not self.options.detect_dates or not (v[:4].isdigit() and v[4:5] == "-"):
             return K_STRING
         if len(v) == 10:
-            return K_DATE if parse_date(v) is not None else K_STRING
+            d = parse_date(v)
+            if d is None:
+                return K_STRING
+            self.parsed[v] = d
+            return K_DATE
         ts = parse_timestamp(v)
-        return K_STRING if ts is None else self._timestamp_kind(ts)
+        if ts is None:
+            return K_STRING
+        self.parsed[v] = ts
+        return self._timestamp_kind(ts)
 
     def _datetime_kind(self, v: dt.datetime) -> Kind:
         try:
@@ -134,7 +163,10 @@ class Classifier:
         return self._timestamp_kind(v)
 
     def _timestamp_kind(self, v: dt.datetime) -> Kind:
-        if v.microsecond == 0:
+        micro = v.microsecond
+        # A whole number of epoch units (EPOCH is a whole second) converts exactly to long,
+        # and to double too at s / ms units (2**53 ms is beyond year 9999).
+        if micro == 0 or (self._per > 1 and micro % self._per == 0):
             return K_TIMESTAMP
         lossy = frozenset(
             t
@@ -190,6 +222,9 @@ class FieldObservation:
     counts: dict[Kind, int]
     nulls: int
     classifier: Classifier
+    #: every non-null value is a regular array whose leaves all have one exact Python type
+    #: (see ``_regular_arrays``): a column of that very shape may take the values as they are
+    plain: bool = False
     _nested: dict[int, StructObservation] = field(default_factory=dict, repr=False)
 
     def kind_at(self, i: int) -> Kind | None:
@@ -268,6 +303,43 @@ def observe_struct(
     return StructObservation(path, rows, fields)
 
 
+def _regular_arrays(arrays: list[list[Any]], classifier: Classifier) -> tuple[Kind, int] | None:
+    """The kind every non-empty array of ``arrays`` has, and how many are empty, when all
+    are regular: at each depth, every element a list, or every one a leaf of the same exact
+    Python type (no null element, no empty list below the top). Decided a level at a time
+    over the whole column with C-level ``chain`` / ``set(map(type))``; None otherwise (the
+    arrays are then typed one by one)."""
+    empties = arrays.count([])
+    if empties == len(arrays):
+        return None
+    level = list(chain.from_iterable(arrays))
+    dim = 1
+    types = set(map(type, level))
+    while types == {list}:
+        if [] in level:
+            return None
+        level = list(chain.from_iterable(level))
+        dim += 1
+        types = set(map(type, level))
+    if len(types) != 1:
+        return None
+    t = types.pop()
+    name = _LEAF_NAME.get(t)
+    if name is None:
+        return None
+    if t is int and not (min(level) >= -_DOUBLE_EXACT and max(level) <= _DOUBLE_EXACT):
+        return None
+    if t is str and classifier.options.detect_dates and any(
+        s[:4].isdigit() and s[4:5] == "-" for s in level
+    ):
+        return None
+    key = (name, dim)
+    k = classifier._array_kinds.get(key)
+    if k is None:
+        k = classifier._array_kinds[key] = Kind(name, dim)  # type: ignore[arg-type]
+    return k, empties
+
+
 def _observe_values(
     path: tuple[str, ...], values: list[Any], classifier: Classifier
 ) -> FieldObservation:
@@ -276,6 +348,19 @@ def _observe_values(
     types.discard(type(None))
     present = len(values) - nulls
     uniform: Kind | None = None
+    if types == {list}:
+        arrays = values if nulls == 0 else [v for v in values if v is not None]
+        regular = _regular_arrays(arrays, classifier)
+        if regular is not None:
+            k, empties = regular
+            if not empties:
+                counts = {k: present}
+                return FieldObservation(path, values, None, k, counts, nulls, classifier, True)
+            e1 = K_EMPTY1
+            kinds = [None if v is None else k if v else e1 for v in values]
+            full = present - empties
+            counts = {k: full, e1: empties} if arrays[0] else {e1: empties, k: full}
+            return FieldObservation(path, values, kinds, None, counts, nulls, classifier, True)
     if len(types) == 1:
         t = next(iter(types))
         if t is float:
@@ -299,7 +384,8 @@ def _observe_values(
         counts = {uniform: present} if uniform is not None else {}
         return FieldObservation(path, values, None, uniform, counts, nulls, classifier)
     kind = classifier.kind
-    kinds = [None if v is None else kind(v, path) for v in values]
+    const = _CONST_KINDS
+    kinds = [const[type(v)] if type(v) in const else kind(v, path) for v in values]
     counter = Counter(kinds)
     counter.pop(None, None)
     return FieldObservation(

@@ -18,7 +18,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from itertools import repeat
+from itertools import islice, repeat
 from typing import Any
 
 from toolkit.core.conversions import LOSSY, render_json
@@ -45,7 +45,7 @@ def rows_of(struct: Struct, columns: list[list[Any] | None], n: int) -> list[dic
         return [{} for _ in range(n)]
     names = [c.name for c in struct.fields]
     cols = [repeat(None, n) if c is None else c for c in columns]
-    return [dict(zip(names, t, strict=False)) for t in zip(*cols, strict=False)]
+    return [dict(zip(names, t)) for t in zip(*cols)]  # noqa: B905 (equal lengths)
 
 
 def wrap(value: Any, times: int) -> Any:
@@ -75,6 +75,15 @@ class Router:
             return None
         if col.shape.type == RECORD:
             return self._route_records(col, fobs)
+        shape = col.shape
+        if (
+            fobs.plain
+            and shape.type in _PYTHON_TYPE
+            and all(k.dim == shape.dim and k.type in (None, shape.type) for k in fobs.counts)
+        ):
+            # every array already is what the column holds (regular, leaves of its exact
+            # Python type): taken as it is, like the flat arrays of ``_converter``
+            return fobs.values
         u = fobs.uniform
         if u is not None:
             if not receives(self.lattice, u, col):
@@ -127,6 +136,10 @@ class Router:
         if k.dim == 0:
             from_type = k.type
             assert from_type is not None
+            if shape.dim == 0 and not naive:
+                direct = self._direct(from_type, target)
+                if direct is not None:
+                    return direct
 
             def one(v: Any) -> Any:
                 try:
@@ -162,6 +175,38 @@ class Router:
 
         return array
 
+    def _direct(self, from_type: str, target: str) -> Callable[[Any], Any] | None:
+        """A scalar -> scalar converter without the generic dispatch of ``convert``, for the
+        common cases; None for the others."""
+        table = self.conversions.table
+        if from_type in ("boolean", "long", "double") and from_type != target:
+            fn = table.get((from_type, target))  # ``own`` is the value itself
+            if fn is None:
+                return None
+
+            def number(v: Any) -> Any:
+                out = fn(v)
+                return None if out is LOSSY else out
+
+            return number
+        if from_type in ("timestamp", "date") and target != "string":
+            # the text was parsed when it was observed: reuse that value
+            parsed = self.classifier.parsed
+            own = self.conversions.own
+            fn2 = None if from_type == target else table.get((from_type, target))
+            if fn2 is None and from_type != target:
+                return None
+
+            def temporal(v: Any) -> Any:
+                p = parsed.get(v) if type(v) is str else None
+                if p is None:
+                    p = own(v, from_type)
+                out = p if fn2 is None else fn2(p)
+                return None if out is LOSSY else out
+
+            return temporal
+        return None
+
     def _route_records(self, col: Column, fobs: FieldObservation) -> list[Any] | None:
         """RULES 3.4: records go into every record column of dimension >= theirs; the
         column's struct routes their fields recursively."""
@@ -173,6 +218,7 @@ class Router:
         nested = fobs.nested(e)
         routed: Iterator[dict[str, Any]] = iter(self.rows(leaf_struct, nested))
         out: list[Any] = []
+        plain = fobs.plain
         for v, k in zip(fobs.values, fobs.iter_kinds(), strict=True):
             if k is not None and k.type is None and k.dim <= e:  # [] goes to any array column
                 out.append(wrap(normalize(v, k.dim, _no_leaf), e - k.dim))
@@ -180,6 +226,8 @@ class Router:
                 out.append(None)
             elif k.dim == 0:
                 out.append(wrap(next(routed), e))
+            elif plain and k.dim == 1:  # a regular list of records: its rows, in order
+                out.append(wrap(list(islice(routed, len(v))), e - 1))
             else:
                 out.append(wrap(normalize(v, k.dim, lambda _: next(routed)), e - k.dim))
         return out
