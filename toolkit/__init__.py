@@ -23,6 +23,8 @@ _LAZY = {
     "statistics": "toolkit.iceberg.statistics",
     "stream": "toolkit.streaming",
     "create_coalesce_view": "toolkit.spark.views",
+    "explore": "toolkit.notebook",
+    "preview": "toolkit.notebook",
 }
 
 __all__ = [

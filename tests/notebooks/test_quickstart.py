@@ -1,63 +1,97 @@
-"""Run notebooks/quickstart.ipynb headless in a real Jupyter kernel and check what it prints."""
+"""Run notebooks/quickstart.ipynb headless in a real Jupyter kernel (in a temp folder, so its
+`lakehouse` lands there) and check what it printed and displayed, widgets included."""
 
 from __future__ import annotations
 
-import sys
+import re
 from pathlib import Path
 
-import nbformat
 import pytest
-from ipykernel.kernelspec import write_kernel_spec
-from nbclient import NotebookClient
-from nbformat.v4 import new_code_cell
 
-pytestmark = pytest.mark.notebook
+import toolkit
+from tests.notebooks.nbrun import execute
+from toolkit.iceberg.commit import batch_id_of
 
-NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "quickstart.ipynb"
+pytestmark = [pytest.mark.notebook, pytest.mark.spark]
 
-
-def _text(outputs: list[nbformat.NotebookNode]) -> str:
-    parts = []
-    for out in outputs:
-        if out.output_type == "stream":
-            parts.append(out.text)
-        elif out.output_type in ("execute_result", "display_data"):
-            parts.append(out.data.get("text/plain", ""))
-        elif out.output_type == "error":
-            parts.append("\n".join(out.traceback))
-    return "\n".join(parts)
+APPROVE = 'panel.approve()  # or click "Approve and commit" above'
+#: run after day 1's approve cell: approving again (the button after the cell, say) is a no-op
+AGAIN = 'print("again:", panel.approve().kind)'
 
 
 def test_quickstart_runs_and_shows_the_drift(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # The kernel must be this interpreter (the project's .venv), whatever kernelspecs the
-    # user or the system has: a "python3" spec whose argv names sys.executable, found first
-    # because JUPYTER_PATH outranks every other kernelspec folder.
-    write_kernel_spec(str(tmp_path / "jupyter" / "kernels" / "python3"))
-    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
+    run = execute("quickstart.ipynb", tmp_path, monkeypatch, after={APPROVE: AGAIN})
 
-    nb = nbformat.read(NOTEBOOK, as_version=4)
-    assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code"), (
-        "commit the notebook with its outputs stripped"
+    assert "20 20 20 records" in run.text(run.cell("def load("))
+    assert "60 records" in run.text(run.cell("toolkit.profile("))
+
+    # explore: a widget panel (its view's model is in the saved widget state) with plots, its
+    # fields' columns those of a table fed day by day
+    (explore,) = run.views(run.cell("toolkit.explore("))
+    state = run.widget_state
+    assert state[explore]["model_name"] == "VBoxModel"
+    header, _, _, fields, *_ = (
+        state[c.removeprefix("IPY_MODEL_")]["state"] for c in state[explore]["state"]["children"]
     )
-    nb.cells.insert(0, new_code_cell("import sys; print('KERNEL', sys.prefix)"))
+    assert "60 records in 3 batch(es)" in header["value"]
+    assert "my_field_string" in fields["value"]
+    figures = [
+        o
+        for m in run.widgets("OutputModel")
+        for o in m["outputs"]
+        if "application/vnd.plotly.v1+json" in o.get("data", {})
+    ]
+    assert figures, "the explore panel shows plotly figures"
 
-    NotebookClient(
-        nb,
-        kernel_name="python3",
-        timeout=300,
-        resources={"metadata": {"path": str(NOTEBOOK.parent)}},
-    ).execute()
-
-    code = [c for c in nb.cells if c.cell_type == "code"]
-    assert _text(code[0].outputs).strip() == f"KERNEL {sys.prefix}"
-    text = _text([out for c in code for out in c.outputs])
-    assert "20 20 20 records" in text
     # simulate: the drifting fields got typed sibling columns
-    for column in ("my_field_string", "size_double", "started_long"):
-        assert column in text
-    # profile and the coalescing SQL
-    assert "60 records" in text
-    assert "FROM db.events" in text
-    assert "COALESCE(" in text
+    simulated = run.text(run.cell("toolkit.simulate("))
+    for column in ("my_field_string", "size_double", "started_long", "device_array_record"):
+        assert f"{column}: optional" in simulated
+
+    # day 1 and day 2: previewed in a panel, approved by the cell after it
+    previews = [c for c in run.code if "toolkit.preview(" in c.source]
+    assert len(previews) == 2
+    for cell in previews:
+        assert len(run.views(cell)) == 1
+    buttons = [b for b in run.widgets("ButtonModel") if b["description"] == "Approve and commit"]
+    assert len(buttons) == 2
+    assert all(b["disabled"] for b in buttons), "a committed panel cannot commit again"
+    approved = [run.text(c) for c in run.code if c.source.startswith(APPROVE)]
+    assert len(approved) == 2
+    assert re.search(r"Committed snapshot \d+ to db\.events: 20 rows written", approved[0])
+    assert (
+        "4 column(s) added: device.os_version, my_field_string, size_double, started_long"
+        in approved[1]
+    )
+    assert "again: skipped" in run.text(run.cell(AGAIN))
+    assert "my_field_string" in run.widget_text()  # the day 2 panel's new columns
+
+    # day 3 by ingest, then the table: three batches, one snapshot each
+    assert "batch sample-day3 wrote 20 rows" in run.text(run.cell("toolkit.ingest("))
+    table = toolkit.catalog(run.workdir / "lakehouse").load_table("db.events")
+    snapshots = table.snapshots()
+    assert len(snapshots) == 3
+    assert batch_id_of(snapshots[0]).startswith("preview-")
+    assert batch_id_of(snapshots[2]) == "sample-day3"
+    shown = run.widget_text()  # what the panels say now
+    assert f"Batch {batch_id_of(snapshots[0])} was already ingested" in shown  # day 1, again
+    assert f"Committed snapshot {snapshots[1].snapshot_id} to db.events" in shown  # day 2
+
+    stats = run.text(run.cell("toolkit.statistics("))
+    assert "Written data statistics of db.events: 60 records" in stats
+    assert re.search(r"^my_field_string\s+\d+\s+string\s+my_field\s+yes\s+40\s+20\s", stats, re.M)
+
+    # the view folds the typed columns back into one column per field
+    view = run.text(run.cell("create_coalesce_view("))
+    assert "CREATE OR REPLACE VIEW lakehouse.db.events_unified" in view
+    assert "COALESCE(`my_field_string`, CAST(`my_field` AS STRING)) AS `my_field`" in view
+    head = next(line for line in view.splitlines() if line.startswith("|") and "event" in line)
+    columns = [c.strip() for c in head.strip("|").split("|")]
+    assert "my_field" in columns
+    assert "my_field_string" not in columns
+    rows = [line for line in view.splitlines() if line.startswith("|") and line != head]
+    folded = [[c.strip() for c in r.strip("|").split("|")][columns.index("my_field")] for r in rows]
+    assert any(v.startswith("MF-") for v in folded)  # was my_field_string
+    assert any(v.isdigit() for v in folded)  # was my_field (a long)

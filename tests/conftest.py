@@ -1,4 +1,5 @@
-"""One embedded catalog and one Spark session (local[2]) for the whole test run."""
+"""One embedded catalog and one Spark session (local[2]) for the whole test run, shared by
+every folder (a conftest per folder would start a second pair of session fixtures)."""
 
 from __future__ import annotations
 

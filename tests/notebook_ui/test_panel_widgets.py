@@ -1,0 +1,304 @@
+"""toolkit.notebook panels, in-process: ``Button.click()`` fires the handlers, and an
+injected commit function records what would be committed (no Spark here)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import ipywidgets as widgets
+import pytest
+from pyiceberg.catalog import Catalog
+
+import toolkit
+import toolkit.notebook
+from tests.notebook_ui.panel_tables import DATA, sample_day, write_batches
+from toolkit.core.profile import Profile, profile
+from toolkit.iceberg import catalog
+from toolkit.iceberg.commit import StalePlanError, TableState
+from toolkit.notebook import ExplorePanel, PreviewPanel, explore, preview
+from toolkit.notebook.models import CommitRequest, FieldRow, Page, TypeCount
+from toolkit.notebook.render import field_table_html
+from toolkit.notebook.widgets import PLOTLY_MIME
+from toolkit.pipeline import IngestReport, plan_preview
+
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+
+
+@pytest.fixture
+def lake(tmp_path: Path) -> Catalog:
+    return catalog(tmp_path / "lake")
+
+
+class RecordingCommit:
+    """Records each request; answers like ``ingest`` would (snapshot 777)."""
+
+    def __init__(self) -> None:
+        self.requests: list[CommitRequest] = []
+        self.progress_shown: list[bool] = []
+        self.panel: PreviewPanel | None = None
+
+    def __call__(self, request: CommitRequest) -> IngestReport:
+        self.requests.append(request)
+        if self.panel is not None:
+            self.progress_shown.append(self.panel.progress.layout.display != "none")
+        return IngestReport(
+            request.table, request.batch_id, request.approved, len(request.records), 777,
+            Profile(),
+        )
+
+
+def test_the_lazy_public_names() -> None:
+    assert toolkit.explore is explore and toolkit.preview is preview
+    assert toolkit.notebook.ExplorePanel is ExplorePanel
+
+
+# --- ExplorePanel ----------------------------------------------------------------------------
+
+
+def test_explore_filters_pages_and_highlights_evolved_fields() -> None:
+    panel = explore([sample_day(n) for n in (1, 2, 3)], page_size=4)
+    assert panel.base.total == 11 and panel.base.batches == ("0", "1", "2")
+    assert "60 records, 3 batch(es), 11 fields; 5 drifted, 4 evolved" in panel.header.value
+    assert panel.position.value == "1-4 of 11 (page 1 of 3)"
+    assert panel.previous_button.disabled and not panel.next_button.disabled
+
+    panel.next_button.click()
+    panel.next_button.click()
+    assert panel.page_number == 2 and panel.next_button.disabled
+    assert [r.name for r in panel.page.rows] == ["started", "tags", "ts"]
+    # evolved fields stand out: a highlighted row and a badge
+    assert panel.table.value.count('<tr class="tknb-evolved">') == 1  # started
+    assert "<code>tags</code><span" in panel.table.value  # drifted, not evolved
+    panel.previous_button.click()
+    assert panel.page_number == 1
+
+    panel.search.value = "device"  # typing in the box filters at once, back to page 1
+    assert panel.page_number == 0
+    assert [r.name for r in panel.model.rows] == [
+        "device", "device.id", "device.os", "device.os_version",
+    ]
+    assert "4 of 11 fields" in panel.header.value
+    assert "my_field" not in panel.table.value
+    assert "device_array_record.element.os" in panel.table.value  # columns of the family
+
+    panel.filter("", evolved_only=True)
+    assert [r.name for r in panel.model.rows] == ["device", "my_field", "size", "started"]
+    panel.drifted_only.value = True
+    panel.evolved_only.value = False
+    assert [r.name for r in panel.model.rows] == ["device", "my_field", "size", "started", "tags"]
+
+
+def test_explore_renders_both_charts_as_plotly_figures() -> None:
+    panel = explore([sample_day(n) for n in (1, 2, 3)], top=3)
+    assert panel.mix_figure is not None and panel.drift_figure is not None
+    mix, drift = panel.charts.outputs
+    assert mix["data"][PLOTLY_MIME]["data"] == panel.mix_figure.to_plotly_json()["data"]
+    assert [t["name"] for t in drift["data"][PLOTLY_MIME]["data"]] == ["long", "string"]
+    assert panel.field_picker.value == "my_field"  # the most drifted first
+
+    panel.field_picker.value = "size"
+    assert panel.drift_figure.layout.title.text == "size: types per batch"
+    assert [t.name for t in panel.drift_figure.data] == ["double", "long"]
+    panel.select("started_long")  # a column finds its field
+    assert panel.field_picker.value == "started"
+
+    panel.search.value = "tags"
+    assert panel.field_picker.value == "tags"
+    assert [t.name for t in panel.mix_figure.data] == ["string[]", "string"]
+
+
+def test_explore_displays_itself_as_its_root_widget() -> None:
+    panel = explore([{"a": 1}])
+    bundle = panel._repr_mimebundle_()
+    assert bundle[WIDGET_MIME]["model_id"] == panel.widget.model_id
+    assert isinstance(panel.widget, widgets.VBox)
+
+
+def test_explore_sources(tmp_path: Path) -> None:
+    one = explore([{"a": 1}, {"a": "x"}], batch=5)
+    assert one.base.batches == ("5",) and one.base.field("a").drifted
+    files = explore(str(DATA / "sample_day*.jsonl"))  # each file a batch, in name order
+    assert files.base.batches == ("0", "1", "2") and files.base.records == 60
+    assert "(3 file(s))" in files.base.source
+    assert explore(DATA / "sample_day2.jsonl").base.records == 20
+    assert explore(profile([{"b": True}])).base.field("b").types[0].type == "boolean"
+    table = write_batches(catalog(tmp_path), "db.events", [sample_day(1), sample_day(2)])
+    committed = explore(table)
+    assert committed.base.committed and committed.base.batches == ("b0", "b1")
+    assert "values written per column" in committed.table.value
+    with pytest.raises(FileNotFoundError, match="no file matches"):
+        explore(str(tmp_path / "*.jsonl"))
+
+
+def test_data_is_escaped_in_html() -> None:
+    panel = explore([{"<b>key</b>": "<script>alert(1)</script>"}])
+    assert "<b>key</b>" not in panel.table.value and "&lt;b&gt;key&lt;/b&gt;" in panel.table.value
+    assert "<script>" not in panel.table.value
+
+
+# --- PreviewPanel ----------------------------------------------------------------------------
+
+
+def test_approve_commits_exactly_the_previewed_plan(lake: Catalog) -> None:
+    table = write_batches(lake, "db.events", [sample_day(1)])
+    commit = RecordingCommit()
+    panel = preview(sample_day(2), "db.events", lake, commit=commit)
+    commit.panel = panel
+    assert panel.progress.layout.display == "none" and not panel.approve_button.disabled
+
+    panel.approve_button.click()
+
+    (request,) = commit.requests
+    assert request.approved is panel.preview.plan
+    assert request.expected == panel.preview.state == TableState.of(table)
+    assert [".".join(c.path) for c in request.approved.changes] == [
+        "device.os_version", "my_field_string", "size_double", "started_long",
+    ]
+    assert request.table == "db.events" and request.records == tuple(sample_day(2))
+    assert request.batch_id == panel.model.batch_id
+    # the progress indicator showed while the commit ran, and is gone
+    assert commit.progress_shown == [True] and panel.progress.layout.display == "none"
+    # what the panel shows afterwards
+    assert panel.outcome is not None and panel.outcome.kind == "committed"
+    assert "Committed snapshot 777 to db.events: 20 rows written" in panel.message.value
+    assert panel.approve_button.disabled  # committed once; a second click is not offered
+    assert panel.preview_again_button.layout.display == "none"
+    # the updated written data statistics of the table (read from the catalog)
+    assert panel.statistics is not None and panel.statistics_panel is not None
+    assert panel.statistics_panel.base.committed
+    assert panel.statistics_panel.widget in panel.result.children
+
+
+def test_batch_id_is_stable_across_previews_of_the_same_data(lake: Catalog) -> None:
+    write_batches(lake, "db.events", [sample_day(1)])
+    commit = RecordingCommit()
+    for _ in range(2):
+        preview(sample_day(2), "db.events", lake, commit=commit).approve_button.click()
+    preview(str(DATA / "sample_day2.jsonl"), "db.events", lake, commit=commit).approve()
+    preview(sample_day(3), "db.events", lake, commit=commit).approve()
+    first, again, from_file, other = (r.batch_id for r in commit.requests)
+    assert first == again == from_file != other
+    explicit = preview(sample_day(2), "db.events", lake, commit=commit, batch_id="day2")
+    explicit.approve()
+    assert commit.requests[-1].batch_id == "day2"
+
+
+def test_preview_tabs(lake: Catalog) -> None:
+    write_batches(lake, "db.events", [sample_day(1)])
+    panel = preview(str(DATA / "sample_day2.jsonl"), "db.events", lake, sample=5)
+    assert panel.tabs.titles == (
+        "Schema", "New columns (4)", "Where values land", "SQL view", "Profile",
+    )
+    schema, new, landings, sql, prof = panel.tabs.children
+    before, after = (w.value for w in schema.children)
+    assert "16: my_field_string: string" not in before
+    assert '<span class="tknb-new">16: my_field_string: string</span>' in after
+    assert '<span class="tknb-new">15: os_version: string</span>' in after  # nested
+    assert "RULES 3.3: my_field arrived as string" in new.value
+    assert "The first 5 of 20 records." in landings.value
+    assert landings.value.count("<b>record ") == 5
+    assert sql.titles == ("spark", "trino", "duckdb", "athena")
+    for page in sql.children:
+        assert "<pre>SELECT" in page.value and "navigator.clipboard.writeText" in page.value
+    assert prof is panel.profile_panel.widget and panel.profile_panel.base.records == 20
+    assert "20 records planned against db.events" in panel.header.value
+    assert panel.model.records == 20 and len(panel.model.samples) == 5
+    bundle = panel._repr_mimebundle_()
+    assert bundle[WIDGET_MIME]["model_id"] == panel.widget.model_id
+
+
+def test_stale_plan_shows_plain_words_and_preview_again(lake: Catalog) -> None:
+    write_batches(lake, "db.events", [sample_day(1)])
+
+    def commit_like_ingest(request: CommitRequest) -> IngestReport:
+        """Refuses a table that moved since the preview, as ingest(expected=...) does."""
+        now = TableState.of(lake.load_table(request.table))
+        if now != request.expected:
+            raise StalePlanError(request.table, request.expected, now)
+        raise AssertionError("the table was expected to have moved")
+
+    panel = preview(sample_day(2), "db.events", lake, commit=commit_like_ingest)
+    old_state = panel.preview.state
+    lake.drop_table("db.events")  # another writer got there first...
+    write_batches(lake, "db.events", [sample_day(1), sample_day(2)])
+
+    panel.approve_button.click()
+
+    assert panel.outcome is not None and panel.outcome.kind == "stale"
+    assert "The table changed since this preview:" in panel.message.value
+    assert "Preview again" in panel.message.value
+    assert panel.outcome.traceback and "StalePlanError" in panel.outcome.traceback
+    assert panel.preview_again_button.layout.display == ""  # shown
+    assert panel.approve_button.disabled  # a stale plan is never retried as is
+
+    panel.preview_again_button.click()
+
+    assert panel.outcome is None and panel.message.value == ""
+    assert panel.preview.state != old_state
+    assert panel.preview.state == TableState.of(lake.load_table("db.events"))
+    assert not panel.model.changed  # day 2's columns are there already
+    assert panel.tabs.titles[1] == "New columns (0)"
+    assert not panel.approve_button.disabled
+    assert panel.preview_again_button.layout.display == "none"
+
+
+def test_other_errors_are_shown_and_approve_can_be_retried(lake: Catalog) -> None:
+    calls: list[int] = []
+
+    def flaky(request: CommitRequest) -> IngestReport:
+        calls.append(1)
+        raise ConnectionError("catalog unreachable")
+
+    panel = PreviewPanel(plan_preview([{"a": 1}], "db.t", lake), flaky)
+    outcome = panel.approve()
+    assert outcome is panel.outcome and outcome.kind == "error"
+    assert "ConnectionError: catalog unreachable" in panel.message.value
+    assert "<details><summary>ConnectionError: details</summary>" in panel.message.value
+    assert "in flaky" in panel.message.value  # the traceback is kept, folded
+    assert not panel.approve_button.disabled
+    assert panel.preview_again_button.layout.display == "none"
+    panel.approve_button.click()
+    assert len(calls) == 2
+
+
+def test_statistics_that_cannot_be_read_do_not_hide_the_commit(lake: Catalog) -> None:
+    def no_statistics() -> Any:
+        raise KeyError("gone")
+
+    panel = PreviewPanel(
+        plan_preview([{"a": 1}], "db.t", lake), RecordingCommit(), statistics=no_statistics
+    )
+    panel.approve()
+    assert panel.outcome is not None and panel.outcome.ok
+    assert "Committed snapshot 777" in panel.message.value
+    (note,) = panel.result.children
+    assert "The statistics of the table could not be read" in note.value
+
+
+def test_a_panel_without_commit_is_read_only(lake: Catalog) -> None:
+    panel = PreviewPanel(plan_preview([{"a": 1}], "db.t", lake))
+    assert panel.approve_button.disabled and "Read-only preview" in panel.message.value
+    assert panel.approve().kind == "error"
+
+
+def test_malformed_input_fails_before_any_panel(tmp_path: Path, lake: Catalog) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"a": 1}\nnot json\n')
+    with pytest.raises(ValueError, match="line 2: malformed JSON"):
+        preview(str(bad), "db.t", lake)
+
+
+def test_lower_bounds_are_marked() -> None:
+    """Spark's Iceberg writer keeps no counts for list elements: such counts are shown as
+    lower bounds, never as a plain 0."""
+    tags = FieldRow(
+        ("tags",), (TypeCount("string[]", 0, 0.0, column="tags", measured=False),), None,
+        None, None, ("tags",), False,
+    )
+    html = field_table_html(Page((tags,), 0, 25, 1, 1), committed=True)
+    assert "tags (string[]): 0+ (0%)" in html and "n+ : a lower bound" in html
+    assert "a lower bound" not in field_table_html(
+        Page((replace(tags, types=(replace(tags.types[0], measured=True),)),), 0, 25, 1, 1)
+    )

@@ -1,0 +1,250 @@
+"""Notebook panels: explore how fields drift, preview a plan, approve and commit it.
+
+Example (notebook cells)::
+
+    import toolkit
+
+    toolkit.explore([[{"my_field": 1}], [{"my_field": "abc"}]])  # fields, types, drift
+    toolkit.explore(cat.load_table("db.events"))                   # a committed table
+
+    panel = toolkit.preview("data/day2.jsonl", "db.events", cat, spark=spark)
+    panel            # schema before/after, new columns, landings, SQL, "Approve and commit"
+    panel.approve()  # what the button does; panel.outcome says what happened
+
+Both return panels whose view-model (``panel.model``) holds everything shown, so a
+notebook run headless can read it and call ``panel.approve()`` as the button does.
+The view-models and HTML need neither ipywidgets nor plotly
+(:mod:`toolkit.notebook.models`, :mod:`toolkit.notebook.render`); the panels do (the
+``notebook`` extra).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from toolkit.api import make_options
+from toolkit.core.engine import Engine
+from toolkit.core.jsonlines import read_jsonl
+from toolkit.core.profile import Profile, profile_of
+from toolkit.core.types import Struct
+from toolkit.notebook.models import CommitRequest, StatisticsModel
+
+if TYPE_CHECKING:
+    from pyiceberg.catalog import Catalog
+    from pyspark.sql import SparkSession
+
+    from toolkit.iceberg.statistics import WrittenDataStatistics
+    from toolkit.notebook.widgets import ExplorePanel, PreviewPanel
+    from toolkit.pipeline import IngestReport, Preview
+
+__all__ = [
+    "ExplorePanel",
+    "PreviewPanel",
+    "explore",
+    "ingest_commit",
+    "jsonl_files",
+    "preview",
+    "statistics_model",
+]
+
+
+def __getattr__(name: str) -> Any:
+    # the widget classes load ipywidgets and plotly: only when asked for
+    if name in ("ExplorePanel", "PreviewPanel"):
+        from toolkit.notebook import widgets
+
+        return getattr(widgets, name)
+    raise AttributeError(f"module 'toolkit.notebook' has no attribute {name!r}")
+
+
+def _is_path(source: object) -> bool:
+    return isinstance(source, str | os.PathLike)
+
+
+def jsonl_files(source: str | os.PathLike[str]) -> list[Path]:
+    """A JSON-lines path or glob as its files, sorted (a glob matching nothing fails)."""
+    text = os.fspath(source)
+    if glob.has_magic(text):
+        files = sorted(Path(p) for p in glob.glob(text, recursive=True))
+        if not files:
+            raise FileNotFoundError(f"no file matches {text!r}")
+        return files
+    path = Path(text)
+    if not path.is_file():
+        raise FileNotFoundError(f"no such JSON-lines file: {text!r}")
+    return [path]
+
+
+def _is_dataframe(source: object) -> bool:
+    return type(source).__module__.startswith("pyspark.sql")
+
+
+def _is_table(source: object) -> bool:
+    from pyiceberg.table import Table
+
+    return isinstance(source, Table)
+
+
+def _batches_of(source: Any) -> list[list[Any]]:
+    """A list of records (one batch) or a list of lists of records (batches)."""
+    items = list(source)
+    if items and all(isinstance(b, list | tuple) for b in items):
+        return [list(b) for b in items]
+    return [items]
+
+
+def statistics_model(
+    source: Any, *, spark: SparkSession | None = None, batch: int | None = None, **options: Any
+) -> StatisticsModel:
+    """What :func:`explore` shows, as data (no widget).
+
+    ``source``: a list of dicts (one batch), a list of batches (lists of dicts), a
+    JSON-lines path or glob (each file one batch, in name order; with ``spark``, Spark
+    reads them all as one batch), a Spark DataFrame (profiled on Spark), a PyIceberg
+    ``Table`` (its written data statistics, from metadata only), a ``Profile`` or a
+    ``WrittenDataStatistics``. Batches are numbered from ``batch`` (default 0). For data,
+    the columns of each field are those of a new table fed with it, in order.
+    """
+    from toolkit.iceberg.statistics import WrittenDataStatistics, statistics
+
+    if isinstance(source, StatisticsModel):
+        return source
+    if isinstance(source, Profile):
+        return StatisticsModel.from_profile(source)
+    if isinstance(source, WrittenDataStatistics):
+        return StatisticsModel.from_statistics(source)
+    if _is_table(source):
+        source.refresh()
+        return StatisticsModel.from_statistics(statistics(source))
+    opts = make_options(**options)
+    first = batch or 0
+    if _is_dataframe(source) or (spark is not None and _is_path(source)):
+        from toolkit.core.planner import plan_batch
+        from toolkit.pipeline import as_dataframe, observe_on_spark
+
+        session = spark if spark is not None else source.sparkSession
+        df, mode = as_dataframe(session, source)
+        summary, prof = observe_on_spark(df, mode, opts, first)
+        schema = plan_batch(Struct(), summary, opts, first).after
+        label = os.fspath(source) if _is_path(source) else "Spark DataFrame"
+        return StatisticsModel.from_profile(prof, schema, source=f"{label}: {prof.records} records")
+    if _is_path(source):
+        files = jsonl_files(source)
+        batches = [read_jsonl(f) for f in files]
+        label = f"{os.fspath(source)} ({len(files)} file(s))"
+    else:
+        batches = _batches_of(source)
+        label = None
+    engine = Engine(opts)
+    schema, prof = Struct(), Profile()
+    for i, rows in enumerate(batches, first):
+        obs = engine.observe(rows, i)
+        schema = engine.plan(schema, obs, i).after
+        prof = prof + profile_of(obs, i)
+    records = f"{prof.records} records in {len(batches)} batch(es)"
+    return StatisticsModel.from_profile(
+        prof, schema, source=records if label is None else f"{label}: {records}"
+    )
+
+
+def explore(
+    source: Any,
+    *,
+    spark: SparkSession | None = None,
+    batch: int | None = None,
+    page_size: int = 25,
+    top: int = 20,
+    **options: Any,
+) -> ExplorePanel:
+    """A panel of fields and their types for ``source`` (see :func:`statistics_model`):
+    a search box, a paged table with evolved fields highlighted, the type mix of the
+    ``top`` most drifted fields, and one field's types batch by batch."""
+    from toolkit.notebook.widgets import ExplorePanel
+
+    model = statistics_model(source, spark=spark, batch=batch, **options)
+    return ExplorePanel(model, page_size=page_size, top=top)
+
+
+def _records(source: Any) -> list[dict[str, Any]]:
+    """The records of a preview source: a list of dicts, or a JSON-lines path or glob."""
+    if _is_path(source):
+        return [r for f in jsonl_files(source) for r in read_jsonl(f)]
+    return list(source)
+
+
+def ingest_commit(
+    catalog: Catalog, spark: SparkSession | None = None, **options: Any
+) -> Callable[[CommitRequest], IngestReport]:
+    """The default commit of a preview: :func:`toolkit.pipeline.ingest` of exactly the
+    previewed records, held to the approved plan and the previewed table state, under the
+    request's batch id. Without ``spark``, a session on ``catalog`` is started (or the
+    running one reused) when a plan is approved."""
+
+    def commit(request: CommitRequest) -> IngestReport:
+        from toolkit.pipeline import ingest
+
+        session = spark
+        if session is None:
+            from toolkit.spark import spark_session
+
+            session = spark_session(catalog)
+        return ingest(
+            list(request.records),
+            request.table,
+            catalog,
+            session,
+            batch_id=request.batch_id,
+            approved=request.approved,
+            expected=request.expected,
+            **options,
+        )
+
+    return commit
+
+
+def preview(
+    source: Iterable[Mapping[str, Any]] | str | os.PathLike[str],
+    table: str,
+    catalog: Catalog,
+    *,
+    spark: SparkSession | None = None,
+    sample: int = 20,
+    commit: Callable[[CommitRequest], IngestReport] | None = None,
+    batch_id: str | None = None,
+    **options: Any,
+) -> PreviewPanel:
+    """Plan one batch against ``table`` without changing anything, and show it.
+
+    ``source`` is a list of dicts or a JSON-lines path or glob; the plan is made on all of
+    its records (``sample`` limits only the records whose landings are shown). "Approve
+    and commit" calls ``commit`` (default :func:`ingest_commit`: ``ingest`` with the
+    approved plan, the previewed table state and a batch id derived from the table and the
+    records, so approving the same data twice writes it once). If the table moved
+    meanwhile nothing is applied and "Preview again" re-reads the source and re-plans.
+    ``options`` as for :func:`toolkit.simulate`.
+    """
+    from toolkit.iceberg.statistics import statistics
+    from toolkit.notebook.widgets import PreviewPanel
+    from toolkit.pipeline import plan_preview
+
+    opts = make_options(**options)
+
+    def make() -> Preview:
+        return plan_preview(_records(source), table, catalog, **options)
+
+    def table_statistics() -> WrittenDataStatistics:
+        return statistics(catalog.load_table(table))
+
+    return PreviewPanel(
+        make(),
+        commit if commit is not None else ingest_commit(catalog, spark, **options),
+        options=opts,
+        sample=sample,
+        batch_id=batch_id,
+        statistics=table_statistics,
+        repreview=make,
+    )

@@ -1,0 +1,128 @@
+"""Type drift as plotly figures: pure functions from the view-models to ``go.Figure``.
+
+A figure is data too (``fig.data``, ``fig.layout``), so tests read its traces; a panel
+only hands it to the front end. No ``FigureWidget`` (it needs anywidget since plotly 6).
+"""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from toolkit.notebook.models import (
+    FieldRow,
+    StatisticsData,
+    TypeCount,
+    as_statistics_model,
+)
+
+__all__ = ["type_color", "type_drift_figure", "type_mix_figure"]
+
+#: one colour per lattice type, whichever field or chart shows it
+TYPE_COLORS = {
+    "boolean": "#8c564b",
+    "long": "#1f77b4",
+    "double": "#17becf",
+    "date": "#bcbd22",
+    "timestamp": "#9467bd",
+    "string": "#ff7f0e",
+    "record": "#2ca02c",
+    "empty": "#7f7f7f",
+}
+#: array dimensions are told apart by a pattern over the type's colour
+DIM_PATTERNS = ("", "/", "x", "+")
+
+
+def type_color(type_text: str) -> str:
+    return TYPE_COLORS.get(type_text.split("[", 1)[0], "#c7c7c7")
+
+
+def _pattern(type_text: str) -> str:
+    dim = type_text.count("[]")
+    return DIM_PATTERNS[min(dim, len(DIM_PATTERNS) - 1)]
+
+
+def _legend(rows: tuple[FieldRow, ...]) -> list[TypeCount]:
+    """One entry per label, the most frequent first (their type decides the colour)."""
+    totals: dict[str, int] = {}
+    first: dict[str, TypeCount] = {}
+    for r in rows:
+        for t in r.types:
+            totals[t.label] = totals.get(t.label, 0) + t.count
+            first.setdefault(t.label, t)
+    return [first[k] for k in sorted(totals, key=lambda k: (-totals[k], k))]
+
+
+def _bar(t: TypeCount, **values: object) -> go.Bar:
+    return go.Bar(
+        name=t.label,
+        marker={"color": type_color(t.type), "pattern": {"shape": _pattern(t.type)}},
+        **values,
+    )
+
+
+def type_mix_figure(data: StatisticsData, top: int = 20, *, title: str | None = None) -> go.Figure:
+    """A stacked horizontal bar per field: its values per observed type, for the ``top``
+    fields with the most values outside their main type (most drifted at the top)."""
+    model = as_statistics_model(data)
+    rows = model.top_drifted(top)
+    unit = "values written" if model.committed else "values"
+    fig = go.Figure()
+    for t in _legend(rows):
+        counts = [r.types[r.labels.index(t.label)] if t.label in r.labels else None for r in rows]
+        fig.add_trace(
+            _bar(
+                t,
+                orientation="h",
+                y=[r.name for r in rows],
+                x=[0 if c is None else c.count for c in counts],
+                customdata=[
+                    ("0", 0.0) if c is None else (c.count_text, round(c.share * 100, 1))
+                    for c in counts
+                ],
+                hovertemplate=f"%{{y}}: %{{customdata[0]}} {unit} as {t.label} "
+                "(%{customdata[1]}%)<extra></extra>",
+            )
+        )
+    fig.update_layout(
+        title=title or f"Type mix of the {len(rows)} most drifted fields ({model.source})",
+        barmode="stack",
+        height=max(260, 110 + 26 * len(rows)),
+        xaxis_title=unit,
+        yaxis={"autorange": "reversed", "type": "category"},
+        legend_title_text="column (type)" if model.committed else "type",
+        margin={"l": 10, "r": 10, "t": 50, "b": 40},
+    )
+    if not rows:
+        fig.add_annotation(text="no fields match", showarrow=False, x=0.5, y=0.5,
+                           xref="paper", yref="paper")
+    return fig
+
+
+def type_drift_figure(data: StatisticsData, field: str, *, title: str | None = None) -> go.Figure:
+    """Per batch, the values ``field`` brought per type (for a committed table: the values
+    each column of the family received per snapshot). ``field`` is a dotted field name or,
+    for a table, the name of any column of the family."""
+    model = as_statistics_model(data)
+    row = model.field(field)
+    batches = [b.batch for b in row.by_batch]
+    unit = "values written" if model.committed else "values"
+    fig = go.Figure()
+    for t in _legend((row,)):
+        fig.add_trace(
+            _bar(
+                t,
+                x=batches,
+                y=[b.count(t.label) for b in row.by_batch],
+                hovertemplate=f"batch %{{x}}: %{{y}} {unit} as {t.label}<extra></extra>",
+            )
+        )
+    fig.update_layout(
+        title=title or f"{row.name}: types per batch",
+        barmode="stack",
+        height=320,
+        xaxis={"title": "snapshot (batch)" if model.committed else "batch", "type": "category"},
+        yaxis_title=unit,
+        legend_title_text="column (type)" if model.committed else "type",
+        margin={"l": 10, "r": 10, "t": 50, "b": 40},
+    )
+    return fig
