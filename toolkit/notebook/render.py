@@ -76,8 +76,8 @@ def field_table_html(page: Page, *, committed: bool = False) -> str:
     note = ""
     if any(not t.measured for r in page.rows for t in r.types):
         note = (
-            '<p class="tknb-muted">n+ : a lower bound; some data files hold the column '
-            "without counts (metrics mode none).</p>"
+            '<p class="tknb-muted">n+ : a lower bound; Iceberg kept no counts for some '
+            "data files (fields inside lists are not counted by Spark's writer).</p>"
         )
     return _wrap(f"<table>{head}{body}</table>{note}")
 
