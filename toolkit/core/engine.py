@@ -57,12 +57,12 @@ class Run:
     @property
     def rows(self) -> list[dict[str, Any]]:
         """Every input record as a reader sees the table at the end (RULES 3.5)."""
-        with _gc_paused():
+        with gc_paused():
             return read_rows(self.schema, self.batches)
 
 
 @contextmanager
-def _gc_paused() -> Iterator[None]:
+def gc_paused() -> Iterator[None]:
     """The cyclic GC off for a bulk step. The engine allocates millions of containers but
     (next to) no reference cycles, while each full collection re-traverses every record the
     caller holds: about half of simulate's time at 200k records. Reference counting frees
@@ -106,7 +106,7 @@ class Engine:
     ) -> Run:
         current = schema or Struct()
         plans, routed, prof = [], [], Profile()
-        with _gc_paused():
+        with gc_paused():
             for i, batch in enumerate(batches):
                 obs = self.observe(batch, i)
                 plan = self.plan(current, obs, i)

@@ -13,7 +13,7 @@ from typing import Any, Literal, TypeAlias
 
 import pyarrow as pa
 
-from toolkit.core.engine import Engine
+from toolkit.core.engine import Engine, gc_paused
 from toolkit.core.jsonlines import parse_line
 from toolkit.core.options import Options
 from toolkit.core.profile import Profile, profile_of
@@ -41,8 +41,9 @@ def observe_partition(
     engine = Engine(options)
     summary, prof = Summary(), Profile()
     for chunk in batches:
-        obs = engine.observe(records_of(chunk, mode), batch)
-        summary, prof = summary + summarize(obs), prof + profile_of(obs, batch)
+        with gc_paused():  # parsing and observing make no reference cycles
+            obs = engine.observe(records_of(chunk, mode), batch)
+            summary, prof = summary + summarize(obs), prof + profile_of(obs, batch)
     yield pa.RecordBatch.from_pydict({"payload": [pickle.dumps((summary, prof))]})
 
 
@@ -57,10 +58,11 @@ def route_partition(
     """The routed rows of each chunk, as Arrow columns of the table's schema."""
     engine = Engine(options)
     for chunk in batches:
-        records = records_of(chunk, mode)
-        if not records:
+        with gc_paused():
+            records = records_of(chunk, mode)
+            routed = engine.route(schema, engine.observe(records)) if records else None
+        if routed is None:
             continue
-        routed = engine.route(schema, engine.observe(records))
         arrays = [
             pa.nulls(routed.size, f.type) if values is None else pa.array(values, type=f.type)
             for values, f in zip(routed.columns, arrow_schema, strict=True)
