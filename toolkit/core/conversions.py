@@ -46,7 +46,7 @@ class _Lossy:
 LOSSY: Final = _Lossy()
 
 EPOCH: Final = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
-_MICROS_PER: Final[dict[str, int]] = {"s": 1_000_000, "ms": 1_000, "us": 1}
+MICROS_PER: Final[dict[str, int]] = {"s": 1_000_000, "ms": 1_000, "us": 1}
 
 # RULES 1: ISO-8601 date and date-time texts. More than 6 fraction digits would be
 # truncated by Python: such a text stays a string, so nothing is rounded.
@@ -134,7 +134,7 @@ class Conversions:
     ) -> None:
         self.timestamp_unit = timestamp_unit
         self.long_timestamp_unit = long_timestamp_unit
-        per = _MICROS_PER[timestamp_unit]
+        per = MICROS_PER[timestamp_unit]
 
         def ts_to_long(v: dt.datetime) -> int | _Lossy:
             micros = (v - EPOCH) // dt.timedelta(microseconds=1)
@@ -181,7 +181,7 @@ class Conversions:
             if rest:
                 return LOSSY
         else:
-            micros = v * _MICROS_PER[unit]
+            micros = v * MICROS_PER[unit]
         try:
             return EPOCH + dt.timedelta(microseconds=micros)
         except OverflowError:

@@ -23,6 +23,7 @@ from typing import Any, Final
 
 from toolkit.core.conversions import (
     LOSSY,
+    MICROS_PER,
     as_utc,
     long_to_double,
     parse_date,
@@ -52,7 +53,6 @@ _FLAT: Final[dict[type, Kind]] = {
     dict: Kind(RECORD, 1),
 }
 _NONE: Final = type(None)
-_MICROS_PER: Final[dict[str, int]] = {"s": 1_000_000, "ms": 1_000, "us": 1}
 #: the kind name of a level of array leaves that all have one of these Python types
 _LEAF_NAME: Final[dict[type, str]] = {
     bool: "boolean",
@@ -105,7 +105,7 @@ class Classifier:
         self._widest: dict[frozenset[Kind], Kind | None] = {}
         #: ISO texts this batch's observation parsed, for the router (the engine clears it)
         self.parsed: dict[str, dt.date] = {}
-        self._per = _MICROS_PER[options.timestamp_unit]
+        self._per = MICROS_PER[options.timestamp_unit]
         self._array_kinds: dict[tuple[str | None, int], Kind] = {}
 
     def _flat_kind(self, t: type, v: list[Any]) -> Kind | None:

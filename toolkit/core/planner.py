@@ -13,7 +13,7 @@ so the result never depends on the order of records inside it (RULES 3.3).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Protocol
 
@@ -134,21 +134,25 @@ def _numbered_like_iceberg(plan: Plan, last_id: int) -> Plan:
             fresh(change.column.type)
     if all(k == v for k, v in mapping.items()):
         return plan
-    changes = tuple(replace(c, column=_renumbered(c.column, mapping)) for c in plan.changes)
-    after = _renumbered_type(plan.after, mapping)
+    def id_of(old: int) -> int:
+        return mapping.get(old, old)
+
+    changes = tuple(replace(c, column=_renumbered(c.column, id_of)) for c in plan.changes)
+    after = _renumbered_type(plan.after, id_of)
     assert isinstance(after, Struct)
     return replace(plan, after=after, changes=changes)
 
 
-def _renumbered(col: Column, mapping: dict[int, int]) -> Column:
-    return replace(col, id=mapping.get(col.id, col.id), type=_renumbered_type(col.type, mapping))
+def _renumbered(col: Column, id_of: Callable[[int], int]) -> Column:
+    return replace(col, id=id_of(col.id), type=_renumbered_type(col.type, id_of))
 
 
-def _renumbered_type(t: ColumnType, mapping: dict[int, int]) -> ColumnType:
+def _renumbered_type(t: ColumnType, id_of: Callable[[int], int]) -> ColumnType:
+    """``t`` with every field ID inside it replaced by ``id_of(old ID)``."""
     if isinstance(t, Struct):
-        return Struct(tuple(_renumbered(c, mapping) for c in t.fields))
+        return Struct(tuple(_renumbered(c, id_of) for c in t.fields))
     if isinstance(t, ListOf):
-        return ListOf(mapping.get(t.element_id, t.element_id), _renumbered_type(t.element, mapping))
+        return ListOf(id_of(t.element_id), _renumbered_type(t.element, id_of))
     return t
 
 
@@ -252,7 +256,7 @@ class _Planner:
         element_ids = [self.next_id() for _ in range(w.shape.dim)]
         leaf: str | Struct
         if w.shape.type == RECORD:
-            seed = self._renumber(w.seed)
+            seed = _renumbered_type(w.seed, lambda _: self.next_id())  # fresh IDs
             assert isinstance(seed, Struct)
             inner = struct_prefix(full, w.shape.dim)
             self.register(inner, seed)
@@ -264,15 +268,6 @@ class _Planner:
         # whose name had to change because of a collision (the doc keeps key -> column).
         doc = None if (w.original and name == w.key) else evolved_doc(w.key)
         return Column(col_id, name, wrap_type(leaf, w.shape.dim, element_ids), doc)
-
-    def _renumber(self, t: ColumnType) -> ColumnType:
-        """A copy of a type with fresh field IDs (a seed copied from another column)."""
-        if isinstance(t, Struct):
-            return Struct(tuple(replace(c, id=self.next_id(), type=self._renumber(c.type))
-                                for c in t.fields))
-        if isinstance(t, ListOf):
-            return ListOf(self.next_id(), self._renumber(t.element))
-        return t
 
     def _name(
         self, wanted: list[_Wanted], taken: set[str], prefix: tuple[str, ...]

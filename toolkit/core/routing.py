@@ -32,7 +32,7 @@ _PYTHON_TYPE: dict[str, type] = {"boolean": bool, "long": int, "double": float, 
 _NONE = type(None)
 
 #: kinds whose Python values are already what a column of the same shape holds
-_AS_IS = frozenset({Kind("boolean", 0), Kind("long", 0), Kind("double", 0), Kind("string", 0)})
+_AS_IS = frozenset(Kind(t, 0) for t in _PYTHON_TYPE)  # type: ignore[arg-type]
 
 
 class _Skip(Exception):

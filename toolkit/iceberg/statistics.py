@@ -85,7 +85,7 @@ __all__ = [
 
 
 #: A named struct field, or one of the unnamed fields of a list or a map.
-Kind: TypeAlias = Literal["field", "element", "key", "value"]
+FieldKind: TypeAlias = Literal["field", "element", "key", "value"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +103,7 @@ class ColumnStatistics:
     belong to the family of the field that owns them."""
     evolved_from: str | None
     """The source field this column was created for by evolution, if any."""
-    kind: Kind
+    kind: FieldKind
     """``field`` (a named field) or the list/map part it is: ``element``, ``key``, ``value``."""
     leaf: bool
     """True for a primitive field (Iceberg keeps its metrics); False for struct/list/map."""
@@ -358,7 +358,7 @@ class _Node:
     type: str
     family: str
     evolved_from: str | None
-    kind: Kind
+    kind: FieldKind
     leaf: bool
     leaves: tuple[int, ...]  # primitive field IDs under it (itself, for a leaf)
 
@@ -379,7 +379,7 @@ def _column_nodes(c: Column, parent: tuple[str, ...]) -> Iterator[_Node]:
     yield from below
 
 
-def _children(t: ColumnType) -> list[tuple[int, Kind, ColumnType]]:
+def _children(t: ColumnType) -> list[tuple[int, FieldKind, ColumnType]]:
     """The unnamed children (field ID, path part, type) of a list or a map."""
     if isinstance(t, ListOf):
         return [(t.element_id, "element", t.element)]
