@@ -66,9 +66,26 @@ def test_simulate_options_date_detection_units_and_lattice() -> None:
 
 def test_simulate_refuses_a_record_that_is_not_an_object_naming_batch_and_index() -> None:
     with pytest.raises(NotARecordError, match=r"batch 1, record 2: expected a JSON object"):
-        toolkit.simulate([[{"a": 1}], [{"a": 1}, {"a": 2}, [1, 2]]])
+        toolkit.simulate([[{"a": 1}], [{"a": 1}, {"a": 2}, [1, 2]]], on_incompatible="fail")
+
+
+def test_simulate_quarantines_a_record_that_is_not_an_object_by_default() -> None:
+    sim = toolkit.simulate([[{"a": 1}], [{"a": 1}, {"a": 2}, [1, 2]]])
+    assert [r["a"] for r in sim.rows] == [1, 1, 2]
+    [q] = sim.quarantined
+    assert (q.record, q.reason, q.batch, q.raw) == ([1, 2], "not-a-record", 1, "[1,2]")
+    assert "record 2: expected a JSON object, got list [1, 2]" in q.detail
 
 
 def test_simulate_refuses_an_unknown_python_value_naming_the_field() -> None:
     with pytest.raises(UnsupportedValueError, match="field 'a': value"):
-        toolkit.simulate([[{"a": object()}]])
+        toolkit.simulate([[{"a": object()}]], on_incompatible="fail")
+
+
+def test_simulate_quarantines_only_the_record_holding_an_unknown_python_value() -> None:
+    odd = object()
+    sim = toolkit.simulate([[{"a": 1}, {"a": {"b": odd}}, {"a": 3}]])
+    assert [r["a"] for r in sim.rows] == [1, 3]
+    [q] = sim.quarantined
+    assert (q.record, q.reason, q.field) == ({"a": {"b": odd}}, "invalid-value", "a.b")
+    assert "field 'a.b': value" in q.detail

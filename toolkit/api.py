@@ -23,9 +23,10 @@ from toolkit.core import profile as _profile
 from toolkit.core.conversions import EpochUnit, LongTimestampUnit
 from toolkit.core.engine import Run, simulate_batches
 from toolkit.core.lattice import STRICT, UPSOLVER, Lattice
-from toolkit.core.options import Options
+from toolkit.core.options import POLICIES, Options, Policy
 from toolkit.core.planner import Plan
 from toolkit.core.profile import Profile
+from toolkit.core.quarantine import OnIncompatible, Quarantined
 from toolkit.core.types import Struct
 from toolkit.core.views import Dialect
 from toolkit.core.views import coalesce_sql as _coalesce_sql
@@ -42,8 +43,18 @@ def make_options(
     timestamp_unit: EpochUnit = "ms",
     long_timestamp_unit: LongTimestampUnit = "auto",
     lattice: Lattice | str = UPSOLVER,
+    policy: Policy = "upsolver",
+    on_incompatible: OnIncompatible = "quarantine",
+    allow_rewrites: bool = True,
 ) -> Options:
-    """Options from keyword arguments; ``lattice`` may be a name (``upsolver``, ``strict``)."""
+    """Options from keyword arguments (see :class:`~toolkit.core.options.Options`);
+    ``lattice`` may be a name (``upsolver``, ``strict``)."""
+    if policy not in POLICIES:
+        raise ValueError(f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}")
+    if on_incompatible not in ("fail", "quarantine"):
+        raise ValueError(
+            f"unknown on_incompatible {on_incompatible!r}; choose 'fail' or 'quarantine'"
+        )
     if isinstance(lattice, str):
         try:
             lattice = LATTICES[lattice]
@@ -51,7 +62,10 @@ def make_options(
             raise ValueError(
                 f"unknown lattice {lattice!r}; choose one of {', '.join(LATTICES)}"
             ) from None
-    return Options(detect_dates, timestamp_unit, long_timestamp_unit, lattice)
+    return Options(
+        detect_dates, timestamp_unit, long_timestamp_unit, lattice, policy, on_incompatible,
+        allow_rewrites,
+    )
 
 
 def _struct(schema: Schema | Struct | None) -> Struct:
@@ -91,6 +105,11 @@ class Simulation:
         """The merged profile of every batch."""
         return self.run.profile
 
+    @property
+    def quarantined(self) -> tuple[Quarantined, ...]:
+        """The records set aside (RULES 5): record, reason, field, observed type, batch."""
+        return self.run.quarantined
+
 
 def simulate(
     batches: Iterable[Records], schema: Schema | Struct | None = None, **options: Any
@@ -98,7 +117,15 @@ def simulate(
     """Run batches of JSON-like records through the evolution engine, in memory.
 
     ``schema`` is the table's starting schema (columns it already declares). ``options``
-    are those of :func:`make_options`.
+    are those of :func:`make_options`: ``policy="widen"`` follows RULES 5, with
+    ``on_incompatible="quarantine"`` (records in :attr:`Simulation.quarantined`) or
+    ``"fail"`` (an error naming field, types and value).
+
+    >>> sim = simulate([[{"n": 1}], [{"n": 2.5}, {"n": True}]], policy="widen")
+    >>> [(c.name, str(c.field_type)) for c in sim.schema.fields], sim.rows
+    ([('n', 'double')], [{'n': 1.0}, {'n': 2.5}])
+    >>> [(q.reason, q.field, q.observed, q.table_type) for q in sim.quarantined]
+    [('incompatible', 'n', 'boolean', 'double')]
     """
     return Simulation(simulate_batches(batches, _struct(schema), make_options(**options)))
 

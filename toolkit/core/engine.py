@@ -20,8 +20,11 @@ from toolkit.core.observe import Classifier, StructObservation, observe_struct
 from toolkit.core.options import Options
 from toolkit.core.planner import Plan, plan_batch
 from toolkit.core.profile import Profile, profile_of
+from toolkit.core.quarantine import Quarantined
 from toolkit.core.routing import Router, conform, rows_of
+from toolkit.core.summary import summarize
 from toolkit.core.types import Struct
+from toolkit.core.widen_policy import plan_widen, route_widen
 
 
 class NotARecordError(TypeError):
@@ -53,10 +56,12 @@ class Run:
     plans: tuple[Plan, ...]
     batches: tuple[RoutedBatch, ...]
     profile: Profile
+    quarantined: tuple[Quarantined, ...] = ()
 
     @property
     def rows(self) -> list[dict[str, Any]]:
-        """Every input record as a reader sees the table at the end (RULES 3.5)."""
+        """Every record written, as a reader sees the table at the end (RULES 3.5); the
+        quarantined ones are in :attr:`quarantined`."""
         with gc_paused():
             return read_rows(self.schema, self.batches)
 
@@ -95,6 +100,48 @@ class Engine:
         self.classifier.parsed.clear()  # the texts the previous batch's routing needed
         return observe_struct(rows, self.classifier)  # type: ignore[arg-type]
 
+    def admit(
+        self, records: Iterable[Any], batch: int | str = 0
+    ) -> tuple[list[dict[str, Any]], list[Quarantined]]:
+        """The items of a batch that are records, and the others set aside (with
+        ``on_incompatible="fail"``, an error instead)."""
+        rows: list[dict[str, Any]] = []
+        out: list[Quarantined] = []
+        for i, r in enumerate(records):
+            if type(r) is dict:
+                rows.append(r)
+            elif isinstance(r, Mapping):
+                rows.append(dict(r))
+            elif self.options.on_incompatible == "fail":
+                raise NotARecordError(batch, i, r)  # type: ignore[arg-type]
+            else:
+                text = repr(r)
+                out.append(Quarantined(
+                    r, "not-a-record", None, type(r).__name__, None, batch,
+                    f"record {i}: expected a JSON object, got {type(r).__name__} {text[:80]}",
+                ))
+        return rows, out
+
+    def invalid(
+        self, rows: list[dict[str, Any]], batch: int | str = 0
+    ) -> tuple[list[dict[str, Any]], list[Quarantined]]:
+        """The records whose every value the engine can type, and the others set aside.
+        Observation is lazy below the top level, so each record is observed in full: this
+        runs only after a batch failed, to find the records at fault."""
+        good, out = [], []
+        for i, r in enumerate(rows):
+            try:
+                summarize(observe_struct([r], self.classifier))
+            except (TypeError, ValueError, RecursionError) as err:
+                path = getattr(err, "path", None)
+                out.append(Quarantined(
+                    r, "invalid-value", ".".join(path) if path else None, None, None, batch,
+                    f"record {i}: {err or type(err).__name__}",
+                ))
+            else:
+                good.append(r)
+        return good, out
+
     def plan(self, schema: Struct, obs: StructObservation, batch: int = 0) -> Plan:
         return plan_batch(schema, obs, self.options, batch)
 
@@ -106,16 +153,49 @@ class Engine:
     ) -> Run:
         current = schema or Struct()
         plans, routed, prof = [], [], Profile()
+        quarantined: list[Quarantined] = []
         with gc_paused():
             for i, batch in enumerate(batches):
-                obs = self.observe(batch, i)
-                plan = self.plan(current, obs, i)
+                rows, aside = self.admit(batch, i)
+                quarantined += aside
+                try:
+                    plan, done, aside, p = self._batch(current, rows, i)
+                except (TypeError, ValueError, RecursionError):
+                    if self.options.on_incompatible == "fail":
+                        raise
+                    rows, bad = self.invalid(rows, i)
+                    if not bad:
+                        raise  # not one record's fault: an engine error, not data
+                    quarantined += bad
+                    plan, done, aside, p = self._batch(current, rows, i)
+                quarantined += aside
                 current = plan.after
                 plans.append(plan)
-                routed.append(self.route(current, obs))
-                prof = prof + profile_of(obs, i)
+                routed.append(done)
+                prof = prof + p
                 self.classifier.parsed.clear()  # ISO texts parsed for this batch only
-        return Run(current, tuple(plans), tuple(routed), prof)
+        return Run(current, tuple(plans), tuple(routed), prof, tuple(quarantined))
+
+    def _batch(
+        self, current: Struct, rows: list[dict[str, Any]], i: int
+    ) -> tuple[Plan, RoutedBatch, list[Quarantined], Profile]:
+        """Observe, plan and route one batch of records under the configured policy."""
+        obs = self.observe(rows, i)
+        aside: list[Quarantined] = []
+        if self.options.policy == "widen":
+            plan = plan_widen(current, obs, self.options, i)
+            kept, aside = route_widen(plan, obs.rows, self.options, i, self.classifier)
+            done = routed_rows(plan.after, kept)
+        else:
+            plan = self.plan(current, obs, i)
+            done = self.route(plan.after, obs)
+        return plan, done, aside, profile_of(obs, i)
+
+
+def routed_rows(schema: Struct, rows: list[dict[str, Any]]) -> RoutedBatch:
+    """Rows (dicts keyed by column name) as a routed batch."""
+    columns = tuple([r[c.name] for r in rows] for c in schema.fields)
+    return RoutedBatch(schema, columns, len(rows))
 
 
 def simulate_batches(

@@ -8,9 +8,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Literal, TypeAlias
 
 from toolkit.core.conversions import Conversions, EpochUnit, LongTimestampUnit
 from toolkit.core.lattice import UPSOLVER, Lattice
+from toolkit.core.quarantine import OnIncompatible
+
+#: ``upsolver``: the automatic policy, suffixed columns (RULES 3-4); ``widen``: one column
+#: per key widened by the matrix, the incompatible quarantined or failed (RULES 5).
+Policy: TypeAlias = Literal["upsolver", "widen"]
+POLICIES: tuple[Policy, ...] = ("upsolver", "widen")
 
 
 @dataclass(frozen=True)
@@ -22,12 +29,21 @@ class Options:
     - ``long_timestamp_unit``: unit of a long written into a timestamp column; ``auto``
       reads it from the magnitude (RULES 2).
     - ``lattice``: the primitive lattice table (RULES 2).
+    - ``policy``: ``upsolver`` (automatic evolution) or ``widen`` (RULES 5).
+    - ``on_incompatible``: a record the table cannot take (an X cell of RULES 5, a line
+      that is not a JSON object, a value that cannot be typed) goes to ``quarantine`` or
+      makes the batch ``fail`` with an error naming field, types and value.
+    - ``allow_rewrites``: whether the widening policy may plan a column rewrite (RULES 5:
+      only when approved); when not, the values needing one are treated as incompatible.
     """
 
     detect_dates: bool = True
     timestamp_unit: EpochUnit = "ms"
     long_timestamp_unit: LongTimestampUnit = "auto"
     lattice: Lattice = field(default=UPSOLVER)
+    policy: Policy = "upsolver"
+    on_incompatible: OnIncompatible = "quarantine"
+    allow_rewrites: bool = True
 
     @cached_property
     def conversions(self) -> Conversions:

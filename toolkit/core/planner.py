@@ -58,23 +58,92 @@ class AddColumn:
 
 
 @dataclass(frozen=True)
+class Retype:
+    """A column (or list element) whose type a plan widens (RULES 5). ``in_place`` when
+    Iceberg promotes the type without touching data; otherwise a rewrite of the column,
+    whose ``rows`` and ``bytes`` a real table fills in from its metadata."""
+
+    path: tuple[str, ...]  # Iceberg full name (list elements are "element")
+    column_id: int
+    before: str
+    after: str
+    in_place: bool
+    reason: str
+    rows: int | None = None
+    bytes: int | None = None
+
+    def __str__(self) -> str:
+        how = "in place" if self.in_place else "REWRITE"
+        touched = "" if self.rows is None else f", {self.rows} rows / {self.bytes} bytes"
+        return (
+            f"~ {'.'.join(self.path)}: {self.before} -> {self.after} (id {self.column_id}, "
+            f"{how}{touched})\n    {self.reason}"
+        )
+
+
+@dataclass(frozen=True)
+class MakeOptional:
+    """A required column that a batch leaves null: it becomes optional (RULES 5)."""
+
+    path: tuple[str, ...]
+    column_id: int
+    reason: str
+
+    def __str__(self) -> str:
+        where = ".".join(self.path)
+        return f"? {where}: required -> optional (id {self.column_id})\n    {self.reason}"
+
+
+@dataclass(frozen=True)
 class Plan:
-    """What one batch changes in the table schema."""
+    """What one batch changes in the table schema.
+
+    ``changes`` are the added columns; ``retypes`` and ``optionals`` the widenings the
+    widening policy applies (RULES 5); ``pending`` the rewrites it would need but that were
+    not approved: the values needing them are quarantined or fail the batch instead.
+    """
 
     batch: int
     before: Struct
     after: Struct
     changes: tuple[AddColumn, ...]
+    retypes: tuple[Retype, ...] = ()
+    optionals: tuple[MakeOptional, ...] = ()
+    pending: tuple[Retype, ...] = ()
 
     @property
     def changed(self) -> bool:
-        return bool(self.changes)
+        return bool(self.changes or self.retypes or self.optionals)
+
+    @property
+    def rewrites(self) -> tuple[Retype, ...]:
+        """The widenings that rewrite data (they run only when approved)."""
+        return tuple(r for r in self.retypes if not r.in_place)
+
+    def same_changes(self, other: Plan) -> bool:
+        """Whether both plans change the schema the same way (what approval compares)."""
+        def key(r: Retype) -> tuple[object, ...]:
+            return (r.path, r.column_id, r.before, r.after, r.in_place)
+
+        return (
+            self.changes == other.changes
+            and [key(r) for r in self.retypes] == [key(r) for r in other.retypes]
+            and self.optionals == other.optionals
+        )
 
     def __str__(self) -> str:
-        if not self.changes:
+        if not self.changed and not self.pending:
             return f"batch {self.batch}: no schema change"
-        lines = [f"batch {self.batch}: {len(self.changes)} column(s) added"]
-        lines += [str(c) for c in self.changes]
+        parts = [f"{len(self.changes)} column(s) added"] if self.changes else []
+        if self.retypes:
+            parts.append(f"{len(self.retypes)} widened ({len(self.rewrites)} rewrite(s))")
+        if self.optionals:
+            parts.append(f"{len(self.optionals)} made optional")
+        if self.pending:
+            parts.append(f"{len(self.pending)} rewrite(s) awaiting approval")
+        lines = [f"batch {self.batch}: " + ", ".join(parts)]
+        lines += [str(c) for c in (*self.changes, *self.retypes, *self.optionals)]
+        lines += [f"{r} [not approved]" for r in self.pending]
         return "\n".join(lines)
 
 
@@ -390,4 +459,4 @@ def creates_columns(obs: Observed) -> bool:
     return False
 
 
-__all__ = ["AddColumn", "Plan", "plan_batch", "ColumnType"]
+__all__ = ["AddColumn", "ColumnType", "MakeOptional", "Plan", "Retype", "plan_batch"]

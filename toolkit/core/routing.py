@@ -26,6 +26,7 @@ from toolkit.core.families import receives
 from toolkit.core.observe import Classifier, FieldObservation, StructObservation, observe_struct
 from toolkit.core.options import Options
 from toolkit.core.types import RECORD, Column, Kind, ListOf, Struct
+from toolkit.core.widening import retype_value
 
 #: the Python type of leaves that a column of each type holds as they came
 _PYTHON_TYPE: dict[str, type] = {"boolean": bool, "long": int, "double": float, "string": str}
@@ -266,6 +267,8 @@ def conform(value: Any, old: Any, new: Any) -> Any:
             o = by_id.get(c.id)
             out[c.name] = None if o is None else conform(value.get(o.name), o.type, c.type)
         return out
+    if isinstance(old, str) and isinstance(new, str):
+        return retype_value(value, old, new)  # RULES 5: a widened column
     return value
 
 

@@ -12,8 +12,11 @@ this table.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
-from typing import Final
+from typing import Any, Final
+
+from toolkit.core.conversions import render_double
 
 #: The types of RULES 5's matrix, in its order.
 MATRIX_TYPES: Final = ("int", "long", "float", "double", "string", "bytes")
@@ -63,4 +66,31 @@ def in_place(old: str, new: str, format_version: int = 2) -> bool:
     return bool(a and b and a[2] == b[2] and int(b[1]) > int(a[1]))
 
 
-__all__ = ["MATRIX", "MATRIX_TYPES", "in_place", "widen"]
+def retype_value(value: Any, old: str, new: str) -> Any:
+    """A value stored under Iceberg type ``old`` as it reads, or is rewritten, under the
+    wider ``new`` (in-place promotions read the same way). Numbers become text as the
+    router writes them (``render_double`` for doubles), so rows written before and after a
+    rewrite agree.
+
+    >>> retype_value(3, "long", "string"), retype_value(2.5, "double", "string")
+    ('3', '2.5')
+    """
+    if value is None or old == new:
+        return value
+    if new == "string":
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, float):
+            return render_double(value)
+        if isinstance(value, bytes):
+            return value.decode("utf-8", errors="surrogateescape")
+        return str(value)
+    if new in ("float", "double") and isinstance(value, int):
+        return float(value)
+    if new.startswith("timestamp") and type(value) is dt.date:
+        ts = dt.datetime(value.year, value.month, value.day)
+        return ts.replace(tzinfo=dt.UTC) if new == "timestamptz" else ts
+    return value
+
+
+__all__ = ["MATRIX", "MATRIX_TYPES", "in_place", "retype_value", "widen"]
