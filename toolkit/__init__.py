@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from toolkit import ops
 from toolkit.api import Simulation, coalesce_sql, make_options, profile, simulate
 from toolkit.core.options import Options
 from toolkit.core.profile import Profile
@@ -25,6 +26,13 @@ _LAZY = {
     "create_coalesce_view": "toolkit.spark.views",
     "explore": "toolkit.notebook",
     "preview": "toolkit.notebook",
+    "evolve": "toolkit.iceberg.operations",
+    "preview_evolution": "toolkit.iceberg.operations",
+    "lineage": "toolkit.iceberg.lineage",
+    "undo": "toolkit.iceberg.lineage",
+    "quarantine": "toolkit.iceberg.quarantine",
+    "replay": "toolkit.iceberg.quarantine",
+    "inspect_quarantine": "toolkit.notebook.quarantine_widget",
 }
 
 __all__ = [
@@ -33,6 +41,7 @@ __all__ = [
     "Simulation",
     "coalesce_sql",
     "make_options",
+    "ops",
     "profile",
     "simulate",
     *_LAZY,

@@ -1,0 +1,553 @@
+"""Commit a plan of Iceberg evolution operations (RULES 6) to a real table, atomically.
+
+A plan (:class:`~toolkit.core.operations.Evolution`) is staged in one PyIceberg
+transaction: one schema update per operation, in order (so each sees the previous one,
+exactly as the preview did), partition spec and sort order updates, the lineage property,
+and for a widening Iceberg cannot do in place, an overwrite snapshot replacing every data
+file with the data rewritten in the new type. All of it is one metadata commit: readers see
+the table before or after, never half of it. A plan made against another state of the
+table is refused (:class:`~toolkit.iceberg.commit.StalePlanError`).
+
+A rewrite keeps the column's name and place but gives it a new field ID, like a drop and
+an add: older snapshots keep reading the old values through the old field ID (time travel),
+and no reader ever reads an old data file's values as the new type.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Final
+
+import pyarrow as pa
+from pyiceberg.catalog import Catalog
+from pyiceberg.exceptions import CommitFailedException, NotInstalledError
+from pyiceberg.io.pyarrow import _dataframe_to_data_files, schema_to_pyarrow
+from pyiceberg.schema import Schema
+from pyiceberg.table import Table, Transaction
+from pyiceberg.table.sorting import NullOrder
+from pyiceberg.table.update import (
+    AssertCurrentSchemaId,
+    AssertDefaultSortOrderId,
+    AssertDefaultSpecId,
+    AssertRefSnapshotId,
+)
+from pyiceberg.transforms import parse_transform
+from pyiceberg.types import (
+    IcebergType,
+    ListType,
+    MapType,
+    NestedField,
+    PrimitiveType,
+    StructType,
+)
+
+from toolkit.core.conversions import LOSSY, Conversions, long_to_double, render_double
+from toolkit.core.operations import (
+    ELEMENT,
+    AddField,
+    AddPartitionField,
+    DropField,
+    Evolution,
+    MakeOptional,
+    MoveField,
+    Operation,
+    PartitionField,
+    RemovePartitionField,
+    RenameField,
+    ReplaceSortOrder,
+    SortField,
+    TableLayout,
+    WidenField,
+    dotted,
+    plan_evolution,
+)
+from toolkit.core.types import Column, Struct
+from toolkit.iceberg.commit import StalePlanError, TableState
+from toolkit.iceberg.lineage import LineageEntry, lineage, lineage_properties
+from toolkit.iceberg.schema import from_iceberg, type_to_iceberg
+
+#: snapshot summary property naming the lineage entry a rewrite belongs to
+REWRITE_PROPERTY: Final = "toolkit.rewrite-of"
+
+
+class RewriteNotApprovedError(ValueError):
+    """A widening needs a data rewrite that the plan did not approve; nothing was applied."""
+
+    def __init__(self, table: str, op: WidenField, old: str) -> None:
+        self.table, self.operation = table, op
+        touched = ", ".join(
+            f"{n:,} {unit}" for n, unit in ((op.rows, "rows"), (op.bytes, "bytes")) if n is not None
+        )
+        super().__init__(
+            f"table {table}: widening {dotted(op.path)} from {old} to {op.to} rewrites the data"
+            f"{f' ({touched})' if touched else ''}; approve it by committing the previewed "
+            "plan, or write the operation with rewrite=True. Nothing was applied"
+        )
+
+
+class RewriteLossError(ValueError):
+    """A rewrite would change a value (a long beyond 2**53 as a double, say); refused."""
+
+    def __init__(self, field: str, old: str, new: str, value: Any) -> None:
+        self.field, self.old, self.new, self.value = field, old, new, value
+        super().__init__(
+            f"cannot rewrite {field} from {old} to {new}: value {value!r} would change; "
+            "nothing was applied"
+        )
+
+
+def layout_of(table: Table) -> TableLayout:
+    """The table's schema, partition spec and sort order in the core's model."""
+    meta = table.metadata
+    return TableLayout(
+        from_iceberg(table.schema()),
+        tuple(PartitionField(f.source_id, str(f.transform), f.name) for f in table.spec().fields),
+        tuple(
+            SortField(f.source_id, str(f.transform), f.direction.value, f.null_order.value)
+            for f in table.sort_order().fields
+        ),
+        meta.last_column_id,
+        meta.format_version,
+    )
+
+
+def rewrite_cost(table: Table) -> tuple[int, int]:
+    """Rows and bytes of data files a rewrite of ``table`` touches (its whole current
+    snapshot), from the snapshot summary; no data file is read."""
+    snap = table.current_snapshot()
+    if snap is None or snap.summary is None:
+        return 0, 0
+    summary = snap.summary
+    return int(summary.get("total-records") or 0), int(summary.get("total-files-size") or 0)
+
+
+@dataclass(frozen=True)
+class EvolutionPreview:
+    """A plan checked against a table, with the state it was made against. Approve it by
+    passing ``plan`` and ``state`` to :func:`evolve`."""
+
+    table: str
+    plan: Evolution
+    state: TableState
+
+    def __str__(self) -> str:
+        return f"table {self.table}\n{self.plan}\n\nafter:\n{self.plan.after}"
+
+
+def preview_evolution(
+    catalog: Catalog,
+    table: str,
+    operations: Iterable[Operation],
+    *,
+    decided_by: str = "user",
+    batch: str | None = None,
+    reason: str | None = None,
+) -> EvolutionPreview:
+    """Plan ``operations`` against ``table`` as it is now, changing nothing: the schema
+    after, which widenings rewrite data and the rows and bytes they touch."""
+    tbl = catalog.load_table(table)
+    plan = _with_costs(
+        plan_evolution(
+            layout_of(tbl), operations, decided_by=decided_by, batch=batch, reason=reason
+        ),
+        tbl,
+    )
+    return EvolutionPreview(table, plan, TableState.of(tbl))
+
+
+def _with_costs(plan: Evolution, table: Table) -> Evolution:
+    if not plan.rewrites:
+        return plan
+    rows, size = rewrite_cost(table)
+    ops = tuple(
+        replace(op, rows=rows, bytes=size) if isinstance(op, WidenField) and op.rewrite else op
+        for op in plan.operations
+    )
+    return replace(plan, operations=ops)
+
+
+def evolve(
+    catalog: Catalog,
+    table: str,
+    plan: Evolution | Iterable[Operation],
+    *,
+    expected: TableState | None = None,
+    decided_by: str = "user",
+    batch: str | None = None,
+    reason: str | None = None,
+) -> LineageEntry:
+    """Commit a plan to ``table`` in one atomic commit and log it; returns the log entry.
+
+    ``plan`` is a previewed :class:`Evolution` (``preview.plan``: committing it approves
+    its rewrites) or a list of operations (a widening that rewrites data must then say
+    ``rewrite=True``). With ``expected`` (``preview.state``), a table that moved since is
+    refused with :class:`StalePlanError`; a previewed plan is always checked against the
+    table's current schema, spec and sort order. An operation that cannot apply raises
+    before anything is committed.
+    """
+    tbl = catalog.load_table(table)
+    tbl.refresh()
+    now = TableState.of(tbl)
+    if expected is not None and now != expected:
+        raise StalePlanError(table, expected, now)
+    layout = layout_of(tbl)
+    if isinstance(plan, Evolution):
+        if plan.before != layout:
+            raise StalePlanError(
+                table, expected or now, now, " (its schema, partition spec or sort order differ)"
+            )
+        wanted, decided_by, batch, reason = (
+            plan.operations,
+            plan.decided_by,
+            plan.batch,
+            plan.reason,
+        )
+        reasons: Sequence[str | None] = plan.reasons
+    else:
+        wanted, reasons = tuple(plan), ()
+    planned = _with_costs(
+        plan_evolution(
+            layout, wanted, decided_by=decided_by, batch=batch, reason=reason, reasons=reasons
+        ),
+        tbl,
+    )
+    for asked, op, before in zip(wanted, planned.operations, planned.layouts, strict=False):
+        if isinstance(op, WidenField) and op.rewrite:
+            assert isinstance(asked, WidenField)
+            if not asked.rewrite:
+                _, old = op.resolve(before)
+                raise RewriteNotApprovedError(table, op, old)
+    return _commit(tbl, table, planned, now)
+
+
+def _commit(tbl: Table, name: str, plan: Evolution, state: TableState) -> LineageEntry:
+    meta = tbl.metadata
+    old_schema = tbl.schema()
+    txn = tbl.transaction()
+    # The plan was made against exactly this metadata: any concurrent commit (schema,
+    # data, spec, sort order) fails ours, so the lineage numbering cannot collide either.
+    snap = tbl.current_snapshot()
+    # (PyIceberg's models take these field names; mypy sees only their JSON aliases)
+    requirements = (
+        AssertCurrentSchemaId(current_schema_id=meta.current_schema_id),  # type: ignore[call-arg]
+        AssertRefSnapshotId(  # type: ignore[call-arg]
+            snapshot_id=None if snap is None else snap.snapshot_id, ref="main"
+        ),
+        AssertDefaultSpecId(default_spec_id=meta.default_spec_id),  # type: ignore[call-arg]
+        AssertDefaultSortOrderId(  # type: ignore[call-arg]
+            default_sort_order_id=meta.default_sort_order_id
+        ),
+    )
+    txn._stage((), requirements)  # PyIceberg has no public way to add a requirement
+    rewritten: dict[int, tuple[int, str, str]] = {}  # new field ID -> (old ID, old, new type)
+    for op, before, after in zip(plan.operations, plan.layouts, plan.layouts[1:], strict=False):
+        _stage(txn, op, before, after, rewritten)
+    entry_props = lineage_properties(
+        plan, tbl.properties, schema_id=txn.table_metadata.current_schema_id
+    )
+    txn.set_properties(entry_props)
+    if rewritten:
+        seq = next(iter(entry_props)).rsplit(".", 1)[-1]
+        _stage_rewrite(tbl, txn, old_schema, rewritten, seq)
+    try:
+        txn.commit_transaction()
+    except CommitFailedException as exc:
+        tbl.refresh()
+        raise StalePlanError(name, state, TableState.of(tbl), f" ({exc})") from exc
+    tbl.refresh()
+    logged = [e for e in lineage(tbl) if f"toolkit.lineage.{e.seq}" in entry_props]
+    return logged[0]
+
+
+def _stage(
+    txn: Transaction,
+    op: Operation,
+    before: TableLayout,
+    after: TableLayout,
+    rewritten: dict[int, tuple[int, str, str]],
+) -> None:
+    """Stage one operation in ``txn``; the core already checked it against ``before``."""
+    if isinstance(op, AddField):
+        added = _column_at(after.schema, op.path)
+        with txn.update_schema() as update:
+            update.add_column(op.path, type_to_iceberg(added.type), doc=op.doc)
+    elif isinstance(op, DropField):
+        with txn.update_schema() as update:
+            update.delete_column(op.path)
+    elif isinstance(op, RenameField):
+        with txn.update_schema() as update:
+            update.rename_column(op.path, op.new_name)
+    elif isinstance(op, MakeOptional):
+        with txn.update_schema() as update:
+            update.make_column_optional(op.path)
+    elif isinstance(op, MoveField):
+        with txn.update_schema() as update:
+            if op.anchor is None:
+                update.move_first(op.path)
+            elif op.position == "before":
+                update.move_before(op.path, op.anchor)
+            else:
+                update.move_after(op.path, op.anchor)
+    elif isinstance(op, WidenField):
+        _stage_widen(txn, op, before, after, rewritten)
+    elif isinstance(op, AddPartitionField):
+        with txn.update_spec() as spec:
+            spec.add_field(dotted(op.source), op.transform, after.partition[-1].name)
+    elif isinstance(op, RemovePartitionField):
+        with txn.update_spec() as spec:
+            spec.remove_field(op.partition_name)
+    else:
+        _stage_sort(txn, op)
+
+
+def _column_at(struct: Struct, path: tuple[str, ...]) -> Column:
+    cur: Any = struct
+    col: Column | None = None
+    for name in path:
+        if name == ELEMENT and col is not None and not isinstance(cur, Struct):
+            continue
+        while not isinstance(cur, Struct):
+            cur = cur.element
+        col = cur.by_name()[name]
+        cur = col.type
+    assert col is not None
+    return col
+
+
+def _stage_widen(
+    txn: Transaction,
+    op: WidenField,
+    before: TableLayout,
+    after: TableLayout,
+    rewritten: dict[int, tuple[int, str, str]],
+) -> None:
+    new_type = type_to_iceberg(op.to)
+    assert isinstance(new_type, PrimitiveType)
+    if not op.rewrite:
+        with txn.update_schema() as update:
+            update.update_column(op.path, field_type=new_type)
+        return
+    old_col, old_type = op.resolve(before)
+    new_col = _column_at(after.schema, op.path)
+    # A rewrite is a new column under the same name (drop, then add in a second update so
+    # the move below finds the new field and not the dropped one), moved to the old place.
+    with txn.update_schema() as update:
+        update.delete_column(op.path)
+    siblings = _siblings(after.schema, op.path)
+    index = [c.id for c in siblings].index(new_col.id)
+    # Adding a required column is an "incompatible" change to PyIceberg only because old
+    # files would lack it; here every row is rewritten with a value.
+    with txn.update_schema(allow_incompatible_changes=new_col.required) as update:
+        update.add_column(op.path, new_type, doc=new_col.doc, required=new_col.required)
+        if index == 0:
+            update.move_first(op.path)
+        else:
+            update.move_after(op.path, (*op.path[:-1], siblings[index - 1].name))
+    staged = txn.table_metadata.schema().find_field(dotted(op.path))
+    rewritten[staged.field_id] = (old_col.id, old_type, op.to)
+
+
+def _siblings(struct: Struct, path: tuple[str, ...]) -> tuple[Column, ...]:
+    if len(path) == 1:
+        return struct.fields
+    parent = _column_at(struct, path[:-1]).type
+    assert isinstance(parent, Struct)
+    return parent.fields
+
+
+def _stage_sort(txn: Transaction, op: ReplaceSortOrder) -> None:
+    with txn.update_sort_order() as order:
+        for key in op.keys:
+            add = order.asc if key.direction == "asc" else order.desc
+            add(dotted(key.source), parse_transform(key.transform), NullOrder(key.nulls))
+
+
+# --- the data rewrite ------------------------------------------------------------------------
+
+
+def _float_text(v: float) -> str:
+    # the shortest text that reads back as the same 32-bit float ("0.1", not 0.100000001...)
+    if math.isnan(v) or math.isinf(v):
+        return render_double(v)
+    import numpy as np
+
+    return str(np.float32(v))
+
+
+def _exact_float32(v: int) -> float | object:
+    import numpy as np
+
+    f = float(np.float32(v))
+    return f if int(f) == v else LOSSY
+
+
+_CONVERSIONS: Final = Conversions()
+#: (old type, new type) -> per-value conversion of a rewrite (RULES 5 cells that are not
+#: in place); the lattice's own conversions where it has them (RULES 2 text forms).
+_REWRITES: Final[dict[tuple[str, str], Callable[[Any], Any]]] = {
+    ("int", "string"): lambda v: _CONVERSIONS.convert(v, "long", "string"),
+    ("long", "string"): lambda v: _CONVERSIONS.convert(v, "long", "string"),
+    ("double", "string"): render_double,
+    ("float", "string"): _float_text,
+    ("int", "double"): float,
+    ("long", "double"): long_to_double,
+    ("int", "float"): _exact_float32,
+    ("long", "float"): _exact_float32,
+}
+
+
+def _has_list_of_struct(t: IcebergType, inside_list: bool = False) -> bool:
+    if isinstance(t, StructType):
+        return inside_list or any(_has_list_of_struct(f.field_type, inside_list) for f in t.fields)
+    if isinstance(t, ListType):
+        return _has_list_of_struct(t.element_type, True)
+    if isinstance(t, MapType):
+        return _has_list_of_struct(t.key_type, inside_list) or _has_list_of_struct(
+            t.value_type, inside_list
+        )
+    return False
+
+
+def _stage_rewrite(
+    tbl: Table,
+    txn: Transaction,
+    old_schema: Schema,
+    rewritten: dict[int, tuple[int, str, str]],
+    seq: str,
+) -> None:
+    """Stage an overwrite snapshot: every current data file replaced by the same rows with
+    the rewritten columns converted, written with the plan's final schema and spec."""
+    if _has_list_of_struct(old_schema.as_struct()):
+        # apache/iceberg-python#3833: PyIceberg reads a null list<struct> as [], so a rewrite
+        # through it would change those values; nothing is lost by refusing.
+        raise ValueError(
+            f"table {'.'.join(tbl.name())}: a rewrite reads and rewrites every row with "
+            "PyIceberg, which turns null list<struct> values into [] (apache/iceberg-python"
+            "#3833); this table has such a column, so the rewrite was refused and nothing "
+            "was applied"
+        )
+    snap = tbl.current_snapshot()
+    old_files = [] if snap is None else [task.file for task in tbl.scan().plan_files()]
+    data = tbl.scan().to_arrow() if snap is not None else None
+    new_schema = txn.table_metadata.schema()
+    props = {REWRITE_PROPERTY: seq}
+    with txn.update_snapshot(snapshot_properties=props).overwrite() as overwrite:
+        for f in old_files:
+            overwrite.delete_data_file(f)
+        if data is not None and data.num_rows:
+            rebuilt = _rebuild_table(data, old_schema, new_schema, rewritten)
+            try:
+                for f in _dataframe_to_data_files(
+                    table_metadata=txn.table_metadata,
+                    df=rebuilt,
+                    io=tbl.io,
+                    write_uuid=overwrite.commit_uuid,
+                ):
+                    overwrite.append_data_file(f)
+            except NotInstalledError as exc:
+                raise ValueError(
+                    f"table {'.'.join(tbl.name())}: the rewrite writes data with the partition "
+                    f"spec {txn.table_metadata.spec()}, which PyIceberg cannot do here ({exc}); "
+                    "nothing was applied"
+                ) from exc
+
+
+def _rebuild_table(
+    data: pa.Table,
+    old_schema: Schema,
+    new_schema: Schema,
+    rewritten: dict[int, tuple[int, str, str]],
+) -> pa.Table:
+    """``data`` (read with ``old_schema``) laid out as ``new_schema``, matched by field ID."""
+    target = schema_to_pyarrow(new_schema)
+    data = data.combine_chunks()
+    columns = [_whole(data.column(i)) for i in range(data.num_columns)]
+    arrays = _rebuild_fields(
+        columns, old_schema.fields, new_schema.fields, list(target), data.num_rows, rewritten
+    )
+    return pa.Table.from_arrays(arrays, schema=target)
+
+
+def _whole(col: pa.ChunkedArray) -> pa.Array:
+    if col.num_chunks == 1:
+        return col.chunk(0)
+    return pa.concat_arrays(col.chunks) if col.num_chunks else pa.array([], col.type)
+
+
+def _rebuild_fields(
+    old_arrays: Sequence[pa.Array],
+    old_fields: Sequence[NestedField],
+    new_fields: Sequence[NestedField],
+    targets: Sequence[pa.Field],
+    length: int,
+    rewritten: dict[int, tuple[int, str, str]],
+) -> list[pa.Array]:
+    by_id = {f.field_id: (a, f) for a, f in zip(old_arrays, old_fields, strict=True)}
+    out = []
+    for new, target in zip(new_fields, targets, strict=True):
+        source_id = rewritten[new.field_id][0] if new.field_id in rewritten else new.field_id
+        if source_id not in by_id:
+            out.append(pa.nulls(length, target.type))  # added by the plan: no value yet
+            continue
+        array, old = by_id[source_id]
+        out.append(_rebuild(array, old.field_type, new, target.type, rewritten))
+    return out
+
+
+def _rebuild(
+    array: pa.Array,
+    old: IcebergType,
+    new: NestedField,
+    target: pa.DataType,
+    rewritten: dict[int, tuple[int, str, str]],
+) -> pa.Array:
+    new_type = new.field_type
+    if isinstance(old, StructType) and isinstance(new_type, StructType):
+        children = [array.field(i) for i in range(len(old.fields))]
+        fields = list(target)
+        rebuilt = _rebuild_fields(
+            children, old.fields, new_type.fields, fields, len(array), rewritten
+        )
+        return pa.StructArray.from_arrays(rebuilt, fields=fields, mask=array.is_null())
+    if isinstance(old, ListType) and isinstance(new_type, ListType):
+        values = _rebuild(array.values, old.element_type, new_type.element_field,
+                          target.value_type, rewritten)  # fmt: skip
+        cls = pa.LargeListArray if pa.types.is_large_list(target) else pa.ListArray
+        offsets = array.offsets.cast(pa.int64() if cls is pa.LargeListArray else pa.int32())
+        return cls.from_arrays(offsets, values, type=target, mask=array.is_null())
+    if new.field_id in rewritten:
+        _, old_name, new_name = rewritten[new.field_id]
+        convert = _REWRITES[old_name, new_name]
+        values = []
+        for v in array.to_pylist():
+            c = None if v is None else convert(v)
+            if c is LOSSY:
+                raise RewriteLossError(new.name, old_name, new_name, v)
+            values.append(c)
+        return pa.array(values, type=target)
+    return array.cast(target)
+
+
+def undo_preview(catalog: Catalog, table: str, entry: LineageEntry) -> EvolutionPreview | None:
+    """The plan :func:`toolkit.iceberg.lineage.undo` would commit, or None if irreversible."""
+    inverse = entry.inverse()
+    if inverse is None:
+        return None
+    return preview_evolution(
+        catalog, table, inverse, reason=f"undo of lineage entry {entry.seq}", batch=entry.batch
+    )
+
+
+__all__ = [
+    "REWRITE_PROPERTY",
+    "EvolutionPreview",
+    "RewriteLossError",
+    "RewriteNotApprovedError",
+    "evolve",
+    "layout_of",
+    "preview_evolution",
+    "rewrite_cost",
+    "undo_preview",
+]

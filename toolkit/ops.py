@@ -1,0 +1,70 @@
+"""Iceberg evolution operations a user writes into a plan (RULES 6), for ``toolkit.evolve``.
+
+Paths are dotted strings or tuples of names (a tuple when a name contains a dot). Nothing
+here touches a table: build a list, preview it, commit it.
+
+>>> import toolkit
+>>> plan = [
+...     toolkit.ops.rename("name", "full_name"),
+...     toolkit.ops.add("address.zip", "string", doc="postal code"),
+...     toolkit.ops.widen("visits", "long"),
+...     toolkit.ops.move_first("full_name"),
+...     toolkit.ops.partition_by("signup", "day"),
+...     toolkit.ops.sort_by("full_name", toolkit.ops.SortKey(("visits",), "desc")),
+... ]
+>>> for op in plan:
+...     print(op)
+~ rename name -> full_name
++ add address.zip: string  doc='postal code'
+^ widen visits -> long
+> move full_name first
++ partition by day(signup)
+= sort by full_name asc nulls-first, visits desc nulls-last
+
+On a table: ``toolkit.preview_evolution(catalog, "db.t", plan)`` shows the result (and
+which widenings rewrite data); ``toolkit.evolve(catalog, "db.t", preview.plan,
+expected=preview.state)`` commits it atomically and logs it (``toolkit.lineage(table)``);
+``toolkit.undo(catalog, "db.t", entry)`` reverses a logged rename or add.
+"""
+
+from __future__ import annotations
+
+from toolkit.core.operations import (
+    Evolution,
+    Operation,
+    OperationError,
+    SortKey,
+    TableLayout,
+    add,
+    drop,
+    make_optional,
+    move_after,
+    move_before,
+    move_first,
+    partition_by,
+    plan_evolution,
+    remove_partition,
+    rename,
+    sort_by,
+)
+from toolkit.core.operations import widen_to as widen
+
+__all__ = [
+    "Evolution",
+    "Operation",
+    "OperationError",
+    "SortKey",
+    "TableLayout",
+    "add",
+    "drop",
+    "make_optional",
+    "move_after",
+    "move_before",
+    "move_first",
+    "partition_by",
+    "plan_evolution",
+    "remove_partition",
+    "rename",
+    "sort_by",
+    "widen",
+]
