@@ -9,22 +9,26 @@
 
 from __future__ import annotations
 
+import functools
 import gc
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import repeat
-from typing import Any
+from typing import Any, TypeVar
 
 from toolkit.core.observe import Classifier, StructObservation, observe_struct
 from toolkit.core.options import Options
-from toolkit.core.planner import Plan, plan_batch
+from toolkit.core.planner import Observed, Plan, plan_batch
 from toolkit.core.profile import Profile, profile_of
 from toolkit.core.quarantine import Quarantined
 from toolkit.core.routing import Router, conform, rows_of
 from toolkit.core.summary import summarize
 from toolkit.core.types import Struct
 from toolkit.core.widen_policy import plan_widen, route_widen
+
+T = TypeVar("T")
+V = TypeVar("V")
 
 
 class NotARecordError(TypeError):
@@ -63,7 +67,7 @@ class Run:
         """Every record written, as a reader sees the table at the end (RULES 3.5); the
         quarantined ones are in :attr:`quarantined`."""
         with gc_paused():
-            return read_rows(self.schema, self.batches)
+            return read_rows(self.schema, self.batches, rewritten_ids(self.plans))
 
 
 @contextmanager
@@ -142,9 +146,6 @@ class Engine:
                 good.append(r)
         return good, out
 
-    def plan(self, schema: Struct, obs: StructObservation, batch: int = 0) -> Plan:
-        return plan_batch(schema, obs, self.options, batch)
-
     def route(self, schema: Struct, obs: StructObservation) -> RoutedBatch:
         return RoutedBatch(schema, tuple(self.router.route_struct(schema, obs)), len(obs.rows))
 
@@ -158,16 +159,10 @@ class Engine:
             for i, batch in enumerate(batches):
                 rows, aside = self.admit(batch, i)
                 quarantined += aside
-                try:
-                    plan, done, aside, p = self._batch(current, rows, i)
-                except (TypeError, ValueError, RecursionError):
-                    if self.options.on_incompatible == "fail":
-                        raise
-                    rows, bad = self.invalid(rows, i)
-                    if not bad:
-                        raise  # not one record's fault: an engine error, not data
-                    quarantined += bad
-                    plan, done, aside, p = self._batch(current, rows, i)
+                (plan, done, aside, p), bad = self.tolerant(
+                    rows, i, functools.partial(self._batch, current, i)
+                )
+                quarantined += bad
                 quarantined += aside
                 current = plan.after
                 plans.append(plan)
@@ -176,20 +171,49 @@ class Engine:
                 self.classifier.parsed.clear()  # ISO texts parsed for this batch only
         return Run(current, tuple(plans), tuple(routed), prof, tuple(quarantined))
 
+    def tolerant(
+        self,
+        rows: list[dict[str, Any]],
+        batch: int | str,
+        work: Callable[[list[dict[str, Any]]], T],
+    ) -> tuple[T, list[Quarantined]]:
+        """``work(rows)``; if it fails on a value the engine cannot type, the records at
+        fault are set aside (or, with ``on_incompatible="fail"``, the error goes up) and
+        ``work`` runs again on the others. An error no record is at fault for goes up."""
+        try:
+            return work(rows), []
+        except (TypeError, ValueError, RecursionError):
+            if self.options.on_incompatible == "fail":
+                raise
+            good, bad = self.invalid(rows, batch)
+            if not bad:
+                raise
+        return work(good), bad
+
+    def plan(self, schema: Struct, obs: StructObservation, batch: int = 0) -> Plan:
+        return make_plan(schema, obs, self.options, batch)
+
     def _batch(
-        self, current: Struct, rows: list[dict[str, Any]], i: int
+        self, current: Struct, i: int, rows: list[dict[str, Any]]
     ) -> tuple[Plan, RoutedBatch, list[Quarantined], Profile]:
         """Observe, plan and route one batch of records under the configured policy."""
         obs = self.observe(rows, i)
         aside: list[Quarantined] = []
+        plan = self.plan(current, obs, i)
         if self.options.policy == "widen":
-            plan = plan_widen(current, obs, self.options, i)
             kept, aside = route_widen(plan, obs.rows, self.options, i, self.classifier)
             done = routed_rows(plan.after, kept)
         else:
-            plan = self.plan(current, obs, i)
             done = self.route(plan.after, obs)
         return plan, done, aside, profile_of(obs, i)
+
+
+def make_plan(schema: Struct, obs: Observed, options: Options, batch: int = 0) -> Plan:
+    """The plan of one batch under the configured policy: the automatic one (RULES 3-4) or
+    the widening one (RULES 5). ``obs`` is an observation or a Spark summary of one."""
+    if options.policy == "widen":
+        return plan_widen(schema, obs, options, batch)
+    return plan_batch(schema, obs, options, batch)
 
 
 def routed_rows(schema: Struct, rows: list[dict[str, Any]]) -> RoutedBatch:
@@ -207,24 +231,46 @@ def simulate_batches(
     return Engine(options).run(batches, schema)
 
 
-def read_rows(schema: Struct, batches: Iterable[RoutedBatch]) -> list[dict[str, Any]]:
+def rewritten_ids(plans: Iterable[Plan]) -> dict[int, int]:
+    """For each field a rewrite created, the ID of the field it replaced (a field rewritten
+    twice reads values written under any ID of the chain: see :func:`written_as`)."""
+    return {r.new_id: r.column_id for p in plans for r in p.rewrites if r.new_id is not None}
+
+
+def written_as(field_id: int, present: Mapping[int, V], rewritten: Mapping[int, int]) -> V | None:
+    """``present[i]`` for the first ``i`` in ``field_id``'s chain of rewrites, or None."""
+    i: int | None = field_id
+    while i is not None:
+        if i in present:
+            return present[i]
+        i = rewritten.get(i)
+    return None
+
+
+def read_rows(
+    schema: Struct, batches: Iterable[RoutedBatch], rewritten: Mapping[int, int] | None = None
+) -> list[dict[str, Any]]:
     """Rows of every batch under the final schema: columns matched by field ID, those added
-    after a batch read as null in it, as any Iceberg reader does."""
+    after a batch read as null in it, as any Iceberg reader does; a rewritten column reads
+    the rewritten values of the column it replaced (``rewritten``: new ID -> old ID)."""
     parts = list(batches)
     total = sum(b.size for b in parts)
+    rewritten = rewritten or {}
     columns: list[list[Any] | None] = []
     for col in schema.fields:
         values: list[Any] = []
         seen = False
         for b in parts:
             idx = {c.id: i for i, c in enumerate(b.schema.fields)}
-            i = idx.get(col.id)
+            i = written_as(col.id, idx, rewritten)
             vals = None if i is None else b.columns[i]
             if vals is None:
                 values.extend(repeat(None, b.size))
                 continue
             seen = True
             old = b.schema.fields[i].type  # type: ignore[index]
-            values.extend(vals if old == col.type else (conform(v, old, col.type) for v in vals))
+            values.extend(
+                vals if old == col.type else (conform(v, old, col.type, rewritten) for v in vals)
+            )
         columns.append(values if seen else None)
     return rows_of(schema, columns, total)

@@ -71,9 +71,12 @@ class Retype:
     reason: str
     rows: int | None = None
     bytes: int | None = None
+    #: a rewrite writes a new column in the old one's place, under the same name but a new
+    #: field ID (as Iceberg assigns it): old snapshots keep reading the old column
+    new_id: int | None = None
 
     def __str__(self) -> str:
-        how = "in place" if self.in_place else "REWRITE"
+        how = "in place" if self.in_place else f"REWRITE as id {self.new_id}"
         touched = "" if self.rows is None else f", {self.rows} rows / {self.bytes} bytes"
         return (
             f"~ {'.'.join(self.path)}: {self.before} -> {self.after} (id {self.column_id}, "

@@ -16,8 +16,8 @@ at all is the very list of input values.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, replace
 from itertools import islice, repeat
 from typing import Any
 
@@ -253,19 +253,26 @@ def normalize(value: list[Any], depth: int, leaf: Callable[[Any], Any]) -> list[
     return out
 
 
-def conform(value: Any, old: Any, new: Any) -> Any:
+def conform(value: Any, old: Any, new: Any, rewritten: Mapping[int, int] | None = None) -> Any:
     """A value written under an older type, as a reader of the newer type sees it: struct
-    fields matched by field ID, fields added since read as null (RULES 3.5)."""
+    fields matched by field ID, fields added since read as null (RULES 3.5), widened
+    fields converted (RULES 5). ``rewritten`` maps the ID of a rewritten field to the ID
+    it had when the value was written (a rewrite converts the old values)."""
     if value is None or old == new:
         return value
     if isinstance(new, ListOf) and isinstance(old, ListOf):
-        return [conform(x, old.element, new.element) for x in value]
+        return [conform(x, old.element, new.element, rewritten) for x in value]
     if isinstance(new, Struct) and isinstance(old, Struct):
         by_id = {c.id: c for c in old.fields}
         out = {}
         for c in new.fields:
             o = by_id.get(c.id)
-            out[c.name] = None if o is None else conform(value.get(o.name), o.type, c.type)
+            while o is None and rewritten and c.id in rewritten:  # a rewritten field
+                o = by_id.get(rewritten[c.id])
+                c = replace(c, id=rewritten[c.id])
+            out[c.name] = (
+                None if o is None else conform(value.get(o.name), o.type, c.type, rewritten)
+            )
         return out
     if isinstance(old, str) and isinstance(new, str):
         return retype_value(value, old, new)  # RULES 5: a widened column

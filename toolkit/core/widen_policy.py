@@ -40,6 +40,7 @@ from toolkit.core.planner import (
     Plan,
     Retype,
     _numbered_like_iceberg,
+    _renumbered_type,
     full_names,
     max_field_id,
     struct_prefix,
@@ -132,7 +133,51 @@ def plan_widen(schema: Struct, obs: Observed, options: Options, batch: int = 0) 
         batch, schema, after, tuple(ctx.changes), tuple(ctx.retypes), tuple(ctx.optionals),
         tuple(ctx.pending),
     )
-    return _numbered_like_iceberg(plan, max_field_id(schema))
+    return _rewrites_renumbered(_numbered_like_iceberg(plan, max_field_id(schema)))
+
+
+def _rewrites_renumbered(plan: Plan) -> Plan:
+    """A rewritten column gets a new field ID, after those of the added columns: the
+    columns are added first, then each rewrite adds its new column (as Iceberg numbers)."""
+    if not plan.rewrites:
+        return plan
+    last = max_field_id(plan.after)
+    new_ids: dict[int, int] = {}
+    retypes = []
+    for r in plan.retypes:
+        if not r.in_place:
+            last += 1
+            new_ids[r.column_id] = last
+            r = replace(r, new_id=last)
+        retypes.append(r)
+    after = _renumbered_type(plan.after, lambda i: new_ids.get(i, i))
+    assert isinstance(after, Struct)
+    return replace(plan, after=after, retypes=tuple(retypes))
+
+
+def without_rewrites(plan: Plan) -> Plan:
+    """``plan`` minus its rewrites: what one schema commit applies before the rewrites run
+    (each rewritten column keeps its old type and ID here)."""
+    if not plan.rewrites:
+        return plan
+    back = {r.new_id: r for r in plan.rewrites}
+
+    def revert(t: ColumnType) -> ColumnType:
+        if isinstance(t, Struct):
+            cols = []
+            for c in t.fields:
+                r = back.get(c.id)
+                c = replace(c, id=r.column_id, type=r.before) if r is not None else c
+                cols.append(replace(c, type=revert(c.type)))
+            return Struct(tuple(cols))
+        if isinstance(t, ListOf):
+            return ListOf(t.element_id, revert(t.element))
+        return t
+
+    after = revert(plan.after)
+    assert isinstance(after, Struct)
+    kept = tuple(r for r in plan.retypes if r.in_place)
+    return replace(plan, after=after, retypes=kept)
 
 
 def primary_columns(struct: Struct) -> dict[str, Column]:
@@ -277,7 +322,10 @@ def _evolve(
         leaf_path, _leaf_id(col), leaf, new_leaf, in_place(leaf, new_leaf),
         f"RULES 5: values of {col.name} arrived that only {new_leaf} holds",
     )
-    if not change.in_place and not ctx.options.allow_rewrites:
+    # A list element is never rewritten (nor is a column of a list of records): Iceberg
+    # has no way to give it a new ID in place, so such values wait for a user's plan.
+    inside_list = "element" in full[:-1] or bool(suffix)
+    if not change.in_place and (not ctx.options.allow_rewrites or inside_list):
         if record:
             ctx.pending.append(change)
         return col
@@ -432,4 +480,12 @@ def route_widen(
     return WidenRouter(plan, options, classifier).route(records, batch, options.on_incompatible)
 
 
-__all__ = ["WidenRouter", "accepted", "matrix_name", "plan_widen", "primary_columns", "route_widen"]
+__all__ = [
+    "WidenRouter",
+    "accepted",
+    "matrix_name",
+    "plan_widen",
+    "primary_columns",
+    "route_widen",
+    "without_rewrites",
+]
