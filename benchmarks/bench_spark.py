@@ -4,7 +4,8 @@ One Spark session (``local[2]``) on a fresh embedded catalog in a temporary fold
 figure that is judged is a ratio of two times taken in this same run (absolute times on a
 shared machine vary 1.2-2.4x between runs, see BASELINES.md):
 
-1. profiling: ``observe_on_spark`` (exact per-type tally in Spark's Python workers) over
+1. profiling: ``observe_on_spark`` (exact per-type tally inside the JVM when the tally jar
+   is loaded, toolkit/spark/jvm/Tally.java; else in Spark's Python workers) over
    ``spark.read.json(f).schema`` (Spark's full schema inference): target <= 1.0.
 2. ingest: ``toolkit.ingest(f, ...)`` into a fresh table (profile + plan + commit + route +
    append) over a plain Spark Iceberg append of the same file with its schema known
@@ -14,7 +15,8 @@ shared machine vary 1.2-2.4x between runs, see BASELINES.md):
 3. commit: ``commit_plan`` of a drift plan over PyIceberg's ``update_schema()`` adding the
    same columns with the same docs to an identical table (median of several pairs): target
    <= 1.2; and the growth on one table over 100 successive one-column commits, 100th / 1st:
-   target <= 2.0 (raw PyIceberg and Spark's ``ALTER TABLE`` measured alongside).
+   target <= 2.0 (raw PyIceberg, Spark's ``ALTER TABLE`` and ``commit_plan`` keeping every
+   schema version measured alongside). ``--commits-only`` runs this part alone.
 
 The records are ``benchmarks.generate.records(N, seed)`` written once as JSON lines; with
 ``--keep-data DIR`` the file is kept in ``DIR`` (keyed by N and seed) and reused.
@@ -218,6 +220,10 @@ def run_spark(
         return spark.read.json(str(p)).schema
 
     # Warm both paths on a small file: JIT, Iceberg classes, Python workers (reused).
+    from toolkit.spark.tally import jvm_tally_ready
+
+    where = "the JVM (toolkit.spark.tally)" if jvm_tally_ready(spark) else "Python workers"
+    log(f"profiling tallies JSON lines in {where}")
     t0 = time.perf_counter()
     observe(warm)
     warm_schema = infer(warm)
@@ -236,10 +242,10 @@ def run_spark(
                 out.infer.append(s)
                 out.inferred_columns = len(schema.fields)
             else:
-                s, (summary, _) = timed(lambda: observe(path))
+                s, seen = timed(lambda: observe(path))
                 out.observe.append(s)
-                if summary.rows:
-                    log(f"  observe: {summary.rows:,} rows")
+                if seen.summary.rows:
+                    log(f"  observe: {seen.summary.rows:,} rows")
             log(f"#{r + 1} {what}: {s:.2f} s")
 
         # 2. ingest into a fresh table, and the plain append of the same file
@@ -364,6 +370,7 @@ class CommitRuns:
     growth_spark: list[float]
     growth_plan: list[float]  # from_iceberg + Engine.plan before each toolkit commit
     grown: Table | None = None  # the toolkit's grown table, for --profile
+    growth_kept: list[float] = field(default_factory=list)  # remove_unused_schemas=False
 
 
 def raw_update(table: Table, plan: Plan) -> None:
@@ -428,12 +435,14 @@ def run_commits(
     wide = engine.plan(Struct(), engine.observe([dict.fromkeys(keys, 1)]))
     g = cat.create_table(f"{NAMESPACE}.grow_toolkit", schema=to_iceberg(wide.after))
     h = cat.create_table(f"{NAMESPACE}.grow_raw", schema=to_iceberg(wide.after))
+    kept = cat.create_table(f"{NAMESPACE}.grow_kept", schema=to_iceberg(wide.after))
     s_name = f"{cat.name}.{NAMESPACE}.grow_spark"
     cat.create_table(f"{NAMESPACE}.grow_spark", schema=to_iceberg(wide.after))
     g_tk: list[float] = []
     g_raw: list[float] = []
     g_spark: list[float] = []
     g_plan: list[float] = []
+    g_kept: list[float] = []
     for k, key in enumerate(keys, 1):
         t0 = time.perf_counter()
         plan = engine.plan(from_iceberg(g.schema()), engine.observe([{key: "text"}], k), k)
@@ -443,6 +452,9 @@ def run_commits(
         state = TableState.of(g)
         s, g = timed(lambda t=g, p=plan, st=state: commit_plan(t, p, st))
         g_tk.append(s)
+        kept_state = TableState.of(kept)
+        g_kept.append(timed(lambda p=plan, st=kept_state: commit_plan(
+            kept, p, st, remove_unused_schemas=False))[0])
         g_raw.append(timed(lambda p=plan: raw_update(h, p))[0])
         col = plan.changes[0].column
         ddl = (
@@ -451,9 +463,63 @@ def run_commits(
         )
         g_spark.append(timed(lambda q=ddl: spark.sql(q))[0])
         if k in GROWTH_SHOWN:
-            log(f"growth #{k}: toolkit {s * 1e3:.0f} ms, raw {g_raw[-1] * 1e3:.0f} ms, "
+            log(f"growth #{k}: toolkit {s * 1e3:.0f} ms (every schema kept "
+                f"{g_kept[-1] * 1e3:.0f} ms), raw {g_raw[-1] * 1e3:.0f} ms, "
                 f"spark {g_spark[-1] * 1e3:.0f} ms")
-    return CommitRuns(tk, raw, len(later.changes), g_tk, g_raw, g_spark, g_plan, g)
+    return CommitRuns(tk, raw, len(later.changes), g_tk, g_raw, g_spark, g_plan, g, g_kept)
+
+
+def commit_report(commits: CommitRuns) -> tuple[list[str], list[str]]:
+    """The commit tables, and the two commit verdict lines."""
+    tk, raw = med(commits.toolkit), med(commits.raw)
+    crow = [["commit", "median ms", "", "ratio"]]
+    crow.append([f"3. PyIceberg update_schema ({commits.columns} documented columns)",
+                 f"{raw * 1e3:.1f}", "", "-"])
+    crow.append([f"3. toolkit commit_plan (same {commits.columns} columns)",
+                 f"{tk * 1e3:.1f}", "", f"{tk / raw:.2f}"])
+
+    grow = [["growth: commit #", *(str(k) for k in GROWTH_SHOWN), f"#{GROWTH_SHOWN[-1]}/#1",
+             "med(96-100)/med(1-5)"]]
+    for name, xs in (
+        ("toolkit commit_plan (ms)", commits.growth_toolkit),
+        ("  the same, every schema kept (ms)", commits.growth_kept),
+        ("raw PyIceberg update_schema (ms)", commits.growth_raw),
+        ("Spark ALTER TABLE ADD COLUMN (ms)", commits.growth_spark),
+        ("toolkit plan before commit (ms)", commits.growth_plan),
+    ):
+        grow.append([name, *(f"{xs[k - 1] * 1e3:.1f}" for k in GROWTH_SHOWN),
+                     f"{xs[-1] / xs[0]:.2f}", f"{med(xs[-5:]) / med(xs[:5]):.2f}"])
+
+    r_commit = tk / raw
+    r_growth = commits.growth_toolkit[-1] / commits.growth_toolkit[0]
+    tail = [
+        f"commit   commit_plan / PyIceberg  = {r_commit:.2f} (target <= {TARGET_COMMIT}): "
+        f"{verdict(r_commit, TARGET_COMMIT)}",
+        f"growth   commit #100 / commit #1  = {r_growth:.2f} (target <= {TARGET_GROWTH}): "
+        f"{verdict(r_growth, TARGET_GROWTH)}",
+    ]
+    return [*table_text(crow), "", *table_text(grow)], tail
+
+
+def commits_only(seed: int, log: Callable[[str], None]) -> int:
+    """``--commits-only``: part 3 alone, on its own catalog and Spark session."""
+    import toolkit
+
+    with tempfile.TemporaryDirectory(prefix="bench-commits-") as tmp:
+        cat = toolkit.catalog(Path(tmp, "lakehouse"))
+        cat.create_namespace(NAMESPACE)
+        spark = toolkit.spark_session(cat, **{"spark.master": "local[2]"})
+        spark.sparkContext.setLogLevel("ERROR")
+        try:
+            load0 = load_average()
+            tables, tail = commit_report(run_commits(cat, spark, seed, log))
+            load1 = load_average()
+        finally:
+            spark.stop()
+    loads = "load average (1/5/15 min) at start " + "/".join(f"{x:.2f}" for x in load0) + (
+        ", at end " + "/".join(f"{x:.2f}" for x in load1))
+    print("\n".join([*tables, "", *tail, loads]))
+    return 0
 
 
 # --------------------------------------------------------------------------- profiles
@@ -581,26 +647,8 @@ def report(
         rows.append(row(f"   {name} (vs {'append' if base is append else 'inference'})",
                         med(xs), base))
 
-    tk, raw = med(commits.toolkit), med(commits.raw)
-    crow = [["commit", "median ms", "", "ratio"]]
-    crow.append([f"3. PyIceberg update_schema ({commits.columns} documented columns)",
-                 f"{raw * 1e3:.1f}", "", "-"])
-    crow.append([f"3. toolkit commit_plan (same {commits.columns} columns)",
-                 f"{tk * 1e3:.1f}", "", f"{tk / raw:.2f}"])
-
-    grow = [["growth: commit #", *(str(k) for k in GROWTH_SHOWN), f"#{GROWTH_SHOWN[-1]}/#1",
-             "med(96-100)/med(1-5)"]]
-    for name, xs in (
-        ("toolkit commit_plan (ms)", commits.growth_toolkit),
-        ("raw PyIceberg update_schema (ms)", commits.growth_raw),
-        ("Spark ALTER TABLE ADD COLUMN (ms)", commits.growth_spark),
-        ("toolkit plan before commit (ms)", commits.growth_plan),
-    ):
-        grow.append([name, *(f"{xs[k - 1] * 1e3:.1f}" for k in GROWTH_SHOWN),
-                     f"{xs[-1] / xs[0]:.2f}", f"{med(xs[-5:]) / med(xs[:5]):.2f}"])
-
-    r_profile, r_ingest, r_commit = observe / infer, ingest / append, tk / raw
-    r_growth = commits.growth_toolkit[-1] / commits.growth_toolkit[0]
+    commit_tables, commit_tail = commit_report(commits)
+    r_profile, r_ingest = observe / infer, ingest / append
     warn = [
         f"WARNING: load average {when} {lv[0]:.2f} > {LOAD_WARNING}: the machine is shared "
         "and busy; ratios are less reliable"
@@ -612,16 +660,13 @@ def report(
         f"{verdict(r_profile, TARGET_PROFILE)}",
         f"ingest   ingest / plain append    = {r_ingest:.2f} (target <= {TARGET_INGEST}): "
         f"{verdict(r_ingest, TARGET_INGEST)}",
-        f"commit   commit_plan / PyIceberg  = {r_commit:.2f} (target <= {TARGET_COMMIT}): "
-        f"{verdict(r_commit, TARGET_COMMIT)}",
-        f"growth   commit #100 / commit #1  = {r_growth:.2f} (target <= {TARGET_GROWTH}): "
-        f"{verdict(r_growth, TARGET_GROWTH)}",
+        *commit_tail,
         "load average (1/5/15 min) at start " + "/".join(f"{x:.2f}" for x in load0)
         + ", at end " + "/".join(f"{x:.2f}" for x in load1),
         *warn,
     ]
     return "\n".join(
-        [head, "", *table_text(rows), "", *table_text(crow), "", *table_text(grow), "", *tail]
+        [head, "", *table_text(rows), "", *commit_tables, "", *tail]
     )
 
 
@@ -647,6 +692,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="also print cProfiles (top TOP functions) of a worker's observe and route "
         "and of one commit on the grown table",
     )
+    ap.add_argument("--commits-only", action="store_true",
+                    help="run only part 3, the schema commits (no records generated)")
     args = ap.parse_args(argv)
     if args.records < 1 or args.repeat < 1:
         ap.error("--records and --repeat must be >= 1")
@@ -659,6 +706,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     log("load average at start: " + "/".join(f"{x:.2f}" for x in load0))
     if load0[0] > LOAD_WARNING:
         log(f"WARNING: load average {load0[0]:.2f} > {LOAD_WARNING}: the machine is busy")
+
+    if args.commits_only:
+        return commits_only(args.seed, log)
 
     import toolkit
 

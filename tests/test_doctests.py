@@ -15,6 +15,10 @@ MODULES = [
     "toolkit.api",
     "toolkit.iceberg.schema",
     "toolkit.iceberg.duckdb",
+    "toolkit.iceberg.commit",
+    "toolkit.iceberg.lineage",
+    "toolkit.iceberg.quarantine",
+    "toolkit.ops",
     "toolkit.core.jsonlines",
     *(f"toolkit.core.{m.name}" for m in pkgutil.iter_modules(toolkit.core.__path__)),
 ]

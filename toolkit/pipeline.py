@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import pickle
 import uuid
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,12 +26,14 @@ from pyiceberg.exceptions import (
 from pyiceberg.table import Table
 
 from toolkit.api import make_options
-from toolkit.core.engine import Engine
+from toolkit.core.engine import Engine, make_plan
 from toolkit.core.options import Options
-from toolkit.core.planner import Plan, plan_batch
+from toolkit.core.planner import Plan
 from toolkit.core.profile import Profile, profile_of
+from toolkit.core.quarantine import IncompatibleRecordError, Quarantined
 from toolkit.core.summary import Summary
 from toolkit.core.types import Struct
+from toolkit.core.widen_policy import without_rewrites
 from toolkit.iceberg.commit import (
     BATCH_ID_PROPERTY,
     PlanChangedError,
@@ -39,15 +42,21 @@ from toolkit.iceberg.commit import (
     batch_id_of,
     commit_plan,
 )
+from toolkit.iceberg.quarantine import append_quarantined, quarantine_table_id
 from toolkit.iceberg.schema import from_iceberg, to_iceberg
-from toolkit.spark.commit import commit_plan_in_spark
-from toolkit.spark.workers import Mode, observe_partition, route_partition
+from toolkit.spark.tally import jvm_tally_ready, observe_json
+from toolkit.spark.workers import Mode, observe_partition, quarantine_partition, route_partition
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 #: how often a batch is re-planned when another writer changed the table first
 MAX_ATTEMPTS = 10
+#: Properties of the tables ingest creates. A batch's rows are written with the schema its
+#: own plan made; if another writer added columns since, Iceberg takes the file (missing
+#: optional columns read as null) but Spark's own check refuses it, unless the table
+#: accepts any schema (Iceberg then checks the write against the table's schema itself).
+TABLE_PROPERTIES = {"write.spark.accept-any-schema": "true"}
 
 
 @dataclass(frozen=True)
@@ -62,13 +71,24 @@ class IngestReport:
     profile: Profile
     skipped: bool = False  # the batch id was already ingested: nothing written
     attempts: int = 1  # plans made (more than one when another writer moved the table)
+    quarantined: int = 0  # records set aside in the quarantine table (RULES 5)
+
+    @property
+    def quarantine_table(self) -> str:
+        """Where records the table could not take went (see :func:`toolkit.quarantine`)."""
+        return quarantine_table_id(self.table)
 
     def __str__(self) -> str:
         if self.skipped:
             return f"{self.table}: batch {self.batch_id} was already ingested; nothing written"
+        aside = (
+            f"; {self.quarantined} set aside in {self.quarantine_table}"
+            if self.quarantined
+            else ""
+        )
         return (
             f"{self.table}: batch {self.batch_id} wrote {self.rows_written} rows "
-            f"(snapshot {self.snapshot_id})\n{self.plan}"
+            f"(snapshot {self.snapshot_id}){aside}\n{self.plan}"
         )
 
 
@@ -91,18 +111,58 @@ def as_dataframe(spark: SparkSession, source: Any) -> tuple[DataFrame, Mode]:
     return spark.createDataFrame(rdd, "value binary"), "pickle"
 
 
+@dataclass(frozen=True)
+class SparkObservation:
+    """A batch observed on Spark: the merged summary and profile of its records, and how
+    many items were set aside (not records, malformed, untypable), with the first one."""
+
+    summary: Summary
+    profile: Profile
+    aside: int = 0
+    first_aside: Quarantined | None = None
+
+
 def observe_on_spark(
     df: DataFrame, mode: Mode, options: Options, batch: int
-) -> tuple[Summary, Profile]:
+) -> SparkObservation:
     """Distributed observation: each partition summarizes and profiles its records; the
-    driver merges them (both merge exactly)."""
+    driver merges them (both merge exactly). JSON lines are tallied inside the JVM when
+    the session has the tally jar (``toolkit.spark.tally``), with the same result."""
+    if mode == "json" and jvm_tally_ready(df.sparkSession):
+        # partitions the JVM hands back (a line it cannot read as Python does) go through
+        # the Python workers, which set malformed lines and non-objects aside as usual
+        tally = observe_json(
+            df, options, batch, lambda d: observe_partitions(d, mode, options, batch)
+        )
+        aside = [(n, q) for _, _, n, q in tally.handed_back]
+        first = next((q for _, q in aside if q is not None), None)
+        return SparkObservation(tally.summary, tally.profile, sum(n for n, _ in aside), first)
+    summary, prof, aside_n, first = Summary(), Profile(), 0, None
+    for s, p, n, q in observe_partitions(df, mode, options, batch):
+        summary, prof, aside_n, first = summary + s, prof + p, aside_n + n, first or q
+    return SparkObservation(summary, prof, aside_n, first)
+
+
+def observe_partitions(
+    df: DataFrame, mode: Mode, options: Options, batch: int
+) -> list[tuple[Summary, Profile, int, Quarantined | None]]:
+    """Observation in Spark's Python workers: per partition, in order, its summary, profile,
+    and how many items it set aside, with the first."""
     fn = functools.partial(observe_partition, mode=mode, options=options, batch=batch)
-    payloads = df.mapInArrow(fn, "payload binary").collect()
-    summary, prof = Summary(), Profile()
-    for row in payloads:
-        s, p = pickle.loads(row.payload)
-        summary, prof = summary + s, prof + p
-    return summary, prof
+    return [pickle.loads(row.payload) for row in df.mapInArrow(fn, "payload binary").collect()]
+
+
+def quarantine_on_spark(
+    df: DataFrame, mode: Mode, options: Options, plan: Plan, batch_id: str
+) -> list[Quarantined]:
+    """Every record of the batch the table cannot take under ``plan``, in source order."""
+    fn = functools.partial(
+        quarantine_partition, mode=mode, options=options, plan=plan, batch_id=batch_id
+    )
+    out: list[Quarantined] = []
+    for row in df.mapInArrow(fn, "payload binary").collect():
+        out += pickle.loads(row.payload)
+    return out
 
 
 def _load(catalog: Catalog, identifier: str) -> Table | None:
@@ -125,36 +185,41 @@ def _plan_and_commit(
     batch: int,
     approved: Plan | None = None,
     expected: TableState | None = None,
-    spark: SparkSession | None = None,
+    check: Callable[[Plan], None] | None = None,
 ) -> tuple[Table, Plan, int]:
     """Plan against the table as it is, commit; re-plan when another writer got there
     first (RULES 6: a stale plan is never applied as is). With ``expected`` (the state a
     user previewed), a moved table is refused instead of re-planned; with ``approved``, a
-    plan other than the approved one is refused."""
+    plan other than the approved one is refused. ``check`` sees each plan before it is
+    committed, and may refuse it by raising."""
     moved: StalePlanError | None = None
     for attempt in range(1, MAX_ATTEMPTS + 1):
         table = _load(catalog, identifier)
         if expected is not None and TableState.of(table) != expected:
             raise StalePlanError(identifier, expected, TableState.of(table))
         current = Struct() if table is None else from_iceberg(table.schema())
-        plan = plan_batch(current, summary, options, batch)
-        if approved is not None and plan.changes != approved.changes:
+        plan = make_plan(current, summary, options, batch)
+        if approved is not None and not plan.same_changes(approved):
             raise PlanChangedError(identifier, approved, plan)
+        if check is not None:
+            check(plan)
         if table is None:
             namespace = identifier.rsplit(".", 1)[0]
             with contextlib.suppress(NamespaceAlreadyExistsError):
                 catalog.create_namespace(namespace)
             try:
-                table = catalog.create_table(identifier, schema=to_iceberg(plan.after))
+                table = catalog.create_table(
+                    identifier, schema=to_iceberg(plan.after), properties=TABLE_PROPERTIES
+                )
             except TableAlreadyExistsError:
                 continue
             return table, plan, attempt
         state = TableState.of(table)
         try:
-            if spark is None:
-                return commit_plan(table, plan, state), plan, attempt
-            spark_name = f"{catalog.name}.{identifier}"
-            return commit_plan_in_spark(spark, spark_name, table, plan, state), plan, attempt
+            table = commit_plan(table, without_rewrites(plan), state)
+            if plan.rewrites:
+                table = _rewrite(catalog, identifier, table, plan)
+            return table, plan, attempt
         except StalePlanError as exc:
             if expected is not None:
                 raise
@@ -163,6 +228,22 @@ def _plan_and_commit(
         f"{identifier}: other writers kept changing the table; gave up after "
         f"{MAX_ATTEMPTS} plans"
     ) from moved
+
+
+def _rewrite(catalog: Catalog, identifier: str, table: Table, plan: Plan) -> Table:
+    """RULES 5: the approved rewrites of a plan, in one commit after its other changes
+    (:func:`toolkit.evolve` rewrites the data files and the schema together, so readers
+    never see a half-done state, and logs it)."""
+    from toolkit.core.operations import widen_to
+    from toolkit.iceberg.operations import evolve
+
+    evolve(
+        catalog, identifier, [widen_to(r.path, r.after, rewrite=True) for r in plan.rewrites],
+        expected=TableState.of(table), decided_by="RULES 5", batch=str(plan.batch),
+        reason="; ".join(r.reason for r in plan.rewrites),
+    )
+    table.refresh()
+    return table
 
 
 def ingest(
@@ -190,6 +271,8 @@ def ingest(
     than ``approved`` it raises :class:`~toolkit.iceberg.commit.PlanChangedError`; either
     way nothing is applied.
     """
+    if "allow_rewrites" not in options:  # RULES 5: a rewrite runs only when approved
+        options["allow_rewrites"] = approved is not None and bool(approved.rewrites)
     opts = make_options(**options)
     batch_id = batch_id or uuid.uuid4().hex
     existing = _load(catalog, table)
@@ -200,21 +283,52 @@ def ingest(
         nothing = Plan(batch_index, current, current, ())
         return IngestReport(table, batch_id, nothing, 0, None, Profile(), skipped=True)
 
-    summary, prof = observe_on_spark(df, mode, opts, batch_index)
-    if summary.rows == 0:
+    seen = observe_on_spark(df, mode, opts, batch_index)
+    fail = opts.on_incompatible == "fail"
+    if fail and seen.first_aside is not None:
+        raise IncompatibleRecordError(seen.first_aside)
+    widen = opts.policy == "widen"
+    if seen.summary.rows == 0:
         schema = Struct() if existing is None else from_iceberg(existing.schema())
-        return IngestReport(table, batch_id, Plan(batch_index, schema, schema, ()), 0, None, prof)
+        plan = Plan(batch_index, schema, schema, ())
+        aside = quarantine_on_spark(df, mode, opts, plan, batch_id) if seen.aside else []
+        quarantined = append_quarantined(catalog, table, aside, batch_id)
+        return IngestReport(table, batch_id, plan, 0, None, seen.profile,
+                            quarantined=quarantined)
+
+    def refuse_incompatible(plan: Plan) -> None:
+        items = quarantine_on_spark(df, mode, opts, plan, batch_id)
+        if items:
+            raise IncompatibleRecordError(items[0])
 
     tbl, plan, attempts = _plan_and_commit(
-        catalog, table, summary, opts, batch_index, approved, expected, spark
+        catalog, table, seen.summary, opts, batch_index, approved, expected,
+        check=refuse_incompatible if fail and widen else None,
     )
-    written = write_batch(df, mode, opts, tbl, catalog, spark, table, batch_id)
+    quarantined = 0
+    if widen or seen.aside:
+        aside = quarantine_on_spark(df, mode, opts, plan, batch_id)
+        quarantined = append_quarantined(catalog, table, aside, batch_id)
+    written = write_batch(
+        df, mode, opts, tbl, catalog, spark, table, batch_id, plan, clean=not seen.aside
+    )
     tbl.refresh()
     snap = tbl.current_snapshot()
     return IngestReport(
-        table, batch_id, plan, written, None if snap is None else snap.snapshot_id, prof,
-        attempts=attempts,
+        table, batch_id, plan, written, None if snap is None else snap.snapshot_id,
+        seen.profile, attempts=attempts, quarantined=quarantined,
     )
+
+
+def _spark_schema(spark: SparkSession, schema: Struct) -> Any:
+    """``schema`` as Spark's Iceberg catalog shows a table of that schema (Iceberg's own
+    ``SparkSchemaUtil`` converts it)."""
+    from pyspark.sql.types import StructType
+
+    jvm: Any = spark._jvm
+    jschema = jvm.org.apache.iceberg.SchemaParser.fromJson(to_iceberg(schema).model_dump_json())
+    converted = jvm.org.apache.iceberg.spark.SparkSchemaUtil.convert(jschema)
+    return StructType.fromJson(json.loads(converted.json()))
 
 
 def write_batch(
@@ -226,17 +340,25 @@ def write_batch(
     spark: SparkSession,
     identifier: str,
     batch_id: str,
+    plan: Plan | None = None,
+    *,
+    clean: bool = True,
 ) -> int:
-    """Route every record in Spark's workers and append them in one Iceberg commit."""
+    """Route every record in Spark's workers and append them in one Iceberg commit.
+    ``plan`` is the batch's plan (the widening policy routes by it); ``clean`` says no
+    record of the batch is to be set aside."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
     spark_name = f"{catalog.name}.{identifier}"
-    schema = from_iceberg(table.schema())
-    spark_schema = spark.table(spark_name).schema
+    # RULES 6: the rows are routed against the schema the batch's own plan made, not the
+    # table's schema now, which another writer may have moved on meanwhile
+    schema = from_iceberg(table.schema()) if plan is None else plan.after
+    spark_schema = _spark_schema(spark, schema)
     arrow_schema = to_arrow_schema(spark_schema)
     assert [c.name for c in schema.fields] == arrow_schema.names, "Spark and PyIceberg disagree"
     fn = functools.partial(
-        route_partition, mode=mode, options=options, schema=schema, arrow_schema=arrow_schema
+        route_partition, mode=mode, options=options, schema=schema, arrow_schema=arrow_schema,
+        plan=plan, clean=clean,
     )
     routed = df.mapInArrow(fn, spark_schema)
     routed.writeTo(spark_name).option(f"snapshot-property.{BATCH_ID_PROPERTY}", batch_id).append()
@@ -269,7 +391,12 @@ def plan_preview(
     batch = 0 if existing is None else len(existing.snapshots())
     obs = engine.observe(rows, batch)
     current = Struct() if existing is None else from_iceberg(existing.schema())
-    return Preview(
-        table, engine.plan(current, obs, batch), TableState.of(existing),
-        profile_of(obs, batch), tuple(rows),
-    )
+    plan = engine.plan(current, obs, batch)
+    if plan.rewrites and existing is not None:  # RULES 5: show what a rewrite touches
+        from toolkit.iceberg.operations import rewrite_cost
+
+        n, size = rewrite_cost(existing)
+        plan = replace(plan, retypes=tuple(
+            r if r.in_place else replace(r, rows=n, bytes=size) for r in plan.retypes
+        ))
+    return Preview(table, plan, TableState.of(existing), profile_of(obs, batch), tuple(rows))

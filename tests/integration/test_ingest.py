@@ -26,7 +26,6 @@ from toolkit.core.planner import Plan
 from toolkit.iceberg.commit import StalePlanError, TableState, commit_plan
 from toolkit.iceberg.schema import from_iceberg
 from toolkit.pipeline import ingest
-from toolkit.spark.commit import commit_plan_in_spark
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -146,17 +145,15 @@ def test_ingest_re_plans_when_another_writer_commits_between_plan_and_commit(
     ingest([{"a": 1}], "diff.race", lakehouse, spark, batch_id="first")
     calls: list[int] = []
 
-    def racing_commit(
-        spark: SparkSession, name: str, table: Table, plan: Plan, planned: TableState
-    ) -> Table:
+    def racing_commit(table: Table, plan: Plan, planned: TableState) -> Table:
         if not calls:  # the other writer gets in just before our first commit
             other = lakehouse.load_table("diff.race")
             with other.update_schema() as update:
                 update.add_column("a_string", StringType(), doc="upsolver_evolved_from:a")
         calls.append(len(plan.changes))
-        return commit_plan_in_spark(spark, name, table, plan, planned)
+        return commit_plan(table, plan, planned)
 
-    monkeypatch.setattr(pipeline, "commit_plan_in_spark", racing_commit)
+    monkeypatch.setattr(pipeline, "commit_plan", racing_commit)
     report = ingest([{"a": "text"}], "diff.race", lakehouse, spark, batch_id="mine")
     # the first plan (add a_string) was refused, not applied; the second found it there
     assert calls == [1, 0] and report.attempts == 2

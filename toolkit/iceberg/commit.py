@@ -6,15 +6,30 @@ has moved on since; :class:`StalePlanError` says what changed, and the caller re
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pyiceberg.exceptions import CommitFailedException
+from pyiceberg.schema import Schema, index_by_id
 from pyiceberg.table import Table
+from pyiceberg.table.metadata import TableMetadata
+from pyiceberg.table.refs import MAIN_BRANCH
 from pyiceberg.table.snapshots import Snapshot
+from pyiceberg.table.update import (
+    AddSchemaUpdate,
+    AssertCurrentSchemaId,
+    AssertLastAssignedFieldId,
+    AssertRefSnapshotId,
+    AssertTableUUID,
+    RemoveSchemasUpdate,
+    SetCurrentSchemaUpdate,
+    TableRequirement,
+    TableUpdate,
+)
 
-from toolkit.core.planner import Plan
-from toolkit.core.types import type_to_str
-from toolkit.iceberg.schema import type_to_iceberg
+from toolkit.core.planner import Plan, max_field_id
+from toolkit.core.types import ColumnType, ListOf, Struct, type_to_str
+from toolkit.core.widening import in_place
+from toolkit.iceberg.schema import from_iceberg, to_iceberg
 
 #: the snapshot summary property that records which batch a commit wrote
 BATCH_ID_PROPERTY = "toolkit.batch-id"
@@ -84,29 +99,150 @@ def describe_changes(plan: Plan) -> str:
     )
 
 
-def commit_plan(table: Table, plan: Plan, planned: TableState) -> Table:
-    """Apply ``plan``'s added columns (with their docs) in one schema commit.
+def commit_plan(
+    table: Table, plan: Plan, planned: TableState, *, remove_unused_schemas: bool = True
+) -> Table:
+    """Apply ``plan`` (its added columns, with their docs) in one schema commit.
 
-    Refused with :class:`StalePlanError` if the table is no longer in the ``planned``
-    state; PyIceberg's own requirement on the current schema ID closes the window
-    between that check and the commit. Returns the refreshed table.
+    The new schema is ``plan.after`` itself, so the table gets exactly the plan's field
+    IDs, names, types and docs. Refused with :class:`StalePlanError` if the table is no
+    longer in the ``planned`` state: the commit carries that state as requirements (current
+    schema ID, ``main``'s snapshot, last assigned field ID), which the catalog checks
+    atomically, so another writer that commits first makes this commit fail, not merge.
+
+    One exception to the plan's IDs: a table that dropped columns has assigned IDs above
+    its current schema's highest; Iceberg never reuses an ID (old data files still hold
+    the dropped column under it), so the plan's new IDs are shifted above the table's last
+    assigned ID, as Iceberg's own ``UpdateSchema`` would number them.
+
+    With ``remove_unused_schemas`` (the default), the same commit removes the older schemas
+    that no snapshot was written with: PyIceberg parses and copies the whole metadata on
+    every commit, so a table that kept every schema version would commit ever slower. Time
+    travel is unaffected (each snapshot keeps its schema); what is lost is the record of
+    intermediate schema versions no data was written with. The schema current before the
+    commit is always kept (a writer that loaded it may still commit a snapshot with it).
+
+    Returns ``table``, holding the committed metadata.
+
+    >>> import tempfile
+    >>> from toolkit.core.engine import Engine
+    >>> from toolkit.core.types import Struct
+    >>> from toolkit.iceberg import catalog
+    >>> from toolkit.iceberg.schema import from_iceberg, to_iceberg
+    >>> cat = catalog(tempfile.mkdtemp())
+    >>> cat.create_namespace("db")
+    >>> engine = Engine()
+    >>> first = engine.plan(Struct(), engine.observe([{"size": 4}]))
+    >>> table = cat.create_table("db.t", schema=to_iceberg(first.after))
+    >>> plan = engine.plan(from_iceberg(table.schema()), engine.observe([{"size": 2.5}]), 1)
+    >>> print(commit_plan(table, plan, TableState.of(table)).schema())
+    table {
+      1: size: optional long
+      2: size_double: optional double (upsolver_evolved_from:size)
+    }
     """
     name = ".".join(table.name())
-    table.refresh()
-    now = TableState.of(table)
-    if now != planned:
-        raise StalePlanError(name, planned, now)
-    if not plan.changes:
+    if TableState.of(table) != planned or not plan.changed:
+        # a plan that changes nothing has no commit to carry the check: look now
+        table.refresh()
+        now = TableState.of(table)
+        if now != planned:
+            raise StalePlanError(name, planned, now)
+    if not plan.changed:
         return table
+    metadata = table.metadata
+    if from_iceberg(table.schema()) != plan.before:
+        raise ValueError(
+            f"table {name}: the plan was made against another schema than the table's "
+            f"current one (schema id {metadata.current_schema_id}); plan again"
+        )
+    after = _above_assigned_ids(plan, metadata.last_column_id)
+    schema_id = max(s.schema_id for s in metadata.schemas) + 1
+    schema = to_iceberg(after, schema_id=schema_id)
+    _check_evolution(name, table.schema(), schema, metadata.format_version)
+    requirements: tuple[TableRequirement, ...] = (
+        AssertTableUUID(uuid=metadata.table_uuid),
+        # (by the wire names: PyIceberg's models take them, and mypy sees only those)
+        AssertCurrentSchemaId.model_validate({"current-schema-id": planned.schema_id}),
+        AssertRefSnapshotId.model_validate(
+            {"ref": MAIN_BRANCH, "snapshot-id": planned.snapshot_id}
+        ),
+        AssertLastAssignedFieldId.model_validate(
+            {"last-assigned-field-id": metadata.last_column_id}
+        ),
+    )
+    updates: tuple[TableUpdate, ...] = (
+        AddSchemaUpdate(schema=schema),
+        SetCurrentSchemaUpdate.model_validate({"schema-id": -1}),  # -1: the one just added
+    )
+    unused = _unused_schema_ids(metadata) if remove_unused_schemas else []
+    if unused:
+        updates += (RemoveSchemasUpdate.model_validate({"schema-ids": unused}),)
     try:
-        with table.update_schema() as update:
-            for change in plan.changes:
-                col = change.column
-                update.add_column(
-                    path=change.path, field_type=type_to_iceberg(col.type), doc=col.doc
-                )
+        response = table.catalog.commit_table(table, requirements, updates)
     except CommitFailedException as exc:
         table.refresh()
         raise StalePlanError(name, planned, TableState.of(table), f" ({exc})") from exc
-    table.refresh()
+    # the response holds the committed metadata: loading the table again would parse it
+    # a second time (what Table's own commit does too)
+    table.metadata = response.metadata
+    table.metadata_location = response.metadata_location
     return table
+
+
+def _above_assigned_ids(plan: Plan, last_assigned: int) -> Struct:
+    """``plan.after``, its new IDs shifted above ``last_assigned`` when the planner (which
+    sees only the current schema) numbered them from a lower ID."""
+    highest = max_field_id(plan.before)
+    shift = last_assigned - highest
+    if shift <= 0:
+        return plan.after
+
+    def new_id(i: int) -> int:
+        return i + shift if i > highest else i
+
+    def shifted(t: ColumnType) -> ColumnType:
+        if isinstance(t, Struct):
+            fields = (replace(c, id=new_id(c.id), type=shifted(c.type)) for c in t.fields)
+            return Struct(tuple(fields))
+        if isinstance(t, ListOf):
+            return ListOf(new_id(t.element_id), shifted(t.element))
+        return t  # primitives; declared opaque types are never new
+
+    after = shifted(plan.after)
+    assert isinstance(after, Struct)
+    return after
+
+
+def _check_evolution(table: str, now: Schema, new: Schema, format_version: int) -> None:
+    """Refuse a schema that would not read the table's data files: a field dropped, made
+    required, or retyped other than by Iceberg's in-place promotions."""
+    fields = index_by_id(new)
+    for field_id, old in index_by_id(now).items():
+        path = now.find_column_name(field_id)
+        field = fields.get(field_id)
+        if field is None:
+            raise ValueError(f"table {table}: the plan drops field {path} (id {field_id})")
+        if field.required and not old.required:
+            raise ValueError(f"table {table}: the plan makes optional field {path} required")
+        was, becomes = old.field_type, field.field_type
+        if was == becomes or (not was.is_primitive and type(was) is type(becomes)):
+            continue  # a struct's or list's own fields are checked by their IDs
+        if not (
+            was.is_primitive and becomes.is_primitive
+            and in_place(str(was), str(becomes), format_version)
+        ):
+            raise ValueError(
+                f"table {table}: field {path} (id {field_id}) cannot go from {was} to "
+                f"{becomes} without rewriting its data"
+            )
+
+
+def _unused_schema_ids(metadata: TableMetadata) -> list[int]:
+    """The schemas no snapshot was written with, except the current one (which is about
+    to become the previous one). Every ref points at a snapshot, so this keeps theirs."""
+    used = {snap.schema_id for snap in metadata.snapshots}
+    if None in used:  # a snapshot that does not say its schema: keep every schema
+        return []
+    used.add(metadata.current_schema_id)
+    return [s.schema_id for s in metadata.schemas if s.schema_id not in used]

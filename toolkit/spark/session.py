@@ -189,6 +189,12 @@ def spark_session(cat: Catalog, **conf: str) -> SparkSession:
     # PySpark reads the environment, not spark.pyspark.python, when it starts the context.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     settings = spark_conf(cat, **conf)
+    # The JVM type tally (compiled at first use): on the driver's classpath from the start.
+    from toolkit.spark.tally import tally_jar
+
+    jar = tally_jar()
+    if jar is not None:
+        settings["spark.jars"] = ",".join(j for j in (settings.get("spark.jars"), str(jar)) if j)
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder

@@ -7,25 +7,30 @@ own and memory stays bounded by Spark's Arrow batch size.
 
 from __future__ import annotations
 
+import dataclasses
 import pickle
 from collections.abc import Iterator
 from typing import Any, Literal, TypeAlias
 
 import pyarrow as pa
 
-from toolkit.core.engine import Engine, gc_paused
-from toolkit.core.jsonlines import parse_line
+from toolkit.core.engine import Engine, RoutedBatch, gc_paused
+from toolkit.core.jsonlines import MalformedLineError, parse_line
+from toolkit.core.observe import StructObservation
 from toolkit.core.options import Options
+from toolkit.core.planner import Plan
 from toolkit.core.profile import Profile, profile_of
+from toolkit.core.quarantine import Quarantined
 from toolkit.core.summary import Summary, summarize
 from toolkit.core.types import Struct
+from toolkit.core.widen_policy import WidenRouter
 
 #: How a source DataFrame carries records: JSON text, pickled Python dicts, or typed rows.
 Mode: TypeAlias = Literal["json", "pickle", "rows"]
 
 
 def records_of(batch: pa.RecordBatch, mode: Mode) -> list[Any]:
-    """The records of one Arrow chunk of a source DataFrame."""
+    """The records of one Arrow chunk of a source DataFrame (a malformed line raises)."""
     if mode == "rows":
         return list(batch.to_pylist())
     column = batch.column(0).to_pylist()
@@ -34,17 +39,96 @@ def records_of(batch: pa.RecordBatch, mode: Mode) -> list[Any]:
     return [parse_line(line) for line in column if line is not None and line.strip()]
 
 
+def admitted(
+    engine: Engine, chunk: pa.RecordBatch, mode: Mode, batch: int | str
+) -> tuple[list[dict[str, Any]], list[Quarantined]]:
+    """The records of a chunk, and what cannot be a record: malformed lines and JSON values
+    that are not objects, set aside whole (workers never fail a batch on data: the driver
+    decides, from what they send back, whether the batch fails or quarantines)."""
+    try:
+        values = records_of(chunk, mode)
+        aside: list[Quarantined] = []
+    except MalformedLineError:
+        values, aside = [], []
+        for line in chunk.column(0).to_pylist():
+            if line is None or not line.strip():
+                continue
+            try:
+                values.append(parse_line(line))
+            except MalformedLineError as err:
+                aside.append(Quarantined(line, "malformed", None, None, None, batch, str(err)))
+            except RecursionError:
+                aside.append(Quarantined(
+                    line, "invalid-value", None, None, None, batch,
+                    f"JSON nested too deeply to parse: {line[:80]!r}",
+                ))
+    rows, not_records = engine.admit(values, batch)
+    return rows, aside + not_records
+
+
+def _quarantining(options: Options) -> Engine:
+    """Workers always set records aside; ``on_incompatible`` is applied by the driver."""
+    if options.on_incompatible == "quarantine":
+        return Engine(options)
+    return Engine(dataclasses.replace(options, on_incompatible="quarantine"))
+
+
+def _observed(engine: Engine, batch: int) -> Any:
+    def work(rows: list[dict[str, Any]]) -> tuple[StructObservation, Summary, Profile]:
+        obs = engine.observe(rows, batch)
+        return obs, summarize(obs), profile_of(obs, batch)
+
+    return work
+
+
 def observe_partition(
     batches: Iterator[pa.RecordBatch], *, mode: Mode, options: Options, batch: int
 ) -> Iterator[pa.RecordBatch]:
-    """One row per partition: the pickled (Summary, Profile) of its records."""
-    engine = Engine(options)
+    """One row per partition: the pickled (Summary, Profile, records set aside, first one
+    set aside) of its records."""
+    engine = _quarantining(options)
     summary, prof = Summary(), Profile()
+    aside, first = 0, None
     for chunk in batches:
         with gc_paused():  # parsing and observing make no reference cycles
-            obs = engine.observe(records_of(chunk, mode), batch)
-            summary, prof = summary + summarize(obs), prof + profile_of(obs, batch)
-    yield pa.RecordBatch.from_pydict({"payload": [pickle.dumps((summary, prof))]})
+            rows, bad = admitted(engine, chunk, mode, batch)
+            (_, s, p), invalid = engine.tolerant(rows, batch, _observed(engine, batch))
+            summary, prof = summary + s, prof + p
+            bad += invalid
+            aside += len(bad)
+            first = first or (bad[0] if bad else None)
+    yield pa.RecordBatch.from_pydict({"payload": [pickle.dumps((summary, prof, aside, first))]})
+
+
+def quarantine_partition(
+    batches: Iterator[pa.RecordBatch], *, mode: Mode, options: Options, plan: Plan,
+    batch_id: str,
+) -> Iterator[pa.RecordBatch]:
+    """One row per partition: the pickled list of the records it sets aside under
+    ``plan`` (those that are no records, hold untypable values, or, under the widening
+    policy, values the table cannot take)."""
+    engine = _quarantining(options)
+    out: list[Quarantined] = []
+    for chunk in batches:
+        with gc_paused():
+            rows, bad = admitted(engine, chunk, mode, batch_id)
+            rows, invalid = _validated(engine, rows, batch_id)
+            out += bad + invalid
+            if options.policy == "widen":
+                out += WidenRouter(plan, options, engine.classifier).route(rows, batch_id)[1]
+    yield pa.RecordBatch.from_pydict({"payload": [pickle.dumps(out)]})
+
+
+def _validated(
+    engine: Engine, rows: list[dict[str, Any]], batch: int | str
+) -> tuple[list[dict[str, Any]], list[Quarantined]]:
+    """The rows whose values all observe, by one full observation of the chunk."""
+
+    def observed(good: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        summarize(engine.observe(good))  # observation is lazy below the top level
+        return good
+
+    return engine.tolerant(rows, batch, observed)
 
 
 def route_partition(
@@ -54,13 +138,32 @@ def route_partition(
     options: Options,
     schema: Struct,
     arrow_schema: pa.Schema,
+    plan: Plan | None = None,
+    clean: bool = True,
 ) -> Iterator[pa.RecordBatch]:
-    """The routed rows of each chunk, as Arrow columns of the table's schema."""
-    engine = Engine(options)
+    """The routed rows of each chunk, as Arrow columns of the table's schema. Records set
+    aside are skipped (the quarantine pass writes them); ``clean`` says the observation
+    pass found none, so the chunk is routed without looking for them."""
+    engine = _quarantining(options)
+    widen = options.policy == "widen"
     for chunk in batches:
         with gc_paused():
-            records = records_of(chunk, mode)
-            routed = engine.route(schema, engine.observe(records)) if records else None
+            if clean and not widen:
+                records = records_of(chunk, mode)
+                routed = engine.route(schema, engine.observe(records)) if records else None
+            else:
+                rows, _ = admitted(engine, chunk, mode, "")
+                if widen:
+                    assert plan is not None
+                    rows, _ = _validated(engine, rows, "")
+                    kept = WidenRouter(plan, options, engine.classifier).route(rows, "")[0]
+                    columns = [[r.get(c.name) for r in kept] for c in schema.fields]
+                    routed = RoutedBatch(schema, tuple(columns), len(kept)) if kept else None
+                else:
+                    done, _ = engine.tolerant(
+                        rows, "", lambda good: engine.route(schema, engine.observe(good))
+                    )
+                    routed = done if done.size else None
         if routed is None:
             continue
         arrays = [

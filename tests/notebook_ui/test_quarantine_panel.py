@@ -1,0 +1,211 @@
+"""The quarantine inspector: its view-model and its widget, over a real quarantine table in a
+real SQLite catalog. ``Button.click()`` fires the handlers; the replay function is injected
+and records what would be replayed (replay through ingest itself needs Spark:
+tests/integration/test_replay.py)."""
+
+from __future__ import annotations
+
+import doctest
+from pathlib import Path
+
+import pytest
+from pyiceberg.catalog import Catalog
+
+import toolkit
+import toolkit.notebook.quarantine_model as model_module
+from toolkit.core.quarantine import Quarantined
+from toolkit.iceberg import catalog
+from toolkit.iceberg.commit import StalePlanError, TableState
+from toolkit.iceberg.quarantine import (
+    Quarantine,
+    ReplayReport,
+    append_quarantined,
+    quarantine,
+    replay_batch_id,
+    replay_preview,
+)
+from toolkit.notebook.quarantine_model import (
+    QuarantineModel,
+    ReplayRequest,
+    groups_html,
+    samples_html,
+)
+from toolkit.notebook.quarantine_widget import QuarantinePanel, inspect_quarantine
+
+TABLE = "db.events"
+
+
+def flag(i: int, value: str) -> Quarantined:
+    return Quarantined(
+        {"id": i, "flag": value}, "incompatible", "flag", "string", "boolean", "day2",
+        f"flag: a string ({value!r}) cannot go into a boolean column",
+    )
+
+
+ITEMS = [
+    flag(1, "yes"),
+    flag(2, "no"),
+    flag(3, "<script>alert(1)</script>"),
+    flag(4, "maybe"),
+    Quarantined('{"id": 5, "flag": tru', "malformed", None, None, None, "day2", "not JSON"),
+    Quarantined(
+        {"id": 6, "size": "b64:AAE="}, "incompatible", "size", "bytes", "long", "day3",
+        "size: bytes cannot go into a long column",
+    ),
+]
+
+
+@pytest.fixture
+def lake(tmp_path: Path) -> Catalog:
+    cat = catalog(tmp_path / "lake")
+    cat.create_namespace("db")
+    # the target: flag is a boolean column, so string flags were set aside
+    cat.create_table(TABLE, schema=toolkit.simulate([[{"id": 0, "flag": True}]]).schema)
+    append_quarantined(cat, TABLE, ITEMS[:5], "day2")
+    append_quarantined(cat, TABLE, ITEMS[5:], "day3")
+    return cat
+
+
+class RecordingReplay:
+    """Records each request; answers as a replay that wrote every record would."""
+
+    def __init__(self) -> None:
+        self.requests: list[ReplayRequest] = []
+
+    def __call__(self, request: ReplayRequest) -> ReplayReport:
+        self.requests.append(request)
+        return ReplayReport(TABLE, replay_batch_id(request.ids), request.ids, 0, ())
+
+
+# --- the view-model ---------------------------------------------------------------------------
+
+
+def test_the_model_groups_by_reason_with_counts_and_samples(lake: Catalog) -> None:
+    m = QuarantineModel.from_quarantine(quarantine(lake, TABLE), samples=2)
+    assert m.exists and m.total == 6 and m.replayable == 5
+    assert m.counts == (("incompatible", 5), ("malformed", 1))
+    assert [(g.key, g.label, g.replayable) for g in m.groups] == [
+        ("g0", "incompatible: flag (string into boolean) — 4", True),
+        ("g1", "incompatible: size (bytes into long) — 1", True),
+        ("g2", "malformed — 1", False),
+    ]
+    first = m.groups[0]
+    assert first.samples == ('{"id":1,"flag":"yes"}', '{"id":2,"flag":"no"}')
+    assert first.detail == "flag: a string ('yes') cannot go into a boolean column"
+    assert first.batches == ("day2",) and m.groups[1].batches == ("day3",)
+    assert m.summary == (
+        "6 record(s) in 3 group(s): 5 incompatible, 1 malformed; 1 cannot be replayed "
+        "(not JSON objects)"
+    )
+    q = quarantine(lake, TABLE)
+    assert set(m.replay_ids(["g0", "g2"])) == set(q.select(field="flag").ids)
+    assert m.discard_ids(["g0", "g2"]) == q.select(reason="malformed").ids
+    with pytest.raises(KeyError, match="no group 'g9'"):
+        m.group("g9")
+
+
+def test_the_model_of_an_empty_quarantine(lake: Catalog) -> None:
+    none = QuarantineModel.from_quarantine(quarantine(lake, "db.clean"))
+    assert none.summary == "nothing was ever quarantined for db.clean" and none.groups == ()
+    assert "nothing was ever quarantined" in groups_html(none)
+    empty = QuarantineModel.from_quarantine(Quarantine(TABLE, "db.events__quarantine", True, ()))
+    assert empty.summary == "the quarantine of db.events is empty"
+
+
+def test_the_html_escapes_what_came_from_data(lake: Catalog) -> None:
+    m = QuarantineModel.from_quarantine(quarantine(lake, TABLE), samples=5)
+    table = groups_html(m)
+    assert "<script>" not in table  # the sample of g0 is its first record only
+    samples = samples_html(m.groups[:1])
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in samples and "<script>" not in samples
+    assert "(cannot be replayed)" in table and "<td>day3</td>" in table
+
+
+def test_docstring_examples() -> None:
+    result = doctest.testmod(model_module)
+    assert result.attempted > 0 and result.failed == 0
+
+
+# --- the widget -------------------------------------------------------------------------------
+
+
+def test_choosing_a_group_shows_its_records_and_the_plan_a_replay_needs(lake: Catalog) -> None:
+    recorder = RecordingReplay()
+    panel = QuarantinePanel(
+        quarantine(lake, TABLE), recorder,
+        plan=lambda ids: replay_preview(lake, TABLE, ids=ids),
+    )
+    assert "6 record(s) in 3 group(s)" in panel.table.value
+    assert [label for label, _ in panel.selector.options][0] == (
+        "incompatible: flag (string into boolean) — 4"
+    )
+    assert panel.replay_button.disabled  # nothing chosen yet
+    panel.choose("g0")
+    assert '{&quot;id&quot;:1,&quot;flag&quot;:&quot;yes&quot;}' in panel.details.value
+    assert "… and 1 more" in panel.details.value
+    assert panel.replay_plan is not None
+    assert panel.replay_plan.changes == "add flag_string string"
+    assert "Replaying 4 record(s) will apply: <b>add flag_string string</b>" in (
+        panel.plan_view.value
+    )
+    assert not panel.replay_button.disabled and panel.discard_button.disabled
+
+    panel.replay_button.click()
+    (request,) = recorder.requests
+    assert set(request.ids) == set(quarantine(lake, TABLE).select(field="flag").ids)
+    preview = replay_preview(lake, TABLE, ids=request.ids)
+    assert request.approved == preview.plan and request.expected == preview.state
+    assert panel.outcome is not None and panel.outcome.kind == "replayed"
+    assert "replayed 4 record(s)" in panel.message.value
+
+
+def test_a_malformed_group_can_be_discarded_not_replayed(lake: Catalog) -> None:
+    panel = inspect_quarantine(lake, TABLE)
+    panel.choose("g2")
+    assert panel.replay_button.disabled and not panel.discard_button.disabled
+    assert "No replayable record is selected" in panel.plan_view.value
+    outcome = panel.replay_selected()  # as if the button were clicked anyway
+    assert outcome.kind == "nothing" and "can be replayed" in outcome.message
+    panel.discard_button.click()
+    assert panel.outcome is not None and panel.outcome.title == "Discarded"
+    # read again: the malformed line is gone, the rest stays
+    assert quarantine(lake, TABLE).counts() == {"incompatible": 5}
+    assert [g.reason for g in panel.model.groups] == ["incompatible", "incompatible"]
+    assert panel.selected == ()
+
+
+def test_a_failed_replay_is_shown_in_plain_words(lake: Catalog) -> None:
+    moved = TableState(1, 42)
+
+    def stale(request: ReplayRequest) -> ReplayReport:
+        raise StalePlanError(TABLE, TableState(0, None), moved)
+
+    reloads: list[int] = []
+
+    def reload() -> Quarantine:
+        reloads.append(1)
+        return quarantine(lake, TABLE)
+
+    panel = QuarantinePanel(quarantine(lake, TABLE), stale, reload=reload)
+    panel.choose("g0", "g1")
+    assert panel.replay_plan is not None and len(panel.replay_plan.ids) == 5
+    outcome = panel.replay_selected()
+    assert outcome.kind == "stale" and not outcome.ok
+    assert "The table changed" in panel.message.value
+    assert reloads == []  # nothing changed: the quarantine is not read again
+    assert panel.selected == ("g0", "g1")
+
+
+def test_a_read_only_panel(lake: Catalog) -> None:
+    panel = QuarantinePanel(quarantine(lake, TABLE))
+    panel.choose("g0")
+    assert panel.replay_button.disabled and panel.discard_button.disabled
+    assert panel.replay_selected().kind == "error"
+    assert "no replay function" in panel.message.value
+
+
+def test_the_lazy_public_name_builds_the_panel_without_spark(lake: Catalog) -> None:
+    panel = toolkit.inspect_quarantine(lake, TABLE)
+    assert isinstance(panel, QuarantinePanel) and panel.model.total == 6
+    panel.choose("g1")
+    assert panel.replay_plan is not None and panel.replay_plan.changes == "add size string"

@@ -1,0 +1,302 @@
+"""What the quarantine inspector shows, as data: groups of quarantined records with counts,
+sample raw records, the field and types involved; and what a replay did, in plain words.
+
+Pure: no widget, no Spark. The HTML renderings at the end are pure functions of the
+model, as in :mod:`toolkit.notebook.render`.
+
+>>> from toolkit.iceberg.quarantine import Quarantine
+>>> QuarantineModel.from_quarantine(Quarantine("db.t", "db.t__quarantine", False, ())).summary
+'nothing was ever quarantined for db.t'
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from html import escape
+from typing import TYPE_CHECKING, Literal, TypeAlias
+
+from toolkit.iceberg.commit import TableState, describe_changes
+from toolkit.iceberg.quarantine import (
+    NotReplayableError,
+    Quarantine,
+    QuarantineGroup,
+    ReplayReport,
+    UnknownIdsError,
+)
+from toolkit.notebook.models import CommitOutcome, clip
+from toolkit.notebook.render import STYLE
+
+if TYPE_CHECKING:
+    from toolkit.core.planner import Plan
+    from toolkit.pipeline import Preview
+
+__all__ = [
+    "GroupRow",
+    "QuarantineModel",
+    "ReplayOutcome",
+    "ReplayPlan",
+    "ReplayRequest",
+    "groups_html",
+    "replay_outcome_html",
+    "replay_plan_html",
+    "samples_html",
+]
+
+#: how many characters of a raw record a sample shows
+RAW_WIDTH = 160
+
+
+@dataclass(frozen=True, slots=True)
+class GroupRow:
+    """One group of the inspector's table: records sharing a reason, field and types."""
+
+    key: str
+    """Stable within one model: what the selector returns."""
+    reason: str
+    field: str | None
+    observed: str | None
+    table_type: str | None
+    count: int
+    replayable: bool
+    ids: tuple[str, ...]
+    samples: tuple[str, ...]
+    """Raw records (clipped JSON text), the first few of the group."""
+    detail: str
+    """The first record's detail: field, types and value in a sentence."""
+    batches: tuple[str, ...]
+    """The batch ids that set these records aside, in order of first appearance."""
+
+    @property
+    def label(self) -> str:
+        """``incompatible: flag (string into boolean) — 3``, for a selector."""
+        text = self.reason
+        if self.field is not None:
+            text += f": {self.field}"
+        if self.observed is not None or self.table_type is not None:
+            text += f" ({self.observed or '?'} into {self.table_type or '?'})"
+        return f"{text} — {self.count}"
+
+    @classmethod
+    def of(cls, key: str, group: QuarantineGroup, samples: int) -> GroupRow:
+        return cls(
+            key,
+            group.reason,
+            group.field,
+            group.observed,
+            group.table_type,
+            group.count,
+            group.replayable,
+            group.ids,
+            tuple(clip(r.raw, RAW_WIDTH) for r in group.rows[:samples]),
+            group.rows[0].detail if group.rows else "",
+            tuple(dict.fromkeys(r.batch_id for r in group.rows)),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class QuarantineModel:
+    """The quarantine of one table: groups largest first, counts per reason."""
+
+    table: str
+    quarantine_table: str
+    exists: bool
+    total: int
+    counts: tuple[tuple[str, int], ...]
+    """Records per reason, most frequent first."""
+    groups: tuple[GroupRow, ...]
+
+    @classmethod
+    def from_quarantine(cls, q: Quarantine, *, samples: int = 3) -> QuarantineModel:
+        groups = tuple(GroupRow.of(f"g{i}", g, samples) for i, g in enumerate(q.groups()))
+        return cls(
+            q.table, q.quarantine_table, q.exists, len(q), tuple(q.counts().items()), groups
+        )
+
+    @property
+    def replayable(self) -> int:
+        """Records that a replay can send back through ingest."""
+        return sum(g.count for g in self.groups if g.replayable)
+
+    @property
+    def summary(self) -> str:
+        if not self.exists:
+            return f"nothing was ever quarantined for {self.table}"
+        if not self.total:
+            return f"the quarantine of {self.table} is empty"
+        reasons = ", ".join(f"{n} {reason}" for reason, n in self.counts)
+        text = f"{self.total} record(s) in {len(self.groups)} group(s): {reasons}"
+        stuck = self.total - self.replayable
+        if stuck:
+            text += f"; {stuck} cannot be replayed (not JSON objects)"
+        return text
+
+    def group(self, key: str) -> GroupRow:
+        for g in self.groups:
+            if g.key == key:
+                return g
+        raise KeyError(f"no group {key!r} in the quarantine of {self.table}")
+
+    def selection(self, keys: Iterable[str]) -> tuple[GroupRow, ...]:
+        wanted = set(keys)
+        return tuple(g for g in self.groups if g.key in wanted)
+
+    def replay_ids(self, keys: Iterable[str]) -> tuple[str, ...]:
+        """The ids a replay of the groups ``keys`` sends (replayable groups only)."""
+        return tuple(i for g in self.selection(keys) if g.replayable for i in g.ids)
+
+    def discard_ids(self, keys: Iterable[str]) -> tuple[str, ...]:
+        """The ids of the chosen groups that cannot be replayed (the only ones the panel
+        offers to discard)."""
+        return tuple(i for g in self.selection(keys) if not g.replayable for i in g.ids)
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayPlan:
+    """What replaying a selection will change in the target, before anything changes."""
+
+    ids: tuple[str, ...]
+    changes: str
+    """The plan's changes in words, or ``no schema change``."""
+    approved: Plan | None
+    expected: TableState | None
+
+    @classmethod
+    def from_preview(cls, ids: Sequence[str], preview: Preview) -> ReplayPlan:
+        return cls(
+            tuple(ids), describe_changes(preview.plan) or "no schema change",
+            preview.plan, preview.state,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayRequest:
+    """What "Replay selected" asks the injected replay function to do."""
+
+    ids: tuple[str, ...]
+    approved: Plan | None = None
+    """The plan shown to the user (None: no plan was shown; ingest plans as usual)."""
+    expected: TableState | None = None
+
+
+ReplayKind: TypeAlias = Literal[
+    "replayed", "nothing", "not_replayable", "stale", "plan_changed", "error"
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayOutcome:
+    """What a replay (or a discard) did, in plain words; errors keep their traceback."""
+
+    kind: ReplayKind
+    title: str
+    message: str
+    replayed: int = 0
+    written: int = 0
+    requarantined: int = 0
+    error: str | None = None
+    traceback: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.kind in ("replayed", "nothing")
+
+    @classmethod
+    def from_report(cls, report: ReplayReport) -> ReplayOutcome:
+        if not report.replayed:
+            return cls("nothing", "Nothing replayed", str(report))
+        return cls(
+            "replayed", "Replayed", str(report), len(report.replayed), report.written,
+            report.requarantined,
+        )
+
+    @classmethod
+    def discarded(cls, table: str, count: int) -> ReplayOutcome:
+        return cls(
+            "nothing", "Discarded",
+            f"{count} record(s) removed from the quarantine of {table} for good.",
+        )
+
+    @classmethod
+    def from_exception(cls, exc: BaseException) -> ReplayOutcome:
+        tb = "".join(traceback.format_exception(exc))
+        if isinstance(exc, NotReplayableError | UnknownIdsError):
+            kind: ReplayKind = "not_replayable" if isinstance(exc, NotReplayableError) else "error"
+            return cls(kind, "Not replayed", str(exc), error=str(exc), traceback=tb)
+        commit = CommitOutcome.from_exception(exc)  # same words as the preview panel's
+        mapped: ReplayKind = (
+            commit.kind if commit.kind in ("stale", "plan_changed") else "error"
+        )
+        title = "The replay failed" if mapped == "error" else commit.title
+        return cls(mapped, title, commit.message, error=str(exc), traceback=tb)
+
+
+# --- renderings -------------------------------------------------------------------------------
+
+
+def _wrap(body: str) -> str:
+    return f'{STYLE}<div class="tknb">{body}</div>'
+
+
+def groups_html(model: QuarantineModel) -> str:
+    """The groups as a table: reason, field, observed type into table type, count,
+    batches, a sample record; groups that cannot be replayed are marked."""
+    head = f"<b>Quarantine of {escape(model.table)}</b>: {escape(model.summary)}."
+    if not model.groups:
+        return _wrap(f"<p>{head}</p>")
+    rows = []
+    for n, g in enumerate(model.groups, 1):
+        note = "" if g.replayable else ' <span class="tknb-error">(cannot be replayed)</span>'
+        sample = g.samples[0] if g.samples else ""
+        rows.append(
+            "<tr>"
+            f"<td>{n}</td><td>{escape(g.reason)}{note}</td>"
+            f"<td><code>{escape(g.field or '—')}</code></td>"
+            f"<td>{escape(g.observed or '—')} → {escape(g.table_type or '—')}</td>"
+            f"<td>{g.count}</td><td>{escape(', '.join(g.batches))}</td>"
+            f"<td><code>{escape(sample)}</code></td>"
+            "</tr>"
+        )
+    table = (
+        "<table><tr><th>#</th><th>reason</th><th>field</th><th>observed → table</th>"
+        "<th>records</th><th>batches</th><th>sample</th></tr>" + "".join(rows) + "</table>"
+    )
+    return _wrap(f"<p>{head}</p>{table}")
+
+
+def samples_html(groups: Iterable[GroupRow]) -> str:
+    """Sample raw records of the chosen groups, with each group's detail."""
+    parts = []
+    for g in groups:
+        records = "".join(f"<li><code>{escape(s)}</code></li>" for s in g.samples)
+        more = g.count - len(g.samples)
+        tail = f'<li class="tknb-muted">… and {more} more</li>' if more > 0 else ""
+        parts.append(
+            f"<p><b>{escape(g.label)}</b><br>"
+            f'<span class="tknb-muted">{escape(g.detail)}</span></p><ul>{records}{tail}</ul>'
+        )
+    return _wrap("".join(parts) or '<p class="tknb-muted">Choose a group to see its records.</p>')
+
+
+def replay_plan_html(plan: ReplayPlan | None, error: str | None = None) -> str:
+    """What replaying the selection will change in the target table."""
+    if error is not None:
+        return _wrap(f'<p class="tknb-error">Cannot plan the replay: {escape(error)}</p>')
+    if plan is None or not plan.ids:
+        return _wrap('<p class="tknb-muted">No replayable record is selected.</p>')
+    return _wrap(
+        f"<p>Replaying {len(plan.ids)} record(s) will apply: "
+        f"<b>{escape(plan.changes)}</b>. The button approves exactly this plan.</p>"
+    )
+
+
+def replay_outcome_html(outcome: ReplayOutcome) -> str:
+    css = "tknb-ok" if outcome.ok else "tknb-error"
+    text = f'<p class="{css}"><b>{escape(outcome.title)}.</b> {escape(outcome.message)}</p>'
+    if outcome.traceback and outcome.kind == "error":
+        text += (
+            f"<details><summary>details</summary><pre>{escape(outcome.traceback)}</pre>"
+            "</details>"
+        )
+    return _wrap(text)

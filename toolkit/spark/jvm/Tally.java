@@ -1,0 +1,686 @@
+package toolkit.spark.jvm;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonParseException;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.core.JsonTokenId;
+import com.fasterxml.jackson.core.StreamReadFeature;
+import com.fasterxml.jackson.core.base.ParserBase;
+import com.fasterxml.jackson.core.json.JsonReadFeature;
+import com.fasterxml.jackson.core.json.JsonWriteFeature;
+import java.io.IOException;
+import java.io.Serializable;
+import java.io.StringWriter;
+import java.math.BigInteger;
+import java.nio.charset.StandardCharsets;
+import java.time.LocalDate;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import org.apache.spark.api.java.function.Function2;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.unsafe.Platform;
+import org.apache.spark.unsafe.types.UTF8String;
+
+/**
+ * The type tally of toolkit/core/observe.py (RULES 1) over JSON lines, inside the JVM.
+ *
+ * <p>Each partition walks its lines with Jackson and sends back, as JSON, the tree of its
+ * Summary (per key the count of each kind code, nested records per exact dimension) and
+ * the first samples per field path and kind code. Python (toolkit/spark/tally.py) turns kind
+ * codes into Kinds with the core Classifier itself, so the lattice and the per-value
+ * exactness rules stay in one place. A kind code is either a scalar class below (values the
+ * Classifier types alike) or, for an array, {@code depth << 10 | mask of leaf classes}.
+ *
+ * <p>A line the Python path might read differently (not an object, malformed, duplicate
+ * keys, NaN spelled otherwise than Python spells it, ...) stops the partition: its payload
+ * says "fallback" and Python observes that partition with the Python path, which raises the
+ * same error it always raises (or reads the line, where Jackson was stricter).
+ */
+public final class Tally {
+  static final int BOOLEAN = 0;
+  static final int LONG = 1;
+  /** a long beyond 2**53 that a double would round */
+  static final int LONG_LOSSY = 2;
+  static final int DOUBLE = 3;
+  static final int STRING = 4;
+  static final int DATE = 5;
+  /** a whole number of the epoch unit: converts exactly to long */
+  static final int TIMESTAMP = 6;
+  /** a fraction of the epoch unit (or microseconds a double holds exactly) */
+  static final int TIMESTAMP_FRACTION = 7;
+  /** microseconds (unit "us") beyond what a double holds exactly */
+  static final int TIMESTAMP_FAR = 8;
+  static final int RECORD = 9;
+  static final int SCALARS = 10;
+  static final int ARRAY_SHIFT = 10;
+  static final int SAMPLES = 3;
+  static final long DOUBLE_EXACT = 1L << 53;
+  /** deeper lines are left to the Python path (see tokenize) */
+  static final int MAX_DEPTH = 100;
+
+  private Tally() {}
+
+  /**
+   * One JSON payload per partition of {@code df} (one string column of JSON lines).
+   *
+   * @param timestampUnit the epoch unit of timestamps in long columns: s, ms or us
+   */
+  public static String[] observe(Dataset<Row> df, boolean detectDates, String timestampUnit) {
+    Observer fn = new Observer(detectDates, microsPer(timestampUnit));
+    List<String> out =
+        df.queryExecution().toRdd().toJavaRDD().mapPartitionsWithIndex(fn, false).collect();
+    return out.toArray(new String[0]);
+  }
+
+  /** The payload of a list of lines, without Spark (for checks from a driver). */
+  public static String observeLines(String[] lines, boolean detectDates, String timestampUnit) {
+    PartitionTally t = new PartitionTally(detectDates, microsPer(timestampUnit));
+    String reason = null;
+    for (String line : lines) {
+      if (line == null) continue;
+      byte[] b = line.getBytes(StandardCharsets.UTF_8);
+      reason = t.line(b, 0, b.length);
+      if (reason != null) break;
+    }
+    return t.payload(0, reason);
+  }
+
+  static int microsPer(String unit) {
+    switch (unit) {
+      case "s":
+        return 1_000_000;
+      case "ms":
+        return 1_000;
+      case "us":
+        return 1;
+      default:
+        throw new IllegalArgumentException("timestamp unit " + unit + " is not s, ms or us");
+    }
+  }
+
+  static JsonFactory factory() {
+    return JsonFactory.builder()
+        .enable(JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS) // Python reads NaN, Infinity
+        .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION) // Python keeps the last: fall back
+        .enable(JsonWriteFeature.ESCAPE_NON_ASCII) // payloads in ASCII: lone surrogates survive
+        .build();
+  }
+
+  static final class Observer
+      implements Function2<Integer, Iterator<InternalRow>, Iterator<String>>, Serializable {
+    private static final long serialVersionUID = 1L;
+    final boolean detectDates;
+    final int per;
+
+    Observer(boolean detectDates, int per) {
+      this.detectDates = detectDates;
+      this.per = per;
+    }
+
+    @Override
+    public Iterator<String> call(Integer partition, Iterator<InternalRow> rows) {
+      PartitionTally t = new PartitionTally(detectDates, per);
+      String reason = null;
+      while (reason == null && rows.hasNext()) {
+        InternalRow row = rows.next();
+        if (row.isNullAt(0)) continue; // the Python path skips null lines too
+        UTF8String s = row.getUTF8String(0);
+        Object base = s.getBaseObject();
+        if (base instanceof byte[]) {
+          int off = (int) (s.getBaseOffset() - Platform.BYTE_ARRAY_OFFSET);
+          reason = t.line((byte[]) base, off, s.numBytes());
+        } else {
+          byte[] b = s.getBytes();
+          reason = t.line(b, 0, b.length);
+        }
+      }
+      return Collections.singletonList(t.payload(partition, reason)).iterator();
+    }
+  }
+
+  /** Observations of one path (key sequence), whatever the dimensions of the records above. */
+  static final class PathNode {
+    final String name;
+    final PathNode parent;
+    final HashMap<String, PathNode> children = new HashMap<>();
+    long seq;
+    final byte[] scalarTaken = new byte[SCALARS];
+    HashMap<Integer, Integer> arrayTaken;
+    final ArrayList<Object[]> samples = new ArrayList<>(4);
+
+    PathNode(String name, PathNode parent) {
+      this.name = name;
+      this.parent = parent;
+    }
+
+    PathNode child(String key) {
+      PathNode c = children.get(key);
+      if (c == null) {
+        c = new PathNode(key, this);
+        children.put(key, c);
+      }
+      return c;
+    }
+
+    /** Whether a value of this kind code is among the first SAMPLES of its code here. */
+    boolean wants(int code) {
+      if (code < SCALARS) {
+        if (scalarTaken[code] >= SAMPLES) return false;
+        scalarTaken[code]++;
+        return true;
+      }
+      if (arrayTaken == null) arrayTaken = new HashMap<>();
+      int n = arrayTaken.getOrDefault(code, 0);
+      if (n >= SAMPLES) return false;
+      arrayTaken.put(code, n + 1);
+      return true;
+    }
+
+    List<String> path() {
+      ArrayList<String> out = new ArrayList<>();
+      for (PathNode p = this; p.parent != null; p = p.parent) out.add(p.name);
+      Collections.reverse(out);
+      return out;
+    }
+  }
+
+  /** One struct level of the Summary: records counted, and a field per key. */
+  static final class Level {
+    long rows;
+    final HashMap<String, Field> fields = new HashMap<>();
+    final PathNode path;
+
+    Level(PathNode path) {
+      this.path = path;
+    }
+
+    Field field(String key) {
+      Field f = fields.get(key);
+      if (f == null) {
+        f = new Field(path.child(key));
+        fields.put(key, f);
+      }
+      return f;
+    }
+  }
+
+  static final class Field {
+    final long[] scalars = new long[SCALARS];
+    HashMap<Integer, long[]> arrays;
+    HashMap<Integer, Level> records;
+    final PathNode path;
+
+    Field(PathNode path) {
+      this.path = path;
+    }
+
+    void countArray(int code) {
+      if (arrays == null) arrays = new HashMap<>();
+      long[] n = arrays.get(code);
+      if (n == null) arrays.put(code, new long[] {1});
+      else n[0]++;
+    }
+
+    Level records(int dim) {
+      if (records == null) records = new HashMap<>();
+      Level l = records.get(dim);
+      if (l == null) {
+        l = new Level(path);
+        records.put(dim, l);
+      }
+      return l;
+    }
+  }
+
+  static final class PartitionTally {
+    static final byte OBJ = 1;
+    static final byte ARR = 2;
+    static final byte FIELD = 3;
+    static final byte SCALAR = 4;
+
+    final JsonFactory factory = factory();
+    final boolean detectDates;
+    final int per;
+    final PathNode rootPath = new PathNode(null, null);
+    final Level root = new Level(rootPath);
+
+    // The tape of one line: a token per entry. For OBJ/ARR, aux is the entry after its end;
+    // for SCALAR, its kind code (-1: null). Offsets are byte offsets into buf.
+    byte[] type = new byte[256];
+    int[] start = new int[256];
+    int[] end = new int[256];
+    int[] aux = new int[256];
+    String[] names = new String[256];
+    int[] stack = new int[64];
+    int n;
+    byte[] buf;
+    int base;
+    int limit;
+
+    PartitionTally(boolean detectDates, int per) {
+      this.detectDates = detectDates;
+      this.per = per;
+    }
+
+    /** Tallies one line; a reason to fall back to the Python path, or null. */
+    String line(byte[] b, int off, int len) {
+      int i = off;
+      int stop = off + len;
+      while (i < stop && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r')) i++;
+      if (i == stop) return null; // blank: the Python path skips it
+      if (b[i] != '{') return "a line that is not a JSON object";
+      for (int k = off; k < Math.min(stop, off + 4); k++) {
+        // Jackson would guess UTF-16/32 from zero bytes; Python reads UTF-8 only
+        if (b[k] == 0) return "a NUL byte";
+      }
+      try {
+        tokenize(b, off, len);
+      } catch (IOException | RuntimeException e) {
+        return "malformed: " + e.getMessage();
+      }
+      walkRecord(0, root);
+      return null;
+    }
+
+    private void grow() {
+      int size = type.length * 2;
+      type = Arrays.copyOf(type, size);
+      start = Arrays.copyOf(start, size);
+      end = Arrays.copyOf(end, size);
+      aux = Arrays.copyOf(aux, size);
+      names = Arrays.copyOf(names, size);
+    }
+
+    private void tokenize(byte[] b, int off, int len) throws IOException {
+      buf = b;
+      base = off;
+      limit = off + len;
+      n = 0;
+      int sp = 0;
+      try (JsonParser p = factory.createParser(b, off, len)) {
+        ParserBase pb = (ParserBase) p;
+        // getTokenCharacterOffset() allocates nothing, but is off by a constant from the
+        // token's byte offset (1 in UTF8StreamJsonParser); measure it once per line.
+        long delta = 0;
+        JsonToken t;
+        while ((t = p.nextToken()) != null) {
+          if (n == 0) delta = off + p.getTokenLocation().getByteOffset() - pb.getTokenCharacterOffset();
+          if (n == type.length) grow();
+          int at = (int) (pb.getTokenCharacterOffset() + delta);
+          switch (t.id()) {
+            case JsonTokenId.ID_START_OBJECT:
+            case JsonTokenId.ID_START_ARRAY:
+              type[n] = t.id() == JsonTokenId.ID_START_OBJECT ? OBJ : ARR;
+              start[n] = at;
+              // Python observes a record level in several nested calls: very deep lines
+              // may exceed its recursion limit, and it sets them aside; so does it here
+              if (sp == MAX_DEPTH) throw new JsonParseException(p, "nested too deeply");
+              if (sp == stack.length) stack = Arrays.copyOf(stack, sp * 2);
+              stack[sp++] = n++;
+              break;
+            case JsonTokenId.ID_END_OBJECT:
+            case JsonTokenId.ID_END_ARRAY:
+              int s = stack[--sp];
+              aux[s] = n;
+              end[s] = at + 1;
+              if (sp == 0) {
+                if (p.nextToken() != null) throw new JsonParseException(p, "extra data");
+                return;
+              }
+              break;
+            case JsonTokenId.ID_FIELD_NAME:
+              type[n] = FIELD;
+              names[n++] = p.currentName();
+              break;
+            default:
+              type[n] = SCALAR;
+              start[n] = at;
+              aux[n++] = scalarKind(p, t);
+          }
+        }
+      }
+      throw new IOException("unexpected end of line");
+    }
+
+    private int scalarKind(JsonParser p, JsonToken t) throws IOException {
+      switch (t.id()) {
+        case JsonTokenId.ID_NULL:
+          return -1;
+        case JsonTokenId.ID_TRUE:
+        case JsonTokenId.ID_FALSE:
+          return BOOLEAN;
+        case JsonTokenId.ID_NUMBER_INT:
+          return intKind(p);
+        case JsonTokenId.ID_NUMBER_FLOAT:
+          if (p.isNaN()) {
+            String text = p.getText();
+            // Jackson also reads +Infinity, INF...: Python does not
+            if (!text.equals("NaN") && !text.equals("Infinity") && !text.equals("-Infinity")) {
+              throw new JsonParseException(p, "non-numeric number " + text);
+            }
+          }
+          return DOUBLE;
+        case JsonTokenId.ID_STRING:
+          if (!detectDates) return STRING;
+          return stringKind(p.getTextCharacters(), p.getTextOffset(), p.getTextLength());
+        default:
+          throw new JsonParseException(p, "unexpected token " + t);
+      }
+    }
+
+    private static int intKind(JsonParser p) throws IOException {
+      long v;
+      if (p.getNumberType() == JsonParser.NumberType.BIG_INTEGER) {
+        BigInteger big = p.getBigIntegerValue();
+        if (big.bitLength() > 63) return STRING; // RULES 1: beyond 64 bits, text
+        v = big.longValue();
+      } else {
+        v = p.getLongValue();
+      }
+      if (v >= -DOUBLE_EXACT && v <= DOUBLE_EXACT) return LONG;
+      double d = (double) v;
+      // (long) 2**63 saturates to Long.MAX_VALUE: compare with 2**63 first
+      return d == 0x1p63 || (long) d != v ? LONG_LOSSY : LONG;
+    }
+
+    private static boolean digits(char[] c, int from, int count) {
+      for (int i = from; i < from + count; i++) {
+        if (c[i] < '0' || c[i] > '9') return false;
+      }
+      return true;
+    }
+
+    private static int number(char[] c, int from, int count) {
+      int v = 0;
+      for (int i = from; i < from + count; i++) v = v * 10 + (c[i] - '0');
+      return v;
+    }
+
+    /**
+     * RULES 1: ISO texts, as conversions.parse_date / parse_timestamp read them. Python's
+     * {@code \d} and {@code isdigit} accept non-ASCII digits, but {@code fromisoformat} then
+     * refuses them: any non-ASCII text is a string either way.
+     */
+    int stringKind(char[] c, int off, int len) {
+      if (len < 5 || !digits(c, off, 4) || c[off + 4] != '-') return STRING;
+      if (len == 10) {
+        if (!digits(c, off + 5, 2) || c[off + 7] != '-' || !digits(c, off + 8, 2)) return STRING;
+        return validDate(number(c, off, 4), number(c, off + 5, 2), number(c, off + 8, 2))
+            ? DATE
+            : STRING;
+      }
+      // \d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?
+      if (len < 16) return STRING;
+      int e = off + len;
+      if (!digits(c, off + 5, 2) || c[off + 7] != '-' || !digits(c, off + 8, 2)) return STRING;
+      if (c[off + 10] != 'T' && c[off + 10] != ' ') return STRING;
+      if (!digits(c, off + 11, 2) || c[off + 13] != ':' || !digits(c, off + 14, 2)) return STRING;
+      int year = number(c, off, 4);
+      int month = number(c, off + 5, 2);
+      int day = number(c, off + 8, 2);
+      int hour = number(c, off + 11, 2);
+      int minute = number(c, off + 14, 2);
+      int second = 0;
+      int micro = 0;
+      int i = off + 16;
+      if (i < e && c[i] == ':') {
+        if (i + 3 > e || !digits(c, i + 1, 2)) return STRING;
+        second = number(c, i + 1, 2);
+        i += 3;
+        if (i < e && c[i] == '.') {
+          int j = i + 1;
+          while (j < e && j - i <= 6 && c[j] >= '0' && c[j] <= '9') j++;
+          int count = j - i - 1;
+          if (count < 1 || (j < e && c[j] >= '0' && c[j] <= '9')) return STRING;
+          micro = number(c, i + 1, count);
+          for (int k = count; k < 6; k++) micro *= 10;
+          i = j;
+        }
+      }
+      boolean aware = false;
+      int offsetMinutes = 0;
+      if (i < e) {
+        aware = true;
+        if (c[i] == 'Z') {
+          if (i + 1 != e) return STRING;
+        } else if (c[i] == '+' || c[i] == '-') {
+          if (i + 3 > e || !digits(c, i + 1, 2)) return STRING;
+          int hh = number(c, i + 1, 2);
+          int mm = 0;
+          int j = i + 3;
+          if (j < e) {
+            if (c[j] == ':') j++;
+            if (j + 2 != e || !digits(c, j, 2)) return STRING;
+            mm = number(c, j, 2);
+          }
+          offsetMinutes = hh * 60 + mm; // Python takes +05:99 as 6:39
+          if (offsetMinutes >= 24 * 60) return STRING;
+          if (c[i] == '-') offsetMinutes = -offsetMinutes;
+        } else {
+          return STRING;
+        }
+      }
+      if (!validDate(year, month, day) || hour > 23 || minute > 59 || second > 59) return STRING;
+      long epochSecond =
+          LocalDate.of(year, month, day).toEpochDay() * 86_400L
+              + hour * 3600L
+              + minute * 60L
+              + second
+              - offsetMinutes * 60L;
+      // as_utc: an aware text whose UTC instant leaves years 1-9999 stays a string
+      if (aware && (epochSecond < MIN_SECOND || epochSecond >= END_SECOND)) return STRING;
+      return timestampKind(epochSecond, micro);
+    }
+
+    static final long MIN_SECOND = LocalDate.of(1, 1, 1).toEpochDay() * 86_400L;
+    static final long END_SECOND = LocalDate.of(10000, 1, 1).toEpochDay() * 86_400L;
+
+    private static boolean validDate(int year, int month, int day) {
+      if (year < 1 || month < 1 || month > 12 || day < 1) return false;
+      return day <= LocalDate.of(year, month, 1).lengthOfMonth();
+    }
+
+    /** observe.Classifier._timestamp_kind, as a class the Classifier types alike. */
+    private int timestampKind(long epochSecond, int micro) {
+      if (micro == 0 || (per > 1 && micro % per == 0)) return TIMESTAMP;
+      if (per > 1) return TIMESTAMP_FRACTION;
+      long micros = epochSecond * 1_000_000L + micro;
+      if (micros >= -DOUBLE_EXACT && micros <= DOUBLE_EXACT) return TIMESTAMP_FRACTION;
+      return (long) (double) micros == micros ? TIMESTAMP_FRACTION : TIMESTAMP_FAR;
+    }
+
+    // ------------------------------------------------------------------ the walk
+
+    private void walkRecord(int i, Level level) {
+      level.rows++;
+      int stop = aux[i];
+      int j = i + 1;
+      while (j < stop) {
+        Field f = level.field(names[j]); // null values too: the key exists at this level
+        j = walkValue(j + 1, f);
+      }
+    }
+
+    private int walkValue(int j, Field f) {
+      byte t = type[j];
+      if (t == SCALAR) {
+        int code = aux[j];
+        if (code >= 0) {
+          f.scalars[code]++;
+          sample(f.path, code, j);
+        }
+        return j + 1;
+      }
+      if (t == OBJ) {
+        f.scalars[RECORD]++;
+        sample(f.path, RECORD, j);
+        walkRecord(j, f.records(0));
+        return aux[j];
+      }
+      depth = 0;
+      mask = 0;
+      scanArray(j, 1);
+      int code = depth << ARRAY_SHIFT | mask;
+      f.countArray(code);
+      sample(f.path, code, j);
+      if (mask == 1 << RECORD) {
+        // RULES 3.4 / summary: records of an array of records, by exact dimension
+        walkRecords(j, f.records(depth));
+      }
+      return aux[j];
+    }
+
+    private int depth;
+    private int mask;
+
+    /** RULES 1: dimension = deepest nesting; leaves = the classes of non-null leaves. */
+    private void scanArray(int i, int level) {
+      if (level > depth) depth = level;
+      int stop = aux[i];
+      int j = i + 1;
+      while (j < stop) {
+        byte t = type[j];
+        if (t == SCALAR) {
+          if (aux[j] >= 0) mask |= 1 << aux[j];
+          j++;
+        } else if (t == OBJ) {
+          mask |= 1 << RECORD;
+          j = aux[j];
+        } else {
+          scanArray(j, level + 1);
+          j = aux[j];
+        }
+      }
+    }
+
+    /** Every record in an array of records, depth first (observe._collect_dicts). */
+    private void walkRecords(int i, Level level) {
+      int stop = aux[i];
+      int j = i + 1;
+      while (j < stop) {
+        byte t = type[j];
+        if (t == OBJ) {
+          walkRecord(j, level);
+          j = aux[j];
+        } else if (t == ARR) {
+          walkRecords(j, level);
+          j = aux[j];
+        } else {
+          j++;
+        }
+      }
+    }
+
+    private void sample(PathNode path, int code, int j) {
+      long seq = path.seq++;
+      if (!path.wants(code)) return;
+      int from = start[j];
+      int to = type[j] == SCALAR ? scalarEnd(from) : end[j];
+      String text = new String(buf, from, to - from, StandardCharsets.UTF_8);
+      path.samples.add(new Object[] {code, seq, text});
+    }
+
+    private int scalarEnd(int s) {
+      if (buf[s] == '"') {
+        int i = s + 1;
+        while (buf[i] != '"') i += buf[i] == '\\' ? 2 : 1;
+        return i + 1;
+      }
+      int i = s;
+      while (i < limit) {
+        byte c = buf[i];
+        if (c == ',' || c == '}' || c == ']' || c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+          break;
+        }
+        i++;
+      }
+      return i;
+    }
+
+    // ------------------------------------------------------------------ the payload
+
+    String payload(int partition, String fallback) {
+      StringWriter w = new StringWriter();
+      try (JsonGenerator g = factory.createGenerator(w)) {
+        g.writeStartObject();
+        g.writeNumberField("partition", partition);
+        if (fallback != null) {
+          g.writeStringField("fallback", fallback);
+        } else {
+          g.writeFieldName("summary");
+          writeLevel(g, root);
+          g.writeArrayFieldStart("samples");
+          writeSamples(g, rootPath);
+          g.writeEndArray();
+        }
+        g.writeEndObject();
+      } catch (IOException e) {
+        throw new IllegalStateException(e);
+      }
+      return w.toString();
+    }
+
+    private static void writeLevel(JsonGenerator g, Level level) throws IOException {
+      g.writeStartObject();
+      g.writeNumberField("rows", level.rows);
+      g.writeObjectFieldStart("fields");
+      for (Map.Entry<String, Field> e : level.fields.entrySet()) {
+        Field f = e.getValue();
+        g.writeObjectFieldStart(e.getKey());
+        g.writeArrayFieldStart("counts");
+        for (int c = 0; c < SCALARS; c++) {
+          if (f.scalars[c] > 0) {
+            g.writeNumber(c);
+            g.writeNumber(f.scalars[c]);
+          }
+        }
+        if (f.arrays != null) {
+          for (Map.Entry<Integer, long[]> a : f.arrays.entrySet()) {
+            g.writeNumber(a.getKey());
+            g.writeNumber(a.getValue()[0]);
+          }
+        }
+        g.writeEndArray();
+        g.writeArrayFieldStart("records");
+        if (f.records != null) {
+          for (Map.Entry<Integer, Level> r : f.records.entrySet()) {
+            g.writeStartArray();
+            g.writeNumber(r.getKey());
+            writeLevel(g, r.getValue());
+            g.writeEndArray();
+          }
+        }
+        g.writeEndArray();
+        g.writeEndObject();
+      }
+      g.writeEndObject();
+      g.writeEndObject();
+    }
+
+    private static void writeSamples(JsonGenerator g, PathNode node) throws IOException {
+      if (!node.samples.isEmpty()) {
+        List<String> path = node.path();
+        for (Object[] s : node.samples) {
+          g.writeStartArray();
+          g.writeStartArray();
+          for (String key : path) g.writeString(key);
+          g.writeEndArray();
+          g.writeNumber((Integer) s[0]);
+          g.writeNumber((Long) s[1]);
+          g.writeString((String) s[2]);
+          g.writeEndArray();
+        }
+      }
+      for (PathNode c : node.children.values()) writeSamples(g, c);
+    }
+  }
+}

@@ -1,0 +1,291 @@
+"""The profile's type tally inside the JVM: ``jvm/Tally.java``, compiled at first use.
+
+Observing JSON lines in Spark's Python workers spends most of its time walking values in
+Python. ``Tally.java`` walks the lines with Jackson inside the executors and sends back,
+per partition, the tree of a :class:`~toolkit.core.summary.Summary` whose kinds are *codes*
+(classes of values the core :class:`~toolkit.core.observe.Classifier` types alike), plus
+the first few raw texts per field path and code. Here each code becomes a
+:class:`~toolkit.core.types.Kind` by classifying a representative value with the core
+Classifier itself, and samples are parsed with the core's own line parser: the lattice,
+the per-value exactness rules and the sample rendering stay in ``toolkit.core``.
+
+A partition whose lines the JVM cannot read exactly as Python does (a line that is not a
+JSON object, malformed JSON, duplicate keys...) is observed again by the Python path
+(:func:`toolkit.spark.workers.observe_partition`), which sets such lines aside or fails
+as it always does: the JVM path never skips a line the Python path would not skip.
+
+The jar is compiled with ``javac`` against pyspark's jars and cached by source hash under
+``$TOOLKIT_CACHE_DIR`` (default ``$XDG_CACHE_HOME/toolkit`` or ``~/.cache/toolkit``);
+:func:`toolkit.spark.spark_session` puts it on ``spark.jars``. Without ``javac`` the
+toolkit keeps the Python path (exact, slower) and logs a warning once.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import logging
+import os
+import shutil
+import subprocess
+import tempfile
+import zipfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from toolkit.core.jsonlines import parse_line
+from toolkit.core.observe import Classifier
+from toolkit.core.options import Options
+from toolkit.core.profile import SAMPLES_PER_TYPE, FieldStats, Profile, _summary
+from toolkit.core.summary import FieldSummary, Summary
+from toolkit.core.types import RECORD, Kind, Shape
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+__all__ = ["TALLY_CLASS", "Tallied", "jvm_tally_ready", "observe_json", "tally_jar"]
+
+log = logging.getLogger(__name__)
+
+SOURCE = Path(__file__).with_name("jvm") / "Tally.java"
+TALLY_CLASS = "toolkit.spark.jvm.Tally"
+
+#: A value of each scalar code of Tally.java, in code order: the Classifier types each
+#: exactly as the JVM classed it (TIMESTAMP_FRACTION: a fraction of the epoch unit, or
+#: microseconds a double holds; TIMESTAMP_FAR: microseconds beyond what a double holds).
+REPRESENTATIVES: tuple[Any, ...] = (
+    True,  # BOOLEAN
+    1,  # LONG
+    2**53 + 1,  # LONG_LOSSY
+    0.5,  # DOUBLE
+    "x",  # STRING
+    "2024-01-01",  # DATE
+    "2024-01-01T00:00:00",  # TIMESTAMP
+    "2024-01-01T00:00:00.000001",  # TIMESTAMP_FRACTION
+    "9999-12-31T23:59:59.999999",  # TIMESTAMP_FAR
+    {},  # RECORD
+)
+ARRAY_SHIFT = 10
+
+
+# --------------------------------------------------------------------------- the jar
+
+
+def cache_dir() -> Path:
+    """Where compiled jars are kept."""
+    env = os.environ.get("TOOLKIT_CACHE_DIR")
+    if env:
+        return Path(env)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "toolkit"
+
+
+def _pyspark_jars() -> Path | None:
+    try:
+        import pyspark
+    except ImportError:
+        return None
+    jars = Path(pyspark.__file__).parent / "jars"
+    return jars if jars.is_dir() else None
+
+
+def _javac() -> str | None:
+    home = os.environ.get("JAVA_HOME")
+    if home and Path(home, "bin", "javac").exists():
+        return str(Path(home, "bin", "javac"))
+    return shutil.which("javac")
+
+
+@functools.cache
+def tally_jar() -> Path | None:
+    """The compiled tally jar (compiled now if this source and pyspark have none yet), or
+    None with a warning when it cannot be built: the Python path is used then."""
+    jars = _pyspark_jars()
+    javac = _javac()
+    if jars is None or javac is None:
+        log.warning("javac or pyspark's jars not found: profiling stays in Python workers "
+                    "(exact, several times slower); install a JDK (make sysdeps)")
+        return None
+    source = SOURCE.read_bytes()
+    # compiled against this pyspark's jars: a new pyspark gets its own jar
+    key = hashlib.sha256(source + str(sorted(p.name for p in jars.glob("*.jar"))).encode())
+    jar = cache_dir() / f"toolkit-tally-{key.hexdigest()[:16]}.jar"
+    if jar.is_file():
+        return jar
+    try:
+        jar.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix="toolkit-tally-") as tmp:
+            classes = Path(tmp, "classes")
+            subprocess.run(
+                [javac, "--release", "8", "-nowarn", "-encoding", "UTF-8",
+                 "-cp", str(jars / "*"), "-d", str(classes), str(SOURCE)],
+                check=True, capture_output=True, text=True, timeout=300,
+            )
+            partial = Path(tmp, jar.name)
+            with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as z:
+                for f in sorted(classes.rglob("*.class")):
+                    z.write(f, f.relative_to(classes).as_posix())
+            # another process may compile the same source meanwhile: the rename is atomic
+            fd, dest = tempfile.mkstemp(dir=jar.parent, suffix=".jar")
+            os.close(fd)
+            shutil.copyfile(partial, dest)
+            os.replace(dest, jar)
+    except (OSError, subprocess.SubprocessError) as exc:
+        detail = getattr(exc, "stderr", None) or exc
+        log.warning("compiling %s failed, profiling stays in Python workers: %s", SOURCE, detail)
+        return None
+    return jar
+
+
+def jvm_tally_ready(spark: SparkSession) -> bool:
+    """Whether the session's JVM has the tally class (its jar was on ``spark.jars`` when the
+    session started)."""
+    from py4j.java_gateway import JavaClass  # type: ignore[import-untyped]
+
+    try:
+        cls = spark._jvm.toolkit.spark.jvm.Tally  # type: ignore[union-attr]
+    except Exception:  # noqa: BLE001 - no gateway, or a JVM without the class
+        return False
+    return isinstance(cls, JavaClass)
+
+
+# --------------------------------------------------------------------------- observation
+
+
+class KindCodes:
+    """Kind codes of Tally.java -> core Kinds, under one set of options."""
+
+    def __init__(self, options: Options) -> None:
+        self.classifier = Classifier(options)
+        self._kinds: dict[int, Kind] = {}
+
+    def __call__(self, code: int) -> Kind:
+        k = self._kinds.get(code)
+        if k is None:
+            k = self._kinds[code] = self._resolve(code)
+        return k
+
+    def _resolve(self, code: int) -> Kind:
+        if code < ARRAY_SHIFT:
+            value = REPRESENTATIVES[code]
+        else:
+            depth, mask = code >> ARRAY_SHIFT, code & ((1 << ARRAY_SHIFT) - 1)
+            value = [v for bit, v in enumerate(REPRESENTATIVES) if mask >> bit & 1]
+            for _ in range(depth - 1):
+                value = [value]
+        kind = self.classifier.kind(value)
+        assert kind is not None
+        return kind
+
+
+def summary_of(level: Mapping[str, Any], kinds: KindCodes) -> Summary:
+    """A payload's Summary tree as the core's Summary."""
+    fields = {}
+    for key in sorted(level["fields"]):
+        f = level["fields"][key]
+        counts: dict[Kind, int] = {}
+        flat = f["counts"]
+        for code, n in zip(flat[::2], flat[1::2], strict=True):
+            k = kinds(code)
+            counts[k] = counts.get(k, 0) + n
+        records = {dim: summary_of(sub, kinds) for dim, sub in f["records"]}
+        fields[key] = FieldSummary(counts, records)
+    return Summary(fields, level["rows"])
+
+
+def profile_of_summary(
+    summary: Summary, samples: Sequence[Sequence[Any]], kinds: KindCodes, batch: int
+) -> Profile:
+    """profile.profile_of, from a partition's Summary and the JVM's samples: a path's counts
+    are its kinds' shapes summed over every record dimension above it."""
+    counts: dict[tuple[str, ...], dict[Shape, int]] = {}
+    inside: dict[tuple[str, ...], int] = {}
+
+    def walk(level: Summary, path: tuple[str, ...]) -> None:
+        for key, f in level.fields.items():
+            p = (*path, key)
+            c = counts.setdefault(p, {})
+            for k, n in f.counts.items():
+                c[k.shape] = c.get(k.shape, 0) + n
+            inside[p] = inside.get(p, 0) + sum(s.rows for s in f.records.values())
+            for sub in f.records.values():
+                walk(sub, p)
+
+    walk(summary, ())
+    found: dict[tuple[str, ...], list[tuple[int, Shape, Any]]] = {}
+    for path, code, seq, text in samples:
+        found.setdefault(tuple(path), []).append((seq, kinds(code).shape, text))
+    fields = {}
+    for path, c in counts.items():
+        picked: dict[Shape, list[Any]] = {}
+        for _, shape, text in sorted(found.get(path, ()), key=lambda s: s[0]):
+            bucket = picked.setdefault(shape, [])
+            if len(bucket) < SAMPLES_PER_TYPE:
+                v = parse_line(text)
+                bucket.append(_summary(v) if shape.type == RECORD or shape.dim else v)
+        seen = batch if c else None
+        fields[path] = FieldStats(
+            path, c, seen, seen, {s: tuple(vs) for s, vs in picked.items()},
+            {batch: c} if c else {}, inside[path],
+        )
+    return Profile(fields, summary.rows)
+
+
+@dataclass(frozen=True)
+class Tallied:
+    """A DataFrame of JSON lines observed: the merged summary and profile of all its
+    partitions, and the Python path's whole results for the partitions the JVM handed back
+    (in partition order)."""
+
+    summary: Summary
+    profile: Profile
+    handed_back: tuple[tuple[Any, ...], ...] = ()
+
+
+def observe_json(
+    df: DataFrame,
+    options: Options,
+    batch: int,
+    python_path: Callable[[DataFrame], Sequence[tuple[Any, ...]]],
+) -> Tallied:
+    """The Summary and Profile of a DataFrame of JSON lines (one string column), tallied in
+    the JVM; equal to what the Python workers give.
+
+    ``python_path`` observes a DataFrame in Python workers: per partition, in order, a
+    tuple starting with its (Summary, Profile). It observes the partitions the JVM hands
+    back (the others are empty by then).
+    """
+    spark = df.sparkSession
+    jvm = spark._jvm
+    assert jvm is not None, "a session with a JVM"
+    tally = jvm.toolkit.spark.jvm.Tally
+    payloads = [json.loads(p) for p in tally.observe(
+        df._jdf, options.detect_dates, options.timestamp_unit
+    )]
+    payloads.sort(key=lambda p: p["partition"])
+    kinds = KindCodes(options)
+    parts: dict[int, tuple[Any, ...]] = {}
+    fallback = [p["partition"] for p in payloads if "fallback" in p]
+    for p in payloads:
+        if "fallback" in p:
+            log.info("partition %s observed by the Python path: %s", p["partition"],
+                     p["fallback"])
+            continue
+        s = summary_of(p["summary"], kinds)
+        parts[p["partition"]] = s, profile_of_summary(s, p["samples"], kinds, batch)
+    if fallback:
+        from pyspark.sql import functions as F
+
+        # a narrow filter keeps each row in its partition: partition i of the result is
+        # partition i of df, with the same lines in the same order
+        only = df.where(F.spark_partition_id().isin(fallback))
+        observed = python_path(only)
+        for i in fallback:
+            parts[i] = observed[i]
+    summary, prof = Summary(), Profile()
+    for i in sorted(parts):  # samples merge in partition order, as the Python path's do
+        summary, prof = summary + parts[i][0], prof + parts[i][1]
+    return Tallied(summary, prof, tuple(parts[i] for i in fallback))
