@@ -26,6 +26,7 @@ _LAZY = {
     "create_coalesce_view": "toolkit.spark.views",
     "explore": "toolkit.notebook",
     "preview": "toolkit.notebook",
+    "plan_preview": "toolkit.pipeline",
     "evolve": "toolkit.iceberg.operations",
     "preview_evolution": "toolkit.iceberg.operations",
     "lineage": "toolkit.iceberg.lineage",
@@ -33,6 +34,8 @@ _LAZY = {
     "quarantine": "toolkit.iceberg.quarantine",
     "replay": "toolkit.iceberg.quarantine",
     "inspect_quarantine": "toolkit.notebook.quarantine_widget",
+    "edit_schema": "toolkit.notebook.evolution_widget",
+    "compare_policies": "toolkit.notebook",
 }
 
 __all__ = [

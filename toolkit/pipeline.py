@@ -12,11 +12,12 @@ import functools
 import json
 import pickle
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pyarrow as pa
 from pyiceberg.catalog import Catalog
 from pyiceberg.exceptions import (
     NamespaceAlreadyExistsError,
@@ -24,6 +25,7 @@ from pyiceberg.exceptions import (
     TableAlreadyExistsError,
 )
 from pyiceberg.table import Table
+from pyiceberg.table.snapshots import Snapshot
 
 from toolkit.api import make_options
 from toolkit.core.engine import Engine, make_plan
@@ -42,6 +44,7 @@ from toolkit.iceberg.commit import (
     batch_id_of,
     commit_plan,
 )
+from toolkit.iceberg.lineage import plan_lineage_properties
 from toolkit.iceberg.quarantine import append_quarantined, quarantine_table_id
 from toolkit.iceberg.schema import from_iceberg, to_iceberg
 from toolkit.spark.tally import jvm_tally_ready, observe_json
@@ -52,11 +55,6 @@ if TYPE_CHECKING:
 
 #: how often a batch is re-planned when another writer changed the table first
 MAX_ATTEMPTS = 10
-#: Properties of the tables ingest creates. A batch's rows are written with the schema its
-#: own plan made; if another writer added columns since, Iceberg takes the file (missing
-#: optional columns read as null) but Spark's own check refuses it, unless the table
-#: accepts any schema (Iceberg then checks the write against the table's schema itself).
-TABLE_PROPERTIES = {"write.spark.accept-any-schema": "true"}
 
 
 @dataclass(frozen=True)
@@ -186,6 +184,7 @@ def _plan_and_commit(
     approved: Plan | None = None,
     expected: TableState | None = None,
     check: Callable[[Plan], None] | None = None,
+    batch_id: str | None = None,
 ) -> tuple[Table, Plan, int]:
     """Plan against the table as it is, commit; re-plan when another writer got there
     first (RULES 6: a stale plan is never applied as is). With ``expected`` (the state a
@@ -198,7 +197,8 @@ def _plan_and_commit(
         if expected is not None and TableState.of(table) != expected:
             raise StalePlanError(identifier, expected, TableState.of(table))
         current = Struct() if table is None else from_iceberg(table.schema())
-        plan = make_plan(current, summary, options, batch)
+        assigned = 0 if table is None else table.metadata.last_column_id
+        plan = make_plan(current, summary, options, batch, assigned)
         if approved is not None and not plan.same_changes(approved):
             raise PlanChangedError(identifier, approved, plan)
         if check is not None:
@@ -208,17 +208,18 @@ def _plan_and_commit(
             with contextlib.suppress(NamespaceAlreadyExistsError):
                 catalog.create_namespace(namespace)
             try:
+                log = plan_lineage_properties(plan, {}, batch_id)  # RULES 6 lineage
                 table = catalog.create_table(
-                    identifier, schema=to_iceberg(plan.after), properties=TABLE_PROPERTIES
+                    identifier, schema=to_iceberg(plan.after), properties=log
                 )
             except TableAlreadyExistsError:
                 continue
             return table, plan, attempt
         state = TableState.of(table)
         try:
-            table = commit_plan(table, without_rewrites(plan), state)
+            table = commit_plan(table, without_rewrites(plan), state, batch_id=batch_id)
             if plan.rewrites:
-                table = _rewrite(catalog, identifier, table, plan)
+                table = _rewrite(catalog, identifier, table, plan, batch_id)
             return table, plan, attempt
         except StalePlanError as exc:
             if expected is not None:
@@ -230,7 +231,9 @@ def _plan_and_commit(
     ) from moved
 
 
-def _rewrite(catalog: Catalog, identifier: str, table: Table, plan: Plan) -> Table:
+def _rewrite(
+    catalog: Catalog, identifier: str, table: Table, plan: Plan, batch_id: str | None
+) -> Table:
     """RULES 5: the approved rewrites of a plan, in one commit after its other changes
     (:func:`toolkit.evolve` rewrites the data files and the schema together, so readers
     never see a half-done state, and logs it)."""
@@ -239,7 +242,8 @@ def _rewrite(catalog: Catalog, identifier: str, table: Table, plan: Plan) -> Tab
 
     evolve(
         catalog, identifier, [widen_to(r.path, r.after, rewrite=True) for r in plan.rewrites],
-        expected=TableState.of(table), decided_by="RULES 5", batch=str(plan.batch),
+        expected=TableState.of(table), decided_by="RULES 5",
+        batch=str(plan.batch) if batch_id is None else batch_id,
         reason="; ".join(r.reason for r in plan.rewrites),
     )
     table.refresh()
@@ -303,7 +307,7 @@ def ingest(
 
     tbl, plan, attempts = _plan_and_commit(
         catalog, table, seen.summary, opts, batch_index, approved, expected,
-        check=refuse_incompatible if fail and widen else None,
+        check=refuse_incompatible if fail and widen else None, batch_id=batch_id,
     )
     quarantined = 0
     if widen or seen.aside:
@@ -313,9 +317,9 @@ def ingest(
         df, mode, opts, tbl, catalog, spark, table, batch_id, plan, clean=not seen.aside
     )
     tbl.refresh()
-    snap = tbl.current_snapshot()
+    snap = _snapshot_of(tbl, batch_id)
     return IngestReport(
-        table, batch_id, plan, written, None if snap is None else snap.snapshot_id,
+        table, batch_id, plan, written, snap.snapshot_id,
         seen.profile, attempts=attempts, quarantined=quarantined,
     )
 
@@ -347,25 +351,53 @@ def write_batch(
     """Route every record in Spark's workers and append them in one Iceberg commit.
     ``plan`` is the batch's plan (the widening policy routes by it); ``clean`` says no
     record of the batch is to be set aside."""
+    from pyspark.errors import AnalysisException
     from pyspark.sql.pandas.types import to_arrow_schema
 
     spark_name = f"{catalog.name}.{identifier}"
     # RULES 6: the rows are routed against the schema the batch's own plan made, not the
     # table's schema now, which another writer may have moved on meanwhile
     schema = from_iceberg(table.schema()) if plan is None else plan.after
-    spark_schema = _spark_schema(spark, schema)
-    arrow_schema = to_arrow_schema(spark_schema)
+    arrow_schema = to_arrow_schema(_spark_schema(spark, schema))
     assert [c.name for c in schema.fields] == arrow_schema.names, "Spark and PyIceberg disagree"
-    fn = functools.partial(
-        route_partition, mode=mode, options=options, schema=schema, arrow_schema=arrow_schema,
-        plan=plan, clean=clean,
-    )
-    routed = df.mapInArrow(fn, spark_schema)
-    routed.writeTo(spark_name).option(f"snapshot-property.{BATCH_ID_PROPERTY}", batch_id).append()
+    for attempt in range(1, MAX_ATTEMPTS + 1):
+        target = spark.table(spark_name).schema
+        fn = functools.partial(
+            _routed_as, target=to_arrow_schema(target), route=route_partition, mode=mode,
+            options=options, schema=schema, arrow_schema=arrow_schema, plan=plan, clean=clean,
+        )
+        writer = df.mapInArrow(fn, target).writeTo(spark_name)
+        try:
+            writer.option(f"snapshot-property.{BATCH_ID_PROPERTY}", batch_id).append()
+            break
+        except AnalysisException as exc:
+            # Another writer changed the schema between our reading it and the append's
+            # own reading (nothing was written): pad to the schema as it is now.
+            if "INCOMPATIBLE_DATA_FOR_TABLE" not in str(exc) or attempt == MAX_ATTEMPTS:
+                raise
     table.refresh()
-    snap = table.current_snapshot()
-    assert snap is not None and snap.summary is not None
-    return int(snap.summary.additional_properties.get("added-records", 0))
+    summary = _snapshot_of(table, batch_id).summary
+    assert summary is not None
+    return int(summary.additional_properties.get("added-records", 0))
+
+
+def _routed_as(
+    batches: Iterator[pa.RecordBatch], *, target: pa.Schema, route: Any, **routing: Any
+) -> Iterator[pa.RecordBatch]:
+    """Runs in Spark's workers: ``route``'s chunks as rows of the table's ``target``
+    schema, which may hold columns (nested ones too) another writer added after the
+    batch's plan; they are null in these rows, as in the simulation of the batches in
+    the order of their plans."""
+    for chunk in route(batches, **routing):
+        if chunk.schema.equals(target):
+            yield chunk
+        else:
+            yield pa.RecordBatch.from_pylist(chunk.to_pylist(), schema=target)
+
+
+def _snapshot_of(table: Table, batch_id: str) -> Snapshot:
+    """The snapshot that wrote ``batch_id`` (another writer may have committed since)."""
+    return next(s for s in reversed(table.snapshots()) if batch_id_of(s) == batch_id)
 
 
 @dataclass(frozen=True)
@@ -391,7 +423,8 @@ def plan_preview(
     batch = 0 if existing is None else len(existing.snapshots())
     obs = engine.observe(rows, batch)
     current = Struct() if existing is None else from_iceberg(existing.schema())
-    plan = engine.plan(current, obs, batch)
+    assigned = 0 if existing is None else existing.metadata.last_column_id
+    plan = make_plan(current, obs, engine.options, batch, assigned)
     if plan.rewrites and existing is not None:  # RULES 5: show what a rewrite touches
         from toolkit.iceberg.operations import rewrite_cost
 

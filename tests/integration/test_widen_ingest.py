@@ -108,6 +108,11 @@ def test_widening_ingest_equals_the_simulation_and_quarantines_the_same_records(
     assert {r.reason for r in q.rows} == {"incompatible", "rewrite-not-approved"}
     assert reports[1].quarantined == 2 and reports[1].rows_written == 1
 
+    # each committed plan is logged in the table by the commit that applied it
+    log = toolkit.lineage(table)
+    assert [(e.decided_by, e.batch) for e in log] == [("RULES 5", "w0"), ("RULES 5", "w1")]
+    assert [str(op) for op in log[1].operations] == ["+ add new: string", "? make optional id"]
+
 
 def test_on_incompatible_fail_refuses_the_batch_and_writes_nothing(
     lakehouse: Catalog, spark: SparkSession
@@ -185,6 +190,8 @@ def test_a_rewrite_waits_for_approval_then_keeps_the_name_and_old_snapshots(
     assert sorted(r.n for r in before) == [1, 2]
 
     # the quarantined text now fits: replay it, nothing lost, nothing twice
+    log = toolkit.lineage(table)
+    assert [(e.decided_by, e.batch) for e in log] == [("RULES 5", "r0"), ("RULES 5", "r2")]
     replayed = replay(lakehouse, name, spark, policy="widen")
     assert replayed.written == 1
     values = sorted(r["n"] for r in read_spark(spark, f"{lakehouse.name}.{name}"))

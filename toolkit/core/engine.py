@@ -208,12 +208,15 @@ class Engine:
         return plan, done, aside, profile_of(obs, i)
 
 
-def make_plan(schema: Struct, obs: Observed, options: Options, batch: int = 0) -> Plan:
+def make_plan(
+    schema: Struct, obs: Observed, options: Options, batch: int = 0, last_assigned: int = 0
+) -> Plan:
     """The plan of one batch under the configured policy: the automatic one (RULES 3-4) or
-    the widening one (RULES 5). ``obs`` is an observation or a Spark summary of one."""
+    the widening one (RULES 5). ``obs`` is an observation or a Spark summary of one;
+    ``last_assigned`` the table's last assigned field ID (new IDs come after it)."""
     if options.policy == "widen":
-        return plan_widen(schema, obs, options, batch)
-    return plan_batch(schema, obs, options, batch)
+        return plan_widen(schema, obs, options, batch, last_assigned)
+    return plan_batch(schema, obs, options, batch, last_assigned)
 
 
 def routed_rows(schema: Struct, rows: list[dict[str, Any]]) -> RoutedBatch:

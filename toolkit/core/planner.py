@@ -170,11 +170,15 @@ class Observed(Protocol):
     def fields(self) -> Mapping[str, ObservedField]: ...
 
 
-def plan_batch(schema: Struct, obs: Observed, options: Options, batch: int = 0) -> Plan:
+def plan_batch(
+    schema: Struct, obs: Observed, options: Options, batch: int = 0, last_assigned: int = 0
+) -> Plan:
     """Plan the columns one batch adds to ``schema`` (RULES 3.2-3.5). ``obs`` is a batch's
     :class:`~toolkit.core.observe.StructObservation` or a
-    :class:`~toolkit.core.summary.Summary` of it (what Spark partitions send back)."""
-    last_id = max_field_id(schema)
+    :class:`~toolkit.core.summary.Summary` of it (what Spark partitions send back).
+    ``last_assigned`` is the table's last assigned field ID: above the schema's highest
+    when columns were dropped, and Iceberg never reuses an ID."""
+    last_id = max(max_field_id(schema), last_assigned)
     planner = _Planner(options.lattice, last_id)
     planner.register((), schema)
     after = planner.plan_struct(schema, obs, (), record=True)

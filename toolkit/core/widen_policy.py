@@ -121,27 +121,30 @@ class _Context:
         return self.last_id
 
 
-def plan_widen(schema: Struct, obs: Observed, options: Options, batch: int = 0) -> Plan:
+def plan_widen(
+    schema: Struct, obs: Observed, options: Options, batch: int = 0, last_assigned: int = 0
+) -> Plan:
     """Plan one batch under the widening policy (RULES 5): new keys get a column of their
     type, existing columns widen by the matrix (in place, or by a rewrite when
     ``options.allow_rewrites``; otherwise the rewrite is listed as pending), required
     columns the batch leaves null become optional."""
-    ctx = _Context(options, max_field_id(schema), set(), [], [], [], [])
+    last_id = max(max_field_id(schema), last_assigned)  # IDs of dropped columns stay used
+    ctx = _Context(options, last_id, set(), [], [], [], [])
     ctx.taken.update(".".join(n).lower() for n in full_names((), schema))
     after = _plan_struct(ctx, schema, obs, (), record=True)
     plan = Plan(
         batch, schema, after, tuple(ctx.changes), tuple(ctx.retypes), tuple(ctx.optionals),
         tuple(ctx.pending),
     )
-    return _rewrites_renumbered(_numbered_like_iceberg(plan, max_field_id(schema)))
+    return _rewrites_renumbered(_numbered_like_iceberg(plan, last_id), last_id)
 
 
-def _rewrites_renumbered(plan: Plan) -> Plan:
+def _rewrites_renumbered(plan: Plan, last_assigned: int) -> Plan:
     """A rewritten column gets a new field ID, after those of the added columns: the
     columns are added first, then each rewrite adds its new column (as Iceberg numbers)."""
     if not plan.rewrites:
         return plan
-    last = max_field_id(plan.after)
+    last = max(max_field_id(plan.after), last_assigned)
     new_ids: dict[int, int] = {}
     retypes = []
     for r in plan.retypes:

@@ -22,6 +22,7 @@ from pyiceberg.table.update import (
     AssertTableUUID,
     RemoveSchemasUpdate,
     SetCurrentSchemaUpdate,
+    SetPropertiesUpdate,
     TableRequirement,
     TableUpdate,
 )
@@ -29,6 +30,7 @@ from pyiceberg.table.update import (
 from toolkit.core.planner import Plan, max_field_id
 from toolkit.core.types import ColumnType, ListOf, Struct, type_to_str
 from toolkit.core.widening import in_place
+from toolkit.iceberg.lineage import plan_lineage_properties
 from toolkit.iceberg.schema import from_iceberg, to_iceberg
 
 #: the snapshot summary property that records which batch a commit wrote
@@ -100,15 +102,25 @@ def describe_changes(plan: Plan) -> str:
 
 
 def commit_plan(
-    table: Table, plan: Plan, planned: TableState, *, remove_unused_schemas: bool = True
+    table: Table,
+    plan: Plan,
+    planned: TableState,
+    *,
+    remove_unused_schemas: bool = True,
+    batch_id: str | None = None,
 ) -> Table:
-    """Apply ``plan`` (its added columns, with their docs) in one schema commit.
+    """Apply ``plan`` in one schema commit: its added columns with their docs, and the
+    widenings Iceberg makes in place (int to long, required to optional, ...).
 
     The new schema is ``plan.after`` itself, so the table gets exactly the plan's field
-    IDs, names, types and docs. Refused with :class:`StalePlanError` if the table is no
-    longer in the ``planned`` state: the commit carries that state as requirements (current
-    schema ID, ``main``'s snapshot, last assigned field ID), which the catalog checks
-    atomically, so another writer that commits first makes this commit fail, not merge.
+    IDs, names, types and docs; a schema that would not read the table's data files (a
+    field dropped, or retyped in a way that needs a rewrite) is refused with a
+    ``ValueError`` before anything is committed.
+
+    Refused with :class:`StalePlanError` if the table is no longer in the ``planned``
+    state: the commit carries that state as requirements (current schema ID, ``main``'s
+    snapshot, last assigned field ID), which the catalog checks atomically, so another
+    writer that commits first makes this commit fail, not merge.
 
     One exception to the plan's IDs: a table that dropped columns has assigned IDs above
     its current schema's highest; Iceberg never reuses an ID (old data files still hold
@@ -178,6 +190,10 @@ def commit_plan(
     unused = _unused_schema_ids(metadata) if remove_unused_schemas else []
     if unused:
         updates += (RemoveSchemasUpdate.model_validate({"schema-ids": unused}),)
+    # RULES 6 lineage: the plan is logged in the table by the very commit that applies it
+    log = plan_lineage_properties(plan, metadata.properties, batch_id, schema_id=schema_id)
+    if log:
+        updates += (SetPropertiesUpdate(updates=log),)
     try:
         response = table.catalog.commit_table(table, requirements, updates)
     except CommitFailedException as exc:

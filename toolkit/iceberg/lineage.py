@@ -28,9 +28,11 @@ from typing import TYPE_CHECKING, Any, Final
 from toolkit.core.operations import (
     AddField,
     Evolution,
+    MakeOptional,
     Operation,
     OperationError,
     TableLayout,
+    WidenField,
     operation_from_json,
     operation_to_json,
     plan_evolution,
@@ -47,6 +49,8 @@ if TYPE_CHECKING:
 LINEAGE_PREFIX: Final = "toolkit.lineage."
 #: who decided the columns of the automatic policy (RULES 3)
 AUTOMATIC_RULE: Final = "RULES 3"
+#: who decided the changes of the widening policy (RULES 5)
+WIDENING_RULE: Final = "RULES 5"
 
 
 class IrreversibleError(ValueError):
@@ -167,16 +171,27 @@ def _entry_properties(
     return {f"{LINEAGE_PREFIX}{next_seq(properties)}": text}
 
 
+def _rule_of(reasons: Sequence[str]) -> str:
+    """Which policy decided a plan, read from its changes' reasons."""
+    return WIDENING_RULE if any(r.startswith(WIDENING_RULE) for r in reasons) else AUTOMATIC_RULE
+
+
 def evolution_of_plan(plan: Plan, batch_id: str | None = None) -> Evolution:
-    """The automatic policy's plan (RULES 3: columns added per batch) as an
-    :class:`Evolution`: one add per column, each with the rule's reason."""
-    ops = [AddField(c.path, c.column.type, c.column.doc) for c in plan.changes]
+    """A policy's plan (RULES 3: columns added per batch; RULES 5: also widenings in place
+    and columns made optional) as an :class:`Evolution`: one operation per change, each
+    with the rule's reason. Rewrites are logged by the commit that runs them."""
+    ops: list[Operation] = [AddField(c.path, c.column.type, c.column.doc) for c in plan.changes]
+    ops += [WidenField(r.path, r.after, False) for r in plan.retypes if r.in_place]
+    ops += [MakeOptional(o.path) for o in plan.optionals]
+    reasons = [c.reason for c in plan.changes]
+    reasons += [r.reason for r in plan.retypes if r.in_place]
+    reasons += [o.reason for o in plan.optionals]
     return plan_evolution(
         TableLayout(plan.before),
         ops,
-        decided_by=AUTOMATIC_RULE,
+        decided_by=_rule_of(reasons),
         batch=str(plan.batch) if batch_id is None else batch_id,
-        reasons=[c.reason for c in plan.changes],
+        reasons=reasons,
     )
 
 
@@ -190,7 +205,7 @@ def plan_lineage_properties(
     """The property update logging an automatic plan (empty when it changes nothing), for
     the commit that applies it (``properties``: the table's current ones). Its inverse
     drops the columns it added; each add carries the rule's reason (RULES 3.x)."""
-    if not plan.changes:
+    if not (plan.changes or plan.optionals or any(r.in_place for r in plan.retypes)):
         return {}
     try:
         return lineage_properties(
@@ -203,7 +218,7 @@ def plan_lineage_properties(
         return _entry_properties(
             properties,
             at_ms=None,
-            decided_by=AUTOMATIC_RULE,
+            decided_by=_rule_of([c.reason for c in plan.changes]),
             batch=str(plan.batch) if batch_id is None else batch_id,
             reason=None,
             operations=ops,

@@ -38,26 +38,36 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from toolkit.iceberg.statistics import WrittenDataStatistics
-    from toolkit.notebook.widgets import ExplorePanel, PreviewPanel
+    from toolkit.notebook.evolution_widget import EvolutionEditor, edit_schema
+    from toolkit.notebook.widgets import ExplorePanel, PolicyComparisonPanel, PreviewPanel
     from toolkit.pipeline import IngestReport, Preview
 
 __all__ = [
+    "EvolutionEditor",
     "ExplorePanel",
+    "PolicyComparisonPanel",
     "PreviewPanel",
+    "compare_policies",
+    "edit_schema",
     "explore",
     "ingest_commit",
     "jsonl_files",
     "preview",
     "statistics_model",
+    "with_rewrite_costs",
 ]
 
 
 def __getattr__(name: str) -> Any:
     # the widget classes load ipywidgets and plotly: only when asked for
-    if name in ("ExplorePanel", "PreviewPanel"):
+    if name in ("ExplorePanel", "PreviewPanel", "PolicyComparisonPanel"):
         from toolkit.notebook import widgets
 
         return getattr(widgets, name)
+    if name in ("EvolutionEditor", "edit_schema"):
+        from toolkit.notebook import evolution_widget
+
+        return getattr(evolution_widget, name)
     raise AttributeError(f"module 'toolkit.notebook' has no attribute {name!r}")
 
 
@@ -123,13 +133,14 @@ def statistics_model(
     opts = make_options(**options)
     first = batch or 0
     if _is_dataframe(source) or (spark is not None and _is_path(source)):
-        from toolkit.core.planner import plan_batch
+        from toolkit.core.engine import make_plan
         from toolkit.pipeline import as_dataframe, observe_on_spark
 
         session = spark if spark is not None else source.sparkSession
         df, mode = as_dataframe(session, source)
-        summary, prof = observe_on_spark(df, mode, opts, first)
-        schema = plan_batch(Struct(), summary, opts, first).after
+        seen = observe_on_spark(df, mode, opts, first)
+        prof = seen.profile
+        schema = make_plan(Struct(), seen.summary, opts, first).after
         label = os.fspath(source) if _is_path(source) else "Spark DataFrame"
         return StatisticsModel.from_profile(prof, schema, source=f"{label}: {prof.records} records")
     if _is_path(source):
@@ -206,6 +217,24 @@ def ingest_commit(
     return commit
 
 
+def with_rewrite_costs(preview: Preview, catalog: Catalog) -> Preview:
+    """``preview`` with the rows and bytes each rewrite of its plan touches (the table's
+    current snapshot, from its summary), so the panel can show them. Approval compares
+    what a plan changes, not these counts."""
+    plan = preview.plan
+    if not plan.rewrites:
+        return preview
+    from dataclasses import replace
+
+    from toolkit.iceberg.operations import rewrite_cost
+
+    rows, size = rewrite_cost(catalog.load_table(preview.table))
+    retypes = tuple(
+        r if r.in_place else replace(r, rows=rows, bytes=size) for r in plan.retypes
+    )
+    return replace(preview, plan=replace(plan, retypes=retypes))
+
+
 def preview(
     source: Iterable[Mapping[str, Any]] | str | os.PathLike[str],
     table: str,
@@ -225,7 +254,11 @@ def preview(
     approved plan, the previewed table state and a batch id derived from the table and the
     records, so approving the same data twice writes it once). If the table moved
     meanwhile nothing is applied and "Preview again" re-reads the source and re-plans.
-    ``options`` as for :func:`toolkit.simulate`.
+    ``options`` as for :func:`toolkit.simulate`: with ``policy="widen"`` the panel also
+    shows the columns widened (in place, or by a rewrite with the rows and bytes it
+    touches), the rewrites awaiting approval (``allow_rewrites=False``), the columns made
+    optional and the records that would be quarantined; approving commits exactly that
+    plan, its rewrites included.
     """
     from toolkit.iceberg.statistics import statistics
     from toolkit.notebook.widgets import PreviewPanel
@@ -234,7 +267,8 @@ def preview(
     opts = make_options(**options)
 
     def make() -> Preview:
-        return plan_preview(_records(source), table, catalog, **options)
+        planned = plan_preview(_records(source), table, catalog, **options)
+        return with_rewrite_costs(planned, catalog)
 
     def table_statistics() -> WrittenDataStatistics:
         return statistics(catalog.load_table(table))
@@ -248,3 +282,18 @@ def preview(
         statistics=table_statistics,
         repreview=make,
     )
+
+
+def compare_policies(
+    sample: Iterable[Any], schema: Any = None, **options: Any
+) -> PolicyComparisonPanel:
+    """What each policy would do with ``sample`` (records, or a list of batches), side by
+    side: the automatic policy, widening with rewrites approved, widening without them.
+    ``schema`` is where the table starts: None (a new table), a PyIceberg table (then each
+    rewrite shows the rows and bytes it touches) or schema. Every number comes from
+    :func:`toolkit.simulate`; ``panel.model`` holds them
+    (:class:`~toolkit.notebook.policies.PolicyComparison`, printable as a text table)."""
+    from toolkit.notebook.policies import policy_comparison
+    from toolkit.notebook.widgets import PolicyComparisonPanel
+
+    return PolicyComparisonPanel(policy_comparison(sample, schema, **options))

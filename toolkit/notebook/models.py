@@ -29,11 +29,13 @@ from toolkit.core.engine import Engine, NotARecordError
 from toolkit.core.families import families
 from toolkit.core.jsonlines import MalformedLineError
 from toolkit.core.options import Options
-from toolkit.core.planner import Plan
+from toolkit.core.planner import MakeOptional, Plan, Retype
 from toolkit.core.profile import FieldStats, Profile
+from toolkit.core.quarantine import Quarantined
 from toolkit.core.routing import Router, explain_record
 from toolkit.core.types import RECORD, Column, ColumnType, ListOf, Struct, iter_ids, type_to_str
 from toolkit.core.views import DIALECTS, Dialect, coalesce_sql
+from toolkit.core.widen_policy import WidenRouter, primary_columns
 from toolkit.iceberg.commit import (
     ABSENT,
     PlanChangedError,
@@ -54,12 +56,16 @@ __all__ = [
     "LandingRow",
     "NewColumn",
     "Page",
+    "OptionalRow",
     "PlanModel",
+    "QuarantinePreview",
+    "QuarantineSample",
     "RecordLandings",
     "SchemaNode",
     "StatisticsData",
     "StatisticsModel",
     "TypeCount",
+    "WideningRow",
     "as_statistics_model",
     "family_columns",
     "preview_batch_id",
@@ -604,6 +610,110 @@ class RecordLandings:
     landings: tuple[LandingRow, ...]
     unwritten: tuple[str, ...] = ()
     """Keys of the record that land nowhere (null values: RULES 3.5)."""
+    quarantined: str | None = None
+    """Why the whole record would be set aside instead (widening policy, RULES 5)."""
+
+
+@dataclass(frozen=True, slots=True)
+class WideningRow:
+    """A column the widening policy retypes (RULES 5): in place, or by a rewrite of its
+    data, which runs only when approved."""
+
+    path: tuple[str, ...]
+    field_id: int
+    before: str
+    after: str
+    in_place: bool
+    reason: str
+    rows: int | None = None
+    """Rows a rewrite touches (the table's current snapshot), when known."""
+    bytes: int | None = None
+    new_id: int | None = None
+    """The field ID a rewritten column gets (old snapshots keep reading the old one)."""
+
+    @property
+    def name(self) -> str:
+        return ".".join(self.path)
+
+    @property
+    def how(self) -> str:
+        """``in place``, or ``REWRITE`` with the rows and bytes it touches when known."""
+        if self.in_place:
+            return "in place"
+        if self.rows is None:
+            return "REWRITE"
+        return f"REWRITE: {self.rows:,} rows, {self.bytes or 0:,} bytes"
+
+    @classmethod
+    def of(cls, r: Retype) -> WideningRow:
+        return cls(
+            r.path, r.column_id, r.before, r.after, r.in_place, r.reason, r.rows, r.bytes,
+            r.new_id,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class OptionalRow:
+    """A required column the batch leaves null: it becomes optional (RULES 5)."""
+
+    path: tuple[str, ...]
+    field_id: int
+    reason: str
+
+    @property
+    def name(self) -> str:
+        return ".".join(self.path)
+
+    @classmethod
+    def of(cls, m: MakeOptional) -> OptionalRow:
+        return cls(m.path, m.column_id, m.reason)
+
+
+@dataclass(frozen=True, slots=True)
+class QuarantineSample:
+    """One record that would be set aside: why, where, and the record itself."""
+
+    index: int
+    """Its position among the previewed records (from 0)."""
+    reason: str
+    field: str | None
+    observed: str | None
+    table_type: str | None
+    detail: str
+    raw: str
+    """The record as clipped JSON text."""
+
+
+@dataclass(frozen=True, slots=True)
+class QuarantinePreview:
+    """The records of a preview the table cannot take as they are (RULES 5): counted by
+    reason, with the first few of each reason as samples. ``fails`` when the options say
+    such a record fails the whole batch instead (``on_incompatible="fail"``)."""
+
+    total: int
+    by_reason: tuple[tuple[str, int], ...]
+    samples: tuple[QuarantineSample, ...]
+    fails: bool = False
+
+    @classmethod
+    def of(
+        cls,
+        items: Sequence[tuple[int, Quarantined]],
+        *,
+        per_reason: int = 5,
+        fails: bool = False,
+    ) -> QuarantinePreview:
+        counts: dict[str, int] = {}
+        samples: list[QuarantineSample] = []
+        for index, q in items:
+            counts[q.reason] = counts.get(q.reason, 0) + 1
+            if counts[q.reason] <= per_reason:
+                samples.append(QuarantineSample(
+                    index, q.reason, q.field, q.observed, q.table_type, q.detail,
+                    clip(q.raw, 200),
+                ))
+        ranked = tuple(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+        return cls(len(items), ranked, tuple(samples), fails)
 
 
 def preview_batch_id(table: str, records: Iterable[Mapping[str, Any]]) -> str:
@@ -641,6 +751,15 @@ class PlanModel:
     samples: tuple[RecordLandings, ...]
     sql: tuple[tuple[Dialect, str], ...]
     """The COALESCE view's SELECT over the table after the plan, per dialect."""
+    policy: str = "upsolver"
+    widenings: tuple[WideningRow, ...] = ()
+    """Columns the plan retypes (widening policy): in place or by an approved rewrite."""
+    pending: tuple[WideningRow, ...] = ()
+    """Rewrites the data needs but that are not approved (``allow_rewrites=False``): the
+    values needing them are set aside instead."""
+    optionals: tuple[OptionalRow, ...] = ()
+    quarantine: QuarantinePreview | None = None
+    """Records the table cannot take (widening policy); None under the automatic one."""
 
     @property
     def new_table(self) -> bool:
@@ -648,7 +767,17 @@ class PlanModel:
 
     @property
     def changed(self) -> bool:
-        return bool(self.new_columns)
+        return bool(self.new_columns or self.widenings or self.optionals)
+
+    @property
+    def rewrites(self) -> tuple[WideningRow, ...]:
+        """The widenings that rewrite data: approving the plan approves them."""
+        return tuple(w for w in self.widenings if not w.in_place)
+
+    @property
+    def widening(self) -> bool:
+        """Planned under the widening policy (RULES 5)."""
+        return self.policy == "widen"
 
     def sql_for(self, dialect: Dialect) -> str:
         return dict(self.sql)[dialect]
@@ -661,9 +790,20 @@ class PlanModel:
             else f"{self.table} (schema id {self.state.schema_id}, "
             f"snapshot {self.state.snapshot_id})"
         )
-        change = (
-            f"{len(self.new_columns)} column(s) to add" if self.changed else "no schema change"
-        )
+        parts = [f"{len(self.new_columns)} column(s) to add"] if self.new_columns else []
+        if self.widenings:
+            parts.append(
+                f"{len(self.widenings)} to widen ({len(self.rewrites)} by rewrite)"
+            )
+        if self.optionals:
+            parts.append(f"{len(self.optionals)} to make optional")
+        if self.pending:
+            parts.append(f"{len(self.pending)} rewrite(s) awaiting approval")
+        change = ", ".join(parts) or "no schema change"
+        q = self.quarantine
+        if q is not None and q.total:
+            fate = "would fail the batch" if q.fails else "to quarantine"
+            change += f"; {q.total} record(s) {fate}"
         return f"{self.records} records planned against {where}; {change}"
 
     @classmethod
@@ -687,10 +827,20 @@ class PlanModel:
             )
             for c in plan.changes
         )
-        router = Engine(opts).router
-        samples = tuple(
-            _landings(i, r, plan, router) for i, r in enumerate(preview.records[: max(sample, 0)])
-        )
+        engine = Engine(opts)
+        shown = preview.records[: max(sample, 0)]
+        quarantine: QuarantinePreview | None = None
+        if opts.policy == "widen":
+            widen_router = WidenRouter(plan, opts, engine.classifier)
+            aside = [
+                (i, q)
+                for i, r in enumerate(preview.records)
+                for q in widen_router.route([r], plan.batch, "quarantine")[1]
+            ]
+            quarantine = QuarantinePreview.of(aside, fails=opts.on_incompatible == "fail")
+            samples = tuple(_widen_landings(i, r, plan, widen_router) for i, r in enumerate(shown))
+        else:
+            samples = tuple(_landings(i, r, plan, engine.router) for i, r in enumerate(shown))
         sql: tuple[tuple[Dialect, str], ...] = ()
         if plan.after.fields:
             sql = tuple(
@@ -714,6 +864,11 @@ class PlanModel:
             new_columns,
             samples,
             sql,
+            opts.policy,
+            tuple(WideningRow.of(r) for r in plan.retypes),
+            tuple(WideningRow.of(r) for r in plan.pending),
+            tuple(OptionalRow.of(m) for m in plan.optionals),
+            quarantine,
         )
 
 
@@ -733,6 +888,31 @@ def _landings(
     return RecordLandings(
         index, value_text(record, 200), rows, tuple(k for k in record if k not in landed)
     )
+
+
+def _widen_landings(
+    index: int, record: Mapping[str, Any], plan: Plan, router: WidenRouter
+) -> RecordLandings:
+    """Under the widening policy a value lands in the one column named for its key, or its
+    whole record is set aside."""
+    text = value_text(record, 200)
+    rows, aside = router.route([record], plan.batch, "quarantine")
+    if aside:
+        return RecordLandings(index, text, (), (), aside[0].detail)
+    row = rows[0]
+    primary = primary_columns(plan.after)
+    landed, unwritten = [], []
+    for key, value in record.items():
+        col = primary.get(key)
+        if value is None or col is None:
+            unwritten.append(key)
+            continue
+        kind = router.classifier.kind(value, (key,))
+        stored = row[col.name]
+        converted = type(stored) is not type(value) or stored != value
+        shape = "-" if kind is None else str(kind.shape)
+        landed.append(LandingRow(key, value, shape, col.name, stored, converted))
+    return RecordLandings(index, text, tuple(landed), tuple(unwritten))
 
 
 # --- what a commit did, or why it did not --------------------------------------------------
@@ -783,6 +963,11 @@ class CommitOutcome:
     @classmethod
     def from_report(cls, report: IngestReport) -> CommitOutcome:
         added = tuple(".".join(c.path) for c in report.plan.changes)
+        widened = tuple(
+            f"{'.'.join(r.path)} ({'in place' if r.in_place else 'rewritten'})"
+            for r in report.plan.retypes
+        )
+        aside = report.quarantined
         if report.skipped:
             kind: OutcomeKind = "skipped"
             title = "Already committed"
@@ -803,6 +988,13 @@ class CommitOutcome:
             message = (
                 f"Committed snapshot {report.snapshot_id} to {report.table}: "
                 f"{report.rows_written} rows written (batch {report.batch_id}). {columns}"
+            )
+            if widened:
+                message += f" {len(widened)} column(s) widened: {', '.join(widened)}."
+        if aside and not report.skipped:
+            message += (
+                f" {aside} record(s) set aside in {report.quarantine_table}: see "
+                f"toolkit.quarantine(catalog, {report.table!r})."
             )
         return cls(
             kind, title, message, report.table, report.batch_id, report.snapshot_id,

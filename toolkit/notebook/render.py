@@ -14,10 +14,13 @@ from toolkit.notebook.models import (
     CommitOutcome,
     FieldRow,
     NewColumn,
+    OptionalRow,
     Page,
     PlanModel,
+    QuarantinePreview,
     RecordLandings,
     SchemaNode,
+    WideningRow,
 )
 
 __all__ = [
@@ -27,8 +30,10 @@ __all__ = [
     "new_columns_html",
     "outcome_html",
     "plan_header_html",
+    "quarantine_preview_html",
     "schema_tree_html",
     "sql_html",
+    "widenings_html",
 ]
 
 #: one small stylesheet, every class prefixed so a notebook's own styles are untouched
@@ -49,6 +54,7 @@ STYLE = """<style>
 .tknb pre{background:#f7f7f7;padding:8px;overflow-x:auto;font-size:12px}
 .tknb .tknb-ok{color:#1d6b3f}
 .tknb .tknb-error{color:#b00020}
+.tknb .tknb-rewrite{color:#b35900;font-weight:600}
 </style>"""
 
 
@@ -167,6 +173,12 @@ def landings_html(samples: Iterable[RecordLandings], records: int | None = None)
         "<th>stored</th><th></th></tr>"
     )
     for s in samples:
+        if s.quarantined is not None:
+            parts.append(
+                f"<p><b>record {s.index}</b> <code class='tknb-muted'>{escape(s.record)}</code>"
+                f"</p><p class='tknb-error'>set aside whole: {escape(s.quarantined)}</p>"
+            )
+            continue
         rows = "".join(
             f"<tr><td><code>{escape(x.key)}</code></td><td><code>{escape(x.value_text)}</code>"
             f"</td><td>{escape(x.kind)}</td><td><code>{escape(x.column)}</code></td>"
@@ -184,6 +196,84 @@ def landings_html(samples: Iterable[RecordLandings], records: int | None = None)
             f"<table>{head}{rows}</table>{nowhere}"
         )
     return _wrap("".join(parts))
+
+
+def widenings_html(
+    widenings: Iterable[WideningRow],
+    pending: Iterable[WideningRow] = (),
+    optionals: Iterable[OptionalRow] = (),
+) -> str:
+    """The columns the widening policy retypes (in place, or REWRITE with the rows and bytes
+    it touches), the rewrites awaiting approval, and the columns made optional."""
+    widenings, pending, optionals = tuple(widenings), tuple(pending), tuple(optionals)
+    if not (widenings or pending or optionals):
+        return _wrap('<p class="tknb-muted">No column is widened or made optional.</p>')
+    head = "<tr><th>column</th><th>id</th><th>from</th><th>to</th><th>how</th><th>why</th></tr>"
+
+    def row(w: WideningRow) -> str:
+        css = "" if w.in_place else ' class="tknb-rewrite"'
+        new_id = f" (new id {w.new_id})" if w.new_id is not None and not w.in_place else ""
+        return (
+            f"<tr><td><code>{escape(w.name)}</code></td><td>{w.field_id}{new_id}</td>"
+            f"<td>{escape(w.before)}</td><td>{escape(w.after)}</td>"
+            f"<td{css}>{escape(w.how)}</td><td>{escape(w.reason)}</td></tr>"
+        )
+
+    parts = []
+    if widenings:
+        rewrites = sum(1 for w in widenings if not w.in_place)
+        note = (
+            f" {rewrites} rewrite(s): approving this plan approves them; older snapshots keep "
+            "reading the old values."
+            if rewrites
+            else ""
+        )
+        parts.append(
+            f"<p><b>Widened</b>{escape(note)}</p><table>{head}"
+            + "".join(row(w) for w in widenings) + "</table>"
+        )
+    if pending:
+        parts.append(
+            "<p><b>Rewrites awaiting approval</b> (not in this plan: the records needing them "
+            "are set aside; preview with <code>allow_rewrites=True</code> to approve them)</p>"
+            f"<table>{head}" + "".join(row(w) for w in pending) + "</table>"
+        )
+    if optionals:
+        parts.append(
+            "<p><b>Made optional</b></p><table><tr><th>column</th><th>id</th><th>why</th></tr>"
+            + "".join(
+                f"<tr><td><code>{escape(o.name)}</code></td><td>{o.field_id}</td>"
+                f"<td>{escape(o.reason)}</td></tr>"
+                for o in optionals
+            )
+            + "</table>"
+        )
+    return _wrap("".join(parts))
+
+
+def quarantine_preview_html(q: QuarantinePreview | None) -> str:
+    """Records that would be set aside: counts by reason, then samples with the field, the
+    type observed and the column's type."""
+    if q is None or not q.total:
+        return _wrap('<p class="tknb-muted">No record would be set aside.</p>')
+    fate = (
+        "would fail the batch (on_incompatible='fail'): nothing is written until they are fixed"
+        if q.fails
+        else "would go to the quarantine table, whole, with the reason (nothing is dropped)"
+    )
+    counts = "".join(f"<tr><td>{escape(r)}</td><td>{n}</td></tr>" for r, n in q.by_reason)
+    samples = "".join(
+        f"<tr><td>{s.index}</td><td>{escape(s.reason)}</td>"
+        f"<td><code>{escape(s.field or '-')}</code></td><td>{escape(s.observed or '-')}</td>"
+        f"<td>{escape(s.table_type or '-')}</td><td><code>{escape(s.raw)}</code></td></tr>"
+        for s in q.samples
+    )
+    return _wrap(
+        f"<p><b>{q.total} record(s)</b> {escape(fate)}.</p>"
+        f"<table><tr><th>reason</th><th>records</th></tr>{counts}</table>"
+        "<table><tr><th>record</th><th>reason</th><th>field</th><th>arrived as</th>"
+        f"<th>table type</th><th>raw record</th></tr>{samples}</table>"
+    )
 
 
 #: copies the <pre> next to the button; the SQL is never put into JavaScript source

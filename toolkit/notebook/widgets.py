@@ -34,15 +34,20 @@ from toolkit.notebook.render import (
     new_columns_html,
     outcome_html,
     plan_header_html,
+    quarantine_preview_html,
     schema_tree_html,
     sql_html,
+    widenings_html,
 )
 
 if TYPE_CHECKING:
     from toolkit.iceberg.statistics import WrittenDataStatistics
+    from toolkit.notebook.policies import PolicyComparison
     from toolkit.pipeline import IngestReport, Preview
 
-__all__ = ["CommitFunction", "ExplorePanel", "PreviewPanel", "figure_output"]
+__all__ = [
+    "CommitFunction", "ExplorePanel", "PolicyComparisonPanel", "PreviewPanel", "figure_output",
+]
 
 #: commits an approved preview (the default calls ``toolkit.pipeline.ingest``)
 CommitFunction = Callable[[CommitRequest], "IngestReport"]
@@ -307,26 +312,39 @@ class PreviewPanel:
             children=[widgets.HTML(sql_html(text, d)) for d, text in m.sql],
             titles=[d for d, _ in m.sql],
         )
-        self.tabs.children = [
-            widgets.HBox(
-                [
-                    widgets.HTML(schema_tree_html(m.before, title="Before")),
-                    widgets.HTML(schema_tree_html(m.after, title="After")),
-                ],
-                layout={"grid_gap": "40px"},
+        # RULES 5: under the widening policy, the retypes and the records set aside too
+        widen: list[tuple[str, widgets.Widget]] = []
+        if m.widening:
+            q = m.quarantine
+            widen = [
+                (
+                    f"Widenings ({len(m.widenings)}, {len(m.rewrites)} rewrite(s))",
+                    widgets.HTML(widenings_html(m.widenings, m.pending, m.optionals)),
+                ),
+                (
+                    f"Quarantine ({0 if q is None else q.total})",
+                    widgets.HTML(quarantine_preview_html(q)),
+                ),
+            ]
+        pages: list[tuple[str, widgets.Widget]] = [
+            (
+                "Schema",
+                widgets.HBox(
+                    [
+                        widgets.HTML(schema_tree_html(m.before, title="Before")),
+                        widgets.HTML(schema_tree_html(m.after, title="After")),
+                    ],
+                    layout={"grid_gap": "40px"},
+                ),
             ),
-            widgets.HTML(new_columns_html(m.new_columns)),
-            widgets.HTML(landings_html(m.samples, m.records)),
-            sql if m.sql else widgets.HTML("(no columns: no view)"),
-            self.profile_panel.widget,
+            (f"New columns ({len(m.new_columns)})", widgets.HTML(new_columns_html(m.new_columns))),
+            *widen,
+            ("Where values land", widgets.HTML(landings_html(m.samples, m.records))),
+            ("SQL view", sql if m.sql else widgets.HTML("(no columns: no view)")),
+            ("Profile", self.profile_panel.widget),
         ]
-        self.tabs.titles = [
-            "Schema",
-            f"New columns ({len(m.new_columns)})",
-            "Where values land",
-            "SQL view",
-            "Profile",
-        ]
+        self.tabs.children = [w for _, w in pages]
+        self.tabs.titles = [t for t, _ in pages]
         self.message.value = "" if self._commit else (
             "<i>Read-only preview: no commit function was given.</i>"
         )
@@ -409,6 +427,37 @@ class PreviewPanel:
         again = outcome.preview_again and self._repreview is not None
         self.preview_again_button.layout.display = _display(again)
         self.approve_button.disabled = outcome.ok or outcome.preview_again
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return self.widget._repr_mimebundle_(**kwargs)
+
+
+class PolicyComparisonPanel:
+    """What each policy would do with one sample, side by side (columns added, widenings,
+    rewrites, values converted, records quarantined), and one policy's schema and plans."""
+
+    def __init__(self, model: PolicyComparison) -> None:
+        from toolkit.notebook.policies import comparison_html, outcome_html
+
+        self.model = model
+        self._detail_html = outcome_html
+        self.table = widgets.HTML(comparison_html(model))
+        self.picker = widgets.Dropdown(
+            description="Details of",
+            options=[(o.label, o.key) for o in model.outcomes],
+            style={"description_width": "initial"},
+        )
+        self.detail = widgets.HTML()
+        self.picker.observe(lambda _: self.show(self.picker.value), names="value")
+        self.widget = widgets.VBox([self.table, self.picker, self.detail])
+        self.show(self.picker.value)
+
+    def show(self, key: str) -> None:
+        """Show one policy's schema and plans (what the "Details of" menu does)."""
+        if self.picker.value != key:
+            self.picker.value = key  # the observer comes back here
+            return
+        self.detail.value = self._detail_html(self.model.outcome(key))
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         return self.widget._repr_mimebundle_(**kwargs)

@@ -1,0 +1,386 @@
+"""The evolution editor (RULES 6): its pure model (forms, choices, the checked plan, errors
+in the operations' own words) and its widget clicked in-process against a real catalog:
+add operations, see the schema after and the plan, commit, undo."""
+
+from __future__ import annotations
+
+import doctest
+from pathlib import Path
+
+import ipywidgets as widgets
+import pyarrow as pa
+import pytest
+from pyiceberg.catalog import Catalog
+from pyiceberg.schema import Schema
+from pyiceberg.table import Table
+from pyiceberg.types import (
+    IntegerType,
+    ListType,
+    LongType,
+    NestedField,
+    StringType,
+    StructType,
+    TimestamptzType,
+)
+
+import toolkit
+import toolkit.notebook
+import toolkit.notebook.evolution
+from toolkit.core.operations import (
+    AddField,
+    AddPartitionField,
+    MoveField,
+    OperationError,
+    ReplaceSortOrder,
+    SortKey,
+    TableLayout,
+)
+from toolkit.core.types import Column, ListOf, Struct
+from toolkit.iceberg import catalog
+from toolkit.iceberg.commit import ABSENT
+from toolkit.iceberg.lineage import lineage
+from toolkit.notebook.evolution import (
+    OPERATION_KINDS,
+    EvolutionEditorModel,
+    EvolutionRequest,
+    build_operation,
+    editor_model,
+    form_of,
+)
+from toolkit.notebook.evolution_widget import EvolutionEditor, edit_schema
+
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+
+SCHEMA = Schema(
+    NestedField(1, "id", LongType(), required=False),
+    NestedField(2, "name", StringType(), required=False),
+    NestedField(3, "visits", IntegerType(), required=False),
+    NestedField(4, "score", LongType(), required=False),
+    NestedField(5, "signup", TimestamptzType(), required=False),
+    NestedField(
+        6, "address", StructType(NestedField(7, "city", StringType(), required=False)),
+        required=False,
+    ),
+    NestedField(8, "tags", ListType(9, StringType(), element_required=False), required=False),
+)
+
+
+def make_table(cat: Catalog, identifier: str = "db.people") -> Table:
+    cat.create_namespace_if_not_exists(identifier.rsplit(".", 1)[0])
+    table = cat.create_table(identifier, schema=SCHEMA)
+    rows = [
+        {"id": 1, "name": "Ada", "visits": 3, "score": 10, "signup": None,
+         "address": {"city": "Paris"}, "tags": ["a"]},
+        {"id": 2, "name": "Bob", "visits": 5, "score": 20, "signup": None,
+         "address": None, "tags": None},
+    ]  # fmt: skip
+    table.append(pa.Table.from_pylist(rows, schema=table.schema().as_arrow()))
+    return table
+
+
+@pytest.fixture
+def lake(tmp_path: Path) -> Catalog:
+    return catalog(tmp_path / "lake")
+
+
+PEOPLE = Struct((
+    Column(1, "id", "long"),
+    Column(2, "name", "string"),
+    Column(3, "address", Struct((Column(4, "city", "string"),))),
+    Column(5, "tags", ListOf(6, "string")),
+))  # fmt: skip
+
+
+def test_docstring_examples() -> None:
+    result = doctest.testmod(toolkit.notebook.evolution, optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0 and result.attempted > 0
+
+
+# --- the pure model ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kind", "values", "text"),
+    [
+        ("rename", {"path": ("name",), "new_name": "full_name"}, "~ rename name -> full_name"),
+        ("drop", {"path": "address.city"}, "- drop address.city"),
+        ("move first", {"path": ("name",)}, "> move name first"),
+        ("move before", {"path": ("name",), "anchor": ("id",)}, "> move name before id"),
+        ("move after", {"path": ("id",), "anchor": ("name",)}, "> move id after name"),
+        ("make optional", {"path": ("id",)}, "? make optional id"),
+        ("widen", {"path": ("tags", "element"), "to": "string"}, "^ widen tags.element -> string"),
+        ("add column", {"parent": (), "name": "age", "type": "int", "doc": "years"},
+         "+ add age: int  doc='years'"),
+        ("add column", {"parent": ("address",), "name": "zip", "type": "string", "doc": ""},
+         "+ add address.zip: string"),
+        ("add partition field", {"source": ("id",), "transform": "bucket", "width": "8"},
+         "+ partition by bucket[8](id)"),
+        ("add partition field",
+         {"source": ("id",), "transform": "identity", "width": "", "partition_name": "by_id"},
+         "+ partition by identity(id) as by_id"),
+        ("remove partition field", {"name": "id_bucket_8"}, "- partition field id_bucket_8"),
+        ("sort order", {"key": ("name",), "direction": "desc", "then": ("id",),
+                        "then_direction": "asc"},
+         "= sort by name desc nulls-last, id asc nulls-first"),
+        ("sort order", {"key": "", "direction": "asc", "then": "", "then_direction": "asc"},
+         "= sort by nothing (unsorted)"),
+    ],
+)  # fmt: skip
+def test_a_filled_form_is_an_operation(kind: str, values: dict[str, object], text: str) -> None:
+    assert str(build_operation(kind, values)) == text
+
+
+@pytest.mark.parametrize(
+    ("kind", "values", "message"),
+    [
+        ("rename", {"path": ("name",), "new_name": ""}, "rename: give the new name"),
+        ("drop", {"path": ""}, "drop: choose the field"),
+        ("move after", {"path": ("id",), "anchor": ""}, "choose the field to move it next to"),
+        ("widen", {"path": ("id",), "to": " "}, "widen: give the type to widen to"),
+        ("add column", {"name": "", "type": "int"}, "give the new column's name"),
+        ("add column", {"name": "age", "type": ""}, "give the type of age"),
+        ("add column", {"name": "age", "type": "integer"}, "add age: "),
+        ("add partition field", {"source": ("id",), "transform": "bucket", "width": "x"},
+         "bucket needs a positive number of buckets, got 'x'"),
+        ("remove partition field", {"name": ""}, "choose the partition field to remove"),
+    ],
+)  # fmt: skip
+def test_an_incomplete_form_says_what_is_missing(
+    kind: str, values: dict[str, object], message: str
+) -> None:
+    with pytest.raises(OperationError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        build_operation(kind, values)
+
+
+def test_every_operation_kind_has_a_form() -> None:
+    assert set(OPERATION_KINDS) == {
+        "rename", "drop", "move first", "move before", "move after", "make optional",
+        "widen", "add column", "add partition field", "remove partition field", "sort order",
+    }
+    for kind in OPERATION_KINDS:
+        assert form_of(kind)
+    with pytest.raises(ValueError, match="unknown operation 'explode'"):
+        form_of("explode")
+
+
+def test_the_model_checks_the_plan_and_offers_the_fields_as_the_plan_leaves_them() -> None:
+    m = EvolutionEditorModel("db.people", TableLayout(PEOPLE), ABSENT)
+    path = form_of("rename")[0]
+    assert [label for label, _ in m.choices(path)] == ["id", "name", "address", "address.city",
+                                                       "tags"]
+    widen = form_of("widen")[0]
+    assert [label for label, _ in m.choices(widen)] == [
+        "id", "name", "address.city", "tags.element",
+    ]
+    parent = form_of("add column")[0]
+    assert m.choices(parent) == (("(top level)", ()), ("address", ("address",)))
+
+    m = m.with_operation(build_operation("rename", {"path": "name", "new_name": "full_name"}))
+    m = m.with_operation(build_operation("add column", {"name": "age", "type": "int"}))
+    assert m.error is None and m.can_commit
+    # the next operation sees the renamed field under its new name
+    assert ("full_name", ("full_name",)) in m.choices(path)
+    assert ("name", ("name",)) not in m.choices(path)
+    after = {n.full_name: (n.field_id, n.new) for root in m.after_tree for n in root.walk()}
+    assert after["full_name"] == (2, False) and after["age"] == (7, True)
+    assert "~ rename name -> full_name" in m.plan_text and "+ add age: int" in m.plan_text
+
+    # an operation that cannot apply: the plan says which one and why, in the ops' words
+    broken = m.with_operation(build_operation("drop", {"path": "name"}))
+    assert broken.error == "operation 3 (drop name): no field 'name' (fields: id, full_name, "\
+        "address, tags, age)"
+    assert not broken.can_commit and broken.plan is None
+    assert broken.plan_text.startswith("The plan cannot apply: operation 3")
+    with pytest.raises(OperationError, match="operation 3"):
+        _ = broken.request
+    assert broken.without(2) == m and broken.cleared().operations == ()
+
+
+def test_a_rewrite_shows_the_rows_and_bytes_it_touches() -> None:
+    m = EvolutionEditorModel(
+        "db.people", TableLayout(PEOPLE), ABSENT, rewrite_cost=(1200, 34567)
+    ).with_operation(build_operation("widen", {"path": ("id",), "to": "string"}))
+    (rewrite,) = m.rewrites
+    assert rewrite.rewrite and (rewrite.rows, rewrite.bytes) == (1200, 34567)
+    assert "^ widen id -> string  REWRITE (1,200 rows, 34,567 bytes)" in m.plan_text
+    assert "1 rewrite(s)" in m.summary
+
+
+# --- the widget, against a real catalog ---------------------------------------------------------
+
+
+def test_the_public_names() -> None:
+    assert toolkit.edit_schema is edit_schema
+    assert toolkit.notebook.edit_schema is edit_schema
+    assert toolkit.notebook.EvolutionEditor is EvolutionEditor
+
+
+def test_pick_fill_add_commit_and_undo_on_a_real_table(lake: Catalog) -> None:
+    make_table(lake)
+    editor = edit_schema(lake, "db.people")
+    assert "Evolution of db.people" in editor.header.value
+    assert "no operation yet" in editor.header.value
+    assert editor.commit_button.disabled  # nothing to commit yet
+    bundle = editor._repr_mimebundle_()
+    assert bundle[WIDGET_MIME]["model_id"] == editor.widget.model_id
+
+    # what a user does: pick in the menu, fill the inputs, click "Add to plan"
+    editor.kind.value = "rename"
+    path, new_name = editor.form.children
+    assert isinstance(path, widgets.Dropdown)
+    assert ("address.city", ("address", "city")) in path.options
+    path.value = ("name",)
+    new_name.value = "full_name"
+    editor.add_button.click()
+    editor.choose("add column")
+    editor.fill(parent="address", name="zip", type="string", doc="postal code")
+    editor.add_button.click()
+    editor.choose("move first")
+    editor.fill(path="full_name")  # the renamed field is offered under its new name
+    editor.add_button.click()
+
+    assert editor.form_message.value == ""
+    assert [label for label, _ in editor.operations.options] == [
+        "1. ~ rename name -> full_name",
+        "2. + add address.zip: string  doc='postal code'",
+        "3. > move full_name first",
+    ]
+    after = editor.after.value
+    assert '<span class="tknb-new">10: zip: string</span>' in after
+    assert "2: full_name: string" in after and "2: name: string" in editor.before.value
+    assert "&gt; move full_name first" in editor.plan.value
+    assert not editor.commit_button.disabled
+
+    # an operation that cannot apply is refused with the operation's own words, not added
+    editor.choose("make optional")
+    editor.fill(path="id")
+    editor.add_button.click()
+    assert "operation 4 (make optional id): id is already optional" in editor.form_message.value
+    assert len(editor.model.operations) == 3
+
+    editor.commit_button.click()
+
+    outcome = editor.outcome
+    assert outcome is not None and outcome.kind == "committed", editor.message.value
+    table = lake.load_table("db.people")
+    assert [f.name for f in table.schema().fields][:2] == ["full_name", "id"]
+    assert table.schema().find_field("full_name").field_id == 2  # renamed, same field
+    assert table.schema().find_field("address.zip").doc == "postal code"
+    rows = table.scan().to_arrow().to_pylist()
+    assert sorted(r["full_name"] for r in rows) == ["Ada", "Bob"]  # the data stayed
+    # the editor re-read the table: an empty plan, and the plan in the lineage
+    assert not editor.model.operations and editor.commit_button.disabled
+    (entry,) = lineage(table)
+    assert f"logged as lineage entry #{entry.seq}" in editor.message.value
+    assert "~ rename name -&gt; full_name" in editor.lineage_table.value
+    assert list(editor.undo_buttons) == [entry.seq]
+
+    editor.undo_buttons[entry.seq].click()
+
+    assert editor.outcome is not None and editor.outcome.kind == "undone", editor.message.value
+    table = lake.load_table("db.people")
+    assert [f.name for f in table.schema().fields][:2] == ["id", "name"]
+    assert "zip" not in str(table.schema())
+    assert [e.seq for e in lineage(table)] == [entry.seq, entry.seq + 1]
+    assert f"#{entry.seq + 1} by user" in editor.lineage_table.value
+    # the undo dropped zip: a drop cannot be undone, so its entry offers no Undo
+    assert set(editor.undo_buttons) == {entry.seq}
+    assert "irreversible: a drop cannot be undone" in editor.lineage_table.value
+
+
+def test_widen_sort_then_partition(lake: Catalog) -> None:
+    make_table(lake)
+    editor = edit_schema(lake, "db.people")
+    for kind, values in (
+        ("widen", {"path": "visits", "to": "long"}),
+        ("widen", {"path": "score", "to": "string"}),
+        ("sort order", {"key": "id", "direction": "desc"}),
+    ):
+        editor.choose(kind)
+        editor.fill(**values)
+        assert editor.add() is None, editor.form_message.value
+    assert "REWRITE (2 rows," in editor.plan.value
+    assert "committing this plan approves rewriting 1 column(s)" in editor.plan.value
+    assert "sorted by id desc nulls-last" in editor.plan.value
+
+    outcome = editor.commit()
+
+    assert outcome.kind == "committed", editor.message.value
+    table = lake.load_table("db.people")
+    assert str(table.schema().find_field("visits").field_type) == "long"
+    assert str(table.schema().find_field("score").field_type) == "string"
+    assert sorted(r["score"] for r in table.scan().to_arrow().to_pylist()) == ["10", "20"]
+    assert [(f.source_id, str(f.direction).lower()) for f in table.sort_order().fields] == [
+        (1, "desc"),
+    ]
+    # widenings cannot be undone: no Undo button, the reason shown instead
+    assert editor.undo_buttons == {}
+    assert "irreversible:" in editor.lineage_table.value
+
+    # then a partition field, which "Undo" removes again
+    editor.choose("add partition field")
+    editor.fill(source="signup", transform="day")
+    assert editor.add() is None
+    assert "partitioned by day(signup) as signup_day" in editor.plan.value
+    assert editor.commit().kind == "committed", editor.message.value
+    assert [f.name for f in lake.load_table("db.people").spec().fields] == ["signup_day"]
+    editor.choose("remove partition field")
+    assert editor.inputs["name"].options == (("signup_day", "signup_day"),)
+    (seq,) = editor.undo_buttons
+    assert editor.undo(seq).kind == "undone", editor.message.value
+    assert lake.load_table("db.people").spec().fields == ()
+
+
+def test_a_table_that_moved_is_refused_and_nothing_is_applied(lake: Catalog) -> None:
+    table = make_table(lake)
+    editor = edit_schema(lake, "db.people")
+    editor.add_operation(toolkit.ops.rename("name", "full_name"))
+    with table.update_schema() as update:  # another writer, meanwhile
+        update.add_column("other", StringType())
+
+    outcome = editor.commit()
+
+    assert outcome.kind == "stale"
+    assert "Reload the table" in editor.message.value
+    assert lake.load_table("db.people").schema().find_field("name").field_id == 2
+    editor.reload()  # read the table again, the plan kept and checked again
+    assert "other" in editor.after.value
+    assert editor.commit().kind == "committed"
+    assert lake.load_table("db.people").schema().find_field("full_name").field_id == 2
+
+
+def test_an_injected_commit_receives_the_checked_plan_and_state(lake: Catalog) -> None:
+    make_table(lake)
+    requests: list[EvolutionRequest] = []
+
+    def commit(request: EvolutionRequest) -> object:
+        requests.append(request)
+        raise ConnectionError("catalog unreachable")
+
+    model = editor_model(lake, "db.people")
+    editor = EvolutionEditor(model, commit=commit)  # type: ignore[arg-type]
+    editor.add_operation(toolkit.ops.move_after("id", "name"))
+    editor.add_operation(toolkit.ops.sort_by("name"))
+    editor.commit_button.click()
+    (request,) = requests
+    assert request.expected == model.state and request.table == "db.people"
+    assert [type(op) for op in request.plan.operations] == [MoveField, ReplaceSortOrder]
+    assert request.plan.before == model.layout
+    assert editor.outcome is not None and editor.outcome.kind == "error"
+    assert "ConnectionError: catalog unreachable" in editor.message.value
+    assert not editor.commit_button.disabled  # may be retried
+
+
+def test_a_read_only_editor_cannot_commit() -> None:
+    editor = EvolutionEditor(EvolutionEditorModel("db.t", TableLayout(PEOPLE), ABSENT))
+    editor.add_operation(AddField(("x",), "long"))
+    editor.add_operation(AddPartitionField(("id",), "bucket[4]"))
+    editor.add_operation(ReplaceSortOrder((SortKey(("x",)),)))
+    assert editor.commit_button.disabled
+    assert editor.commit().kind == "error"
+    assert "no commit function" in editor.message.value
+    with pytest.raises(ValueError, match="'nope' is not offered"):
+        editor.choose("drop")
+        editor.fill(path="nope")
+    with pytest.raises(KeyError, match="drop has no input 'new_name'"):
+        editor.fill(new_name="y")

@@ -1,0 +1,631 @@
+"""What the evolution editor shows, as data: the operations a user picks (RULES 6), the
+table after them, the plan's text or the error that stops it, and the table's lineage.
+
+Pure: no widget. A form is a list of :class:`FormField` per operation kind; the values a
+user fills in become an operation with :func:`build_operation`, and the operations' own
+validation (:mod:`toolkit.core.operations`) decides whether the plan holds. The shell is
+:mod:`toolkit.notebook.evolution_widget`.
+
+>>> from toolkit.core.types import Column, Struct
+>>> from toolkit.core.operations import TableLayout
+>>> from toolkit.iceberg.commit import ABSENT
+>>> m = EvolutionEditorModel("db.t", TableLayout(Struct((Column(1, "name", "string"),))), ABSENT)
+>>> m = m.with_operation(build_operation("rename", {"path": ("name",), "new_name": "full"}))
+>>> print(m.plan_text)
+user: 1 operation(s)
+  ~ rename name -> full
+>>> m.with_operation(build_operation("drop", {"path": "nope"})).error
+"operation 2 (drop nope): no field 'nope' (fields: full)"
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import traceback
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, replace
+from functools import cached_property
+from html import escape
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
+
+from toolkit.core.operations import (
+    Evolution,
+    Operation,
+    OperationError,
+    SortKey,
+    TableLayout,
+    WidenField,
+    add,
+    as_path,
+    drop,
+    make_optional,
+    move_after,
+    move_before,
+    move_first,
+    partition_by,
+    plan_evolution,
+    remove_partition,
+    rename,
+    sort_by,
+    widen_to,
+)
+from toolkit.core.types import Column, ColumnType, ListOf, Struct, iter_ids
+from toolkit.iceberg.commit import ABSENT, PlanChangedError, StalePlanError, TableState
+from toolkit.notebook.models import SchemaNode, schema_tree
+from toolkit.notebook.render import STYLE, schema_tree_html
+
+if TYPE_CHECKING:
+    from pyiceberg.catalog import Catalog
+
+    from toolkit.iceberg.lineage import LineageEntry
+
+__all__ = [
+    "OPERATION_KINDS",
+    "EvolutionEditorModel",
+    "EvolutionOutcome",
+    "EvolutionRequest",
+    "FormField",
+    "LineageRow",
+    "build_operation",
+    "editor_model",
+    "form_of",
+    "lineage_html",
+    "plan_html",
+]
+
+Path: TypeAlias = tuple[str, ...]
+#: what feeds a form field's input: the table's fields, its structs, its list elements and
+#: fields, its partition fields, Iceberg types, a fixed list, or free text
+FieldKind: TypeAlias = Literal[
+    "field", "widenable", "struct", "partition", "type", "choice", "text"
+]
+
+#: the operations the editor offers, in its menu's order
+OPERATION_KINDS: Final = (
+    "rename",
+    "drop",
+    "move first",
+    "move before",
+    "move after",
+    "make optional",
+    "widen",
+    "add column",
+    "add partition field",
+    "remove partition field",
+    "sort order",
+)
+OperationKind: TypeAlias = str
+
+#: types offered for a new or widened column (any Iceberg type string is accepted)
+TYPE_CHOICES: Final = (
+    "boolean", "int", "long", "float", "double", "decimal(38, 2)", "string", "date",
+    "timestamp", "timestamptz", "binary", "uuid", "list<string>", "struct<a: string>",
+)  # fmt: skip
+TRANSFORMS: Final = ("identity", "bucket", "truncate", "year", "month", "day", "hour", "void")
+DIRECTIONS: Final = ("asc", "desc")
+#: the value of an optional choice left empty
+NONE: Final = ""
+
+
+@dataclass(frozen=True)
+class FormField:
+    """One input of an operation's form."""
+
+    name: str
+    label: str
+    kind: FieldKind
+    choices: tuple[str, ...] = ()
+    """For ``choice``: the values offered."""
+    optional: bool = False
+    hint: str = ""
+
+
+_PATH = FormField("path", "field", "field")
+_ANCHOR = FormField("anchor", "next to", "field")
+_FORMS: Final[dict[str, tuple[FormField, ...]]] = {
+    "rename": (_PATH, FormField("new_name", "new name", "text")),
+    "drop": (_PATH,),
+    "move first": (_PATH,),
+    "move before": (_PATH, _ANCHOR),
+    "move after": (_PATH, _ANCHOR),
+    "make optional": (_PATH,),
+    "widen": (
+        FormField("path", "field", "widenable"),
+        FormField("to", "to type", "type", hint="int->long and float->double are in place"),
+    ),
+    "add column": (
+        FormField("parent", "in", "struct", optional=True),
+        FormField("name", "name", "text"),
+        FormField("type", "type", "type"),
+        FormField("doc", "doc", "text", optional=True),
+    ),
+    "add partition field": (
+        FormField("source", "source", "field"),
+        FormField("transform", "transform", "choice", TRANSFORMS),
+        FormField("width", "N", "text", optional=True, hint="buckets, or truncate width"),
+        FormField("partition_name", "name", "text", optional=True, hint="default: Iceberg's"),
+    ),
+    "remove partition field": (FormField("name", "partition field", "partition"),),
+    "sort order": (
+        FormField("key", "sort by", "field", optional=True, hint="none: unsorted"),
+        FormField("direction", "order", "choice", DIRECTIONS),
+        FormField("then", "then by", "field", optional=True),
+        FormField("then_direction", "order", "choice", DIRECTIONS),
+    ),
+}
+
+
+def form_of(kind: OperationKind) -> tuple[FormField, ...]:
+    """The inputs of an operation kind (one of :data:`OPERATION_KINDS`)."""
+    try:
+        return _FORMS[kind]
+    except KeyError:
+        raise ValueError(
+            f"unknown operation {kind!r}; choose one of {', '.join(OPERATION_KINDS)}"
+        ) from None
+
+
+def _text(values: Mapping[str, Any], name: str) -> str:
+    value = values.get(name)
+    return "" if value is None else str(value).strip()
+
+
+def _path(values: Mapping[str, Any], name: str, kind: str, label: str) -> Path:
+    value = values.get(name)
+    if value is None or value == NONE or value == ():
+        raise OperationError(kind, f"choose the {label}")
+    return as_path(value)
+
+
+def build_operation(kind: OperationKind, values: Mapping[str, Any]) -> Operation:
+    """The operation a filled form stands for; raises :class:`OperationError` naming the
+    operation and the input that is missing or malformed (whether it applies to the table
+    is the plan's check). Paths are tuples of names (or dotted strings).
+
+    >>> print(build_operation("add partition field", {"source": ("id",), "transform": "bucket",
+    ...                                               "width": "8"}))
+    + partition by bucket[8](id)
+    >>> build_operation("rename", {"path": ("a",), "new_name": " "})
+    Traceback (most recent call last):
+    ...
+    toolkit.core.operations.OperationError: rename: give the new name
+    """
+    form_of(kind)  # a clear error for an unknown kind
+    if kind == "rename":
+        new_name = _text(values, "new_name")
+        path = _path(values, "path", kind, "field")
+        if not new_name:
+            raise OperationError(kind, "give the new name")
+        return rename(path, new_name)
+    if kind == "drop":
+        return drop(_path(values, "path", kind, "field"))
+    if kind == "move first":
+        return move_first(_path(values, "path", kind, "field"))
+    if kind in ("move before", "move after"):
+        path = _path(values, "path", kind, "field")
+        anchor = _path(values, "anchor", kind, "field to move it next to")
+        return (move_before if kind == "move before" else move_after)(path, anchor)
+    if kind == "make optional":
+        return make_optional(_path(values, "path", kind, "field"))
+    if kind == "widen":
+        path = _path(values, "path", kind, "field")
+        to = _text(values, "to")
+        if not to:
+            raise OperationError(kind, "give the type to widen to")
+        return widen_to(path, to)
+    if kind == "add column":
+        name = _text(values, "name")
+        if not name:
+            raise OperationError(kind, "give the new column's name")
+        if not _text(values, "type"):
+            raise OperationError(kind, f"give the type of {name}")
+        parent = values.get("parent") or ()
+        doc = _text(values, "doc") or None
+        try:
+            return add((*as_path(parent), name) if parent else (name,), _text(values, "type"), doc)
+        except ValueError as exc:
+            raise OperationError(f"add {name}", str(exc)) from exc
+    if kind == "add partition field":
+        source = _path(values, "source", kind, "source field")
+        transform = _text(values, "transform") or "identity"
+        width = _text(values, "width")
+        if transform in ("bucket", "truncate"):
+            if not width.isdigit() or int(width) <= 0:
+                what = "number of buckets" if transform == "bucket" else "truncate width"
+                raise OperationError(kind, f"{transform} needs a positive {what}, got {width!r}")
+            transform = f"{transform}[{width}]"
+        return partition_by(source, transform, _text(values, "partition_name") or None)
+    if kind == "remove partition field":
+        name = _text(values, "name")
+        if not name:
+            raise OperationError(kind, "choose the partition field to remove")
+        return remove_partition(name)
+    keys = []
+    for field_name, direction in (("key", "direction"), ("then", "then_direction")):
+        if values.get(field_name) not in (None, NONE, ()):
+            order = _text(values, direction) or "asc"
+            if order not in DIRECTIONS:
+                raise OperationError(kind, f"order must be asc or desc, got {order!r}")
+            keys.append(SortKey(as_path(values[field_name]), order))  # type: ignore[arg-type]
+    return sort_by(*keys)
+
+
+# --- the table's fields, as the inputs offer them ---------------------------------------------
+
+
+def _walk(struct: Struct, prefix: Path = ()) -> Iterator[tuple[Path, Column]]:
+    for col in struct.fields:
+        path = (*prefix, col.name)
+        yield path, col
+        t: ColumnType = col.type
+        inner = path
+        while isinstance(t, ListOf):
+            t, inner = t.element, (*inner, "element")
+        if isinstance(t, Struct):
+            yield from _walk(t, inner)
+
+
+def _label(path: Path) -> str:
+    return ".".join(path)
+
+
+def field_choices(struct: Struct) -> tuple[tuple[str, Path], ...]:
+    """(dotted Iceberg full name, path) of every field, nested ones included."""
+    return tuple((_label(p), p) for p, _ in _walk(struct))
+
+
+def widenable_choices(struct: Struct) -> tuple[tuple[str, Path], ...]:
+    """Primitive fields and primitive list elements (``tags.element``)."""
+    out = []
+    for path, col in _walk(struct):
+        t, inner = col.type, path
+        while isinstance(t, ListOf):
+            t, inner = t.element, (*inner, "element")
+        if isinstance(t, str):
+            out.append((_label(inner), inner))
+    return tuple(out)
+
+
+def struct_choices(struct: Struct) -> tuple[tuple[str, Path], ...]:
+    """Where a column can be added: the top level, then every struct (through lists)."""
+    out: list[tuple[str, Path]] = [("(top level)", ())]
+    for path, col in _walk(struct):
+        t, inner = col.type, path
+        while isinstance(t, ListOf):
+            t, inner = t.element, (*inner, "element")
+        if isinstance(t, Struct):
+            out.append((_label(inner), inner))
+    return tuple(out)
+
+
+# --- lineage ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LineageRow:
+    """One committed plan of the table's log, and whether it can be undone."""
+
+    seq: int
+    at: str
+    decided_by: str
+    batch: str | None
+    reason: str | None
+    operations: tuple[str, ...]
+    undo: tuple[str, ...] | None
+    """The operations that undo it; None when it cannot be (:attr:`irreversible`)."""
+    irreversible: tuple[str, ...]
+
+    @property
+    def reversible(self) -> bool:
+        return self.undo is not None
+
+    @property
+    def title(self) -> str:
+        head = f"#{self.seq} by {self.decided_by}"
+        if self.batch is not None:
+            head += f", batch {self.batch}"
+        if self.reason:
+            head += f": {self.reason}"
+        return head
+
+    @classmethod
+    def of(cls, entry: LineageEntry) -> LineageRow:
+        inverse = entry.inverse()
+        at = dt.datetime.fromtimestamp(entry.at_ms / 1000, dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
+        return cls(
+            entry.seq, f"{at} UTC", entry.decided_by, entry.batch, entry.reason,
+            tuple(str(op).strip() for op in entry.operations),
+            None if inverse is None else tuple(str(op).strip() for op in inverse),
+            entry.irreversible,
+        )
+
+
+# --- the editor's state ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EvolutionRequest:
+    """What "Commit" sends: the plan and the table state it was made against."""
+
+    table: str
+    plan: Evolution
+    expected: TableState
+
+
+@dataclass(frozen=True)
+class EvolutionEditorModel:
+    """A table's layout, the operations picked so far, and what they would make of it.
+
+    ``rewrite_cost`` (rows, bytes of the current snapshot) is shown beside a widening that
+    rewrites data. The plan is checked operation by operation exactly as
+    :func:`toolkit.evolve` checks it; :attr:`error` is the first operation that cannot
+    apply, in the operations' own words.
+    """
+
+    table: str
+    layout: TableLayout
+    state: TableState
+    operations: tuple[Operation, ...] = ()
+    rewrite_cost: tuple[int, int] | None = None
+    lineage: tuple[LineageRow, ...] = ()
+
+    # --- editing (each returns a new model) ---------------------------------------------
+
+    def with_operation(self, op: Operation) -> EvolutionEditorModel:
+        return replace(self, operations=(*self.operations, op))
+
+    def without(self, index: int) -> EvolutionEditorModel:
+        if not 0 <= index < len(self.operations):
+            raise IndexError(f"no operation {index} (the plan has {len(self.operations)})")
+        return replace(self, operations=self.operations[:index] + self.operations[index + 1 :])
+
+    def cleared(self) -> EvolutionEditorModel:
+        return replace(self, operations=())
+
+    # --- the plan ---------------------------------------------------------------------------
+
+    @cached_property
+    def _checked(self) -> tuple[Evolution | None, str | None]:
+        try:
+            plan = plan_evolution(self.layout, self.operations)
+        except (OperationError, ValueError) as exc:
+            return None, str(exc)
+        if self.rewrite_cost is not None and plan.rewrites:
+            rows, size = self.rewrite_cost
+            ops = tuple(
+                replace(op, rows=rows, bytes=size)
+                if isinstance(op, WidenField) and op.rewrite
+                else op
+                for op in plan.operations
+            )
+            plan = replace(plan, operations=ops)
+        return plan, None
+
+    @property
+    def plan(self) -> Evolution | None:
+        """The checked plan (widenings marked as rewrites where they are); None on error."""
+        return self._checked[0]
+
+    @property
+    def error(self) -> str | None:
+        return self._checked[1]
+
+    @property
+    def can_commit(self) -> bool:
+        return bool(self.operations) and self.error is None
+
+    @property
+    def current(self) -> TableLayout:
+        """The layout after the operations that apply: what the next one is checked on."""
+        plan = self.plan
+        if plan is not None:
+            return plan.after
+        layout = self.layout
+        for op in self.operations:
+            try:
+                layout = op.apply_to(layout)
+            except (OperationError, ValueError):
+                break
+        return layout
+
+    @property
+    def plan_text(self) -> str:
+        if not self.operations:
+            return "No operation yet: pick one above and add it to the plan."
+        plan = self.plan
+        return str(plan) if plan is not None else f"The plan cannot apply: {self.error}"
+
+    @property
+    def rewrites(self) -> tuple[WidenField, ...]:
+        plan = self.plan
+        return () if plan is None else plan.rewrites
+
+    @property
+    def before_tree(self) -> tuple[SchemaNode, ...]:
+        return schema_tree(self.layout.schema)
+
+    @property
+    def after_tree(self) -> tuple[SchemaNode, ...]:
+        after = self.current.schema
+        old = set(iter_ids(self.layout.schema))
+        return schema_tree(after, [i for i in iter_ids(after) if i not in old])
+
+    @property
+    def request(self) -> EvolutionRequest:
+        plan = self.plan
+        if plan is None or not self.operations:
+            raise OperationError("commit", self.error or "the plan has no operation")
+        return EvolutionRequest(self.table, plan, self.state)
+
+    # --- what the inputs offer --------------------------------------------------------------
+
+    def choices(self, f: FormField) -> tuple[tuple[str, Any], ...]:
+        """(label, value) pairs a form field offers, from the table after the operations
+        picked so far (a field renamed by the plan is offered under its new name)."""
+        schema = self.current.schema
+        empty: tuple[tuple[str, Any], ...] = ((NONE, NONE),) if f.optional else ()
+        if f.kind == "field":
+            return (*empty, *field_choices(schema))
+        if f.kind == "widenable":
+            return widenable_choices(schema)
+        if f.kind == "struct":
+            return struct_choices(schema)
+        if f.kind == "partition":
+            return tuple((p.name, p.name) for p in self.current.partition)
+        if f.kind == "type":
+            return tuple((t, t) for t in TYPE_CHOICES)
+        if f.kind == "choice":
+            return tuple((c, c) for c in f.choices)
+        return ()
+
+    @property
+    def summary(self) -> str:
+        where = (
+            "does not exist"
+            if self.state == ABSENT
+            else f"schema id {self.state.schema_id}, snapshot {self.state.snapshot_id}"
+        )
+        n = len(self.operations)
+        status = (
+            "no operation yet"
+            if not n
+            else f"{n} operation(s), " + ("ready to commit" if self.error is None else "blocked")
+        )
+        rewrites = f", {len(self.rewrites)} rewrite(s)" if self.rewrites else ""
+        return f"{self.table} ({where}): {status}{rewrites}"
+
+
+def editor_model(catalog: Catalog, table: str) -> EvolutionEditorModel:
+    """The editor's model of ``table`` as it is now: layout, state, rewrite cost, lineage."""
+    from toolkit.iceberg.lineage import lineage
+    from toolkit.iceberg.operations import layout_of, rewrite_cost
+
+    tbl = catalog.load_table(table)
+    tbl.refresh()
+    return EvolutionEditorModel(
+        table,
+        layout_of(tbl),
+        TableState.of(tbl),
+        rewrite_cost=rewrite_cost(tbl),
+        lineage=tuple(LineageRow.of(e) for e in lineage(tbl)),
+    )
+
+
+# --- what a commit or an undo did ---------------------------------------------------------------
+
+OutcomeKind: TypeAlias = Literal["committed", "undone", "stale", "refused", "error"]
+
+
+@dataclass(frozen=True)
+class EvolutionOutcome:
+    """What "Commit" or "Undo" did, in plain words; an error keeps its traceback."""
+
+    kind: OutcomeKind
+    title: str
+    message: str
+    seq: int | None = None
+    error_type: str | None = None
+    traceback: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.kind in ("committed", "undone")
+
+    @classmethod
+    def from_entry(cls, entry: LineageEntry, table: str, *, undo: bool = False) -> EvolutionOutcome:
+        ops = "; ".join(str(op).strip() for op in entry.operations)
+        if undo:
+            return cls(
+                "undone", "Undone",
+                f"Committed to {table} as lineage entry #{entry.seq} ({entry.reason}): {ops}.",
+                entry.seq,
+            )
+        return cls(
+            "committed", "Committed",
+            f"Committed to {table} in one commit, logged as lineage entry #{entry.seq}: {ops}.",
+            entry.seq,
+        )
+
+    @classmethod
+    def from_exception(cls, exc: BaseException) -> EvolutionOutcome:
+        tb = "".join(traceback.format_exception(exc))
+        name = type(exc).__name__
+        if isinstance(exc, StalePlanError | PlanChangedError):
+            return cls(
+                "stale", "The table changed",
+                f"{exc} Nothing was applied. Reload the table and check the plan again.",
+                error_type=name, traceback=tb,
+            )
+        if isinstance(exc, ValueError):  # the operations' and the rewrite's own refusals
+            return cls("refused", "Refused", f"{exc}", error_type=name, traceback=tb)
+        return cls("error", "It failed", f"{name}: {exc}", error_type=name, traceback=tb)
+
+
+# --- HTML ----------------------------------------------------------------------------------------
+
+
+def _wrap(body: str) -> str:
+    return f'{STYLE}<div class="tknb">{body}</div>'
+
+
+def plan_html(model: EvolutionEditorModel) -> str:
+    """The plan's operations (rewrites marked, with what they touch), or the error that
+    stops it, and the table's layout after it."""
+    if model.error is not None:
+        body = (
+            f'<p class="tknb-error"><b>The plan cannot apply.</b> {escape(model.error)}</p>'
+            "<p class='tknb-muted'>Remove or fix that operation; nothing is committed "
+            "until the whole plan applies.</p>"
+        )
+    else:
+        body = f"<pre>{escape(model.plan_text)}</pre>"
+        if model.rewrites:
+            body += (
+                "<p class='tknb-rewrite'>REWRITE: committing this plan approves rewriting "
+                f"{len(model.rewrites)} column(s); older snapshots keep the old values.</p>"
+            )
+    after = model.current
+    extra = [line for line in str(after).splitlines() if line.startswith(("partitioned", "sorted"))]
+    layout = "<br>".join(escape(line) for line in extra) or "unpartitioned, unsorted"
+    return _wrap(f"{body}<p class='tknb-muted'>After: {layout}</p>")
+
+
+def trees_html(model: EvolutionEditorModel) -> tuple[str, str]:
+    return (
+        schema_tree_html(model.before_tree, title="Before"),
+        schema_tree_html(model.after_tree, title="After"),
+    )
+
+
+def lineage_html(rows: Iterable[LineageRow]) -> str:
+    """Every logged plan, newest first, with what undoes it or why nothing can."""
+    rows = sorted(rows, key=lambda r: -r.seq)
+    if not rows:
+        return _wrap('<p class="tknb-muted">No plan was logged in this table yet.</p>')
+    items = []
+    for r in rows:
+        ops = "<br>".join(escape(o) for o in r.operations)
+        if r.undo is not None:
+            undo = "undo: " + escape("; ".join(r.undo) or "nothing")
+        else:
+            undo = "irreversible: " + escape("; ".join(r.irreversible))
+        items.append(
+            f"<tr><td>{escape(r.title)}<br><span class='tknb-muted'>{escape(r.at)}</span></td>"
+            f"<td><code>{ops}</code></td><td class='tknb-muted'>{undo}</td></tr>"
+        )
+    return _wrap(
+        "<table><tr><th>entry</th><th>operations</th><th>undo</th></tr>"
+        + "".join(items) + "</table>"
+    )
+
+
+def outcome_html(outcome: EvolutionOutcome) -> str:
+    css = "tknb-ok" if outcome.ok else "tknb-error"
+    text = f'<p class="{css}"><b>{escape(outcome.title)}.</b> {escape(outcome.message)}</p>'
+    if outcome.traceback:
+        text += (
+            f"<details><summary>{escape(outcome.error_type or 'error')}: details</summary>"
+            f"<pre>{escape(outcome.traceback)}</pre></details>"
+        )
+    return _wrap(text)
+

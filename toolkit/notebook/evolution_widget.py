@@ -1,0 +1,315 @@
+"""The evolution editor: a thin ipywidgets shell over
+:class:`~toolkit.notebook.evolution.EvolutionEditorModel`.
+
+Example (notebook cells)::
+
+    editor = toolkit.edit_schema(cat, "db.events")
+    editor                                  # pick, fill, "Add to plan", "Commit", "Undo"
+    editor.choose("rename")                 # what the menu does
+    editor.fill(path="name", new_name="full_name")
+    editor.add()                            # what "Add to plan" does (an error is shown)
+    editor.commit()                         # what "Commit" does; editor.outcome says what
+    editor.undo(3)                          # what the "Undo #3" button does
+
+Everything that touches the table is injected (``commit``, ``undo``, ``reload``), as the
+preview panel injects its commit, so a test records what a click would do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import ipywidgets as widgets
+
+from toolkit.core.operations import Operation, OperationError, as_path
+from toolkit.iceberg.commit import TableState
+from toolkit.notebook.evolution import (
+    OPERATION_KINDS,
+    EvolutionEditorModel,
+    EvolutionOutcome,
+    EvolutionRequest,
+    FormField,
+    build_operation,
+    editor_model,
+    form_of,
+    lineage_html,
+    outcome_html,
+    plan_html,
+    trees_html,
+)
+
+if TYPE_CHECKING:
+    from pyiceberg.catalog import Catalog
+
+    from toolkit.iceberg.lineage import LineageEntry
+
+__all__ = ["EvolutionEditor", "edit_schema"]
+
+#: commits a checked plan (the default: ``toolkit.evolve(..., expected=)``)
+CommitFunction = Callable[[EvolutionRequest], "LineageEntry"]
+#: commits the inverse of lineage entry ``seq`` against the state shown (``toolkit.undo``)
+UndoFunction = Callable[[int, TableState], "LineageEntry"]
+
+
+class EvolutionEditor:
+    """Pick an operation, fill its inputs (the table's fields in dropdowns), add it to the
+    plan, see the schema after and the plan's text (or the error that stops it), commit,
+    then see the table's lineage with "Undo" for the entries that can be undone."""
+
+    def __init__(
+        self,
+        model: EvolutionEditorModel,
+        *,
+        commit: CommitFunction | None = None,
+        undo: UndoFunction | None = None,
+        reload: Callable[[], EvolutionEditorModel] | None = None,
+    ) -> None:
+        self.model = model
+        self._commit = commit
+        self._undo = undo
+        self._reload = reload
+        self.outcome: EvolutionOutcome | None = None
+        self.inputs: dict[str, widgets.Widget] = {}
+
+        self.header = widgets.HTML()
+        self.kind = widgets.Dropdown(
+            options=OPERATION_KINDS, value=OPERATION_KINDS[0], description="Operation"
+        )
+        self.form = widgets.VBox()
+        self.add_button = widgets.Button(description="Add to plan", icon="plus")
+        self.form_message = widgets.HTML()
+        self.operations = widgets.Select(
+            description="Plan", rows=6, layout={"width": "520px"}
+        )
+        self.remove_button = widgets.Button(description="Remove selected", icon="minus")
+        self.clear_button = widgets.Button(description="Clear", icon="trash")
+        self.before = widgets.HTML()
+        self.after = widgets.HTML()
+        self.plan = widgets.HTML()
+        self.tabs = widgets.Tab(
+            children=[
+                widgets.HBox([self.before, self.after], layout={"grid_gap": "40px"}),
+                self.plan,
+            ],
+            titles=["Schema", "Plan"],
+        )
+        self.commit_button = widgets.Button(
+            description="Commit", button_style="success", icon="check"
+        )
+        self.message = widgets.HTML()
+        self.lineage_table = widgets.HTML()
+        self.undo_buttons: dict[int, widgets.Button] = {}
+        self.undo_box = widgets.HBox()
+
+        self.kind.observe(lambda _: self._build_form(), names="value")
+        self.add_button.on_click(lambda _: self.add())
+        self.remove_button.on_click(lambda _: self._remove_selected())
+        self.clear_button.on_click(lambda _: self.clear())
+        self.commit_button.on_click(lambda _: self.commit())
+
+        self.widget = widgets.VBox(
+            [
+                self.header,
+                widgets.HBox([self.kind, self.add_button]),
+                self.form,
+                self.form_message,
+                widgets.HBox([self.operations, widgets.VBox([self.remove_button,
+                                                             self.clear_button])]),
+                self.tabs,
+                self.commit_button,
+                self.message,
+                widgets.HTML("<b>Lineage of the table</b>"),
+                self.lineage_table,
+                self.undo_box,
+            ]
+        )
+        self._build_form()
+        self._refresh()
+
+    # --- what the controls do (callable headless) ---------------------------------------
+
+    def choose(self, kind: str) -> None:
+        """Pick an operation in the menu (its form is rebuilt)."""
+        form_of(kind)
+        self.kind.value = kind
+
+    def fill(self, **values: Any) -> None:
+        """Set the form's inputs as a user would; a field path may be dotted or a tuple."""
+        for name, value in values.items():
+            control = self.inputs.get(name)
+            if control is None:
+                raise KeyError(
+                    f"{self.kind.value} has no input {name!r} (inputs: {', '.join(self.inputs)})"
+                )
+            if isinstance(control, widgets.Dropdown) and isinstance(value, str) and value:
+                paths = dict(control.options)
+                if value in paths:
+                    value = paths[value]
+                elif all(isinstance(v, tuple) for v in paths.values()):
+                    value = as_path(value)
+                if value not in paths.values():
+                    offered = ", ".join(label for label in paths if label) or "none"
+                    raise ValueError(
+                        f"{self.kind.value}: {name} {values[name]!r} is not offered "
+                        f"(offered: {offered})"
+                    )
+            control.value = value
+
+    def values(self) -> dict[str, Any]:
+        return {name: control.value for name, control in self.inputs.items()}
+
+    def add(self) -> str | None:
+        """Add the filled form's operation to the plan ("Add to plan"); returns the error
+        (also shown) when the form is incomplete or the operation cannot apply."""
+        try:
+            op = build_operation(self.kind.value, self.values())
+        except (OperationError, ValueError) as exc:
+            return self._form_error(str(exc))
+        return self.add_operation(op)
+
+    def add_operation(self, op: Operation) -> str | None:
+        """Add an operation written by hand (``toolkit.ops``), checked like a form's."""
+        candidate = self.model.with_operation(op)
+        if candidate.error is not None:
+            return self._form_error(candidate.error)
+        self.model = candidate
+        self.form_message.value = ""
+        self._build_form()  # the inputs offer the fields as the plan leaves them
+        self._refresh()
+        return None
+
+    def remove(self, index: int) -> None:
+        self.model = self.model.without(index)
+        self._build_form()
+        self._refresh()
+
+    def clear(self) -> None:
+        self.model = self.model.cleared()
+        self._build_form()
+        self._refresh()
+
+    def commit(self) -> EvolutionOutcome:
+        """Commit the plan in one commit, held to the table state shown ("Commit")."""
+        if self._commit is None:
+            return self._show(EvolutionOutcome.from_exception(
+                RuntimeError("this editor has no commit function; open it with toolkit.edit_schema")
+            ))
+        try:
+            entry = self._commit(self.model.request)
+        except Exception as exc:  # shown in the panel; the traceback stays in the outcome
+            return self._show(EvolutionOutcome.from_exception(exc))
+        outcome = EvolutionOutcome.from_entry(entry, self.model.table)
+        self._reload_model()
+        return self._show(outcome)
+
+    def undo(self, seq: int) -> EvolutionOutcome:
+        """Commit the inverse of lineage entry ``seq`` (its "Undo" button)."""
+        if self._undo is None:
+            return self._show(EvolutionOutcome.from_exception(
+                RuntimeError("this editor has no undo function; open it with toolkit.edit_schema")
+            ))
+        try:
+            entry = self._undo(seq, self.model.state)
+        except Exception as exc:
+            return self._show(EvolutionOutcome.from_exception(exc))
+        outcome = EvolutionOutcome.from_entry(entry, self.model.table, undo=True)
+        self._reload_model()
+        return self._show(outcome)
+
+    def reload(self) -> None:
+        """Read the table again (the plan picked so far is kept and checked again)."""
+        self._reload_model(keep=True)
+        self._build_form()
+        self._refresh()
+
+    # --- rendering -------------------------------------------------------------------------
+
+    def _reload_model(self, *, keep: bool = False) -> None:
+        if self._reload is None:
+            return
+        fresh = self._reload()
+        for op in self.model.operations if keep else ():
+            fresh = fresh.with_operation(op)
+        self.model = fresh
+        self._build_form()
+        self._refresh()
+
+    def _form_error(self, text: str) -> str:
+        self.form_message.value = outcome_html(EvolutionOutcome("refused", "Not added", text))
+        return text
+
+    def _remove_selected(self) -> None:
+        if self.operations.value is not None:
+            self.remove(self.operations.value)
+
+    def _input(self, f: FormField) -> widgets.Widget:
+        label = f.label + ("" if not f.hint else f" ({f.hint})")
+        style = {"description_width": "initial"}
+        choices = self.model.choices(f)
+        if f.kind == "text":
+            return widgets.Text(description=label, style=style)
+        if f.kind == "type":
+            return widgets.Combobox(
+                description=label, options=[v for _, v in choices], ensure_option=False,
+                placeholder="an Iceberg type", style=style,
+            )
+        return widgets.Dropdown(
+            description=label, options=choices, value=choices[0][1] if choices else None,
+            style=style,
+        )
+
+    def _build_form(self) -> None:
+        self.inputs = {f.name: self._input(f) for f in form_of(self.kind.value)}
+        self.form.children = list(self.inputs.values())
+        self.form_message.value = ""
+
+    def _refresh(self) -> None:
+        m = self.model
+        self.header.value = f"<b>Evolution of {m.table}</b>: {m.summary}"
+        self.operations.options = [
+            (f"{i + 1}. {str(op).strip()}", i) for i, op in enumerate(m.operations)
+        ]
+        self.before.value, self.after.value = trees_html(m)
+        self.plan.value = plan_html(m)
+        self.tabs.titles = ["Schema", "Plan" if m.error is None else "Plan (error)"]
+        self.commit_button.disabled = self._commit is None or not m.can_commit
+        self.lineage_table.value = lineage_html(m.lineage)
+        self.undo_buttons = {}
+        for row in sorted(m.lineage, key=lambda r: -r.seq):
+            if row.reversible:
+                button = widgets.Button(description=f"Undo #{row.seq}", icon="undo",
+                                        disabled=self._undo is None)
+                button.on_click(lambda _, seq=row.seq: self.undo(seq))
+                self.undo_buttons[row.seq] = button
+        self.undo_box.children = list(self.undo_buttons.values())
+
+    def _show(self, outcome: EvolutionOutcome) -> EvolutionOutcome:
+        self.outcome = outcome
+        self.message.value = outcome_html(outcome)
+        return outcome
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return self.widget._repr_mimebundle_(**kwargs)
+
+
+def edit_schema(catalog: Catalog, table: str) -> EvolutionEditor:
+    """An editor of ``table``'s evolution (RULES 6): rename, drop, move, make optional,
+    widen, add columns, add or remove partition fields, set the sort order; see the schema
+    after and the plan, commit it atomically (:func:`toolkit.evolve` with the previewed
+    state, so a table that moved meanwhile is refused), and undo logged plans."""
+    from toolkit.iceberg.lineage import undo as undo_entry
+    from toolkit.iceberg.operations import evolve
+
+    def commit(request: EvolutionRequest) -> LineageEntry:
+        return evolve(catalog, request.table, request.plan, expected=request.expected)
+
+    def undo(seq: int, expected: TableState) -> LineageEntry:
+        return undo_entry(catalog, table, seq, expected=expected)
+
+    return EvolutionEditor(
+        editor_model(catalog, table),
+        commit=commit,
+        undo=undo,
+        reload=lambda: editor_model(catalog, table),
+    )

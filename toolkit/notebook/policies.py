@@ -1,0 +1,329 @@
+"""What each evolution policy would do with one sample, side by side, as data.
+
+Every number comes from :func:`toolkit.simulate` run on the sample under each policy:
+the automatic policy (Upsolver's suffixed columns, RULES 3-4), the widening policy with
+rewrites approved, and the widening policy without them (RULES 5). Pure: no widget, no
+Spark; the HTML and text tables are renderings of the model.
+
+>>> day1 = [{"n": 1, "flag": True}]
+>>> day2 = [{"n": 2.5, "flag": "maybe"}]
+>>> c = policy_comparison([day1, day2])
+>>> [(o.key, len(o.columns_added), o.values_converted, o.quarantined) for o in c.outcomes]
+[('upsolver', 4, 0, 0), ('widen', 2, 1, 1), ('widen-no-rewrites', 2, 0, 1)]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from html import escape
+from typing import TYPE_CHECKING, Any, Final
+
+from pyiceberg.table import Table as PyIcebergTable
+
+from toolkit.api import make_options, simulate
+from toolkit.core.families import families
+from toolkit.core.observe import Classifier
+from toolkit.core.options import Options
+from toolkit.core.types import RECORD, Column, Kind, Shape, Struct
+from toolkit.core.widen_policy import primary_columns
+from toolkit.iceberg.schema import from_iceberg
+from toolkit.notebook.render import STYLE
+
+if TYPE_CHECKING:
+    from pyiceberg.schema import Schema
+
+    from toolkit.api import Simulation
+
+__all__ = [
+    "POLICY_SETUPS",
+    "PolicyComparison",
+    "PolicyOutcome",
+    "PolicySetup",
+    "comparison_html",
+    "policy_comparison",
+]
+
+
+@dataclass(frozen=True)
+class PolicySetup:
+    """One policy to compare: a key, a label, and the options it runs with."""
+
+    key: str
+    label: str
+    options: Mapping[str, Any]
+
+
+POLICY_SETUPS: Final = (
+    PolicySetup("upsolver", "automatic (suffixed columns)", {"policy": "upsolver"}),
+    PolicySetup("widen", "widen, rewrites approved", {"policy": "widen", "allow_rewrites": True}),
+    PolicySetup(
+        "widen-no-rewrites", "widen, no rewrites", {"policy": "widen", "allow_rewrites": False}
+    ),
+)
+
+
+@dataclass(frozen=True)
+class PolicyOutcome:
+    """What one policy made of the sample (all counts over every batch)."""
+
+    key: str
+    label: str
+    columns_added: tuple[str, ...]
+    """Dotted paths of the columns the plans add, nested ones included."""
+    widened_in_place: tuple[str, ...]
+    """``path: before -> after`` of each in-place widening."""
+    rewrites: tuple[str, ...]
+    """Widenings that rewrite the column's data (they run: approved)."""
+    pending: tuple[str, ...]
+    """Rewrites the data needs but that are not approved: its records are set aside."""
+    made_optional: tuple[str, ...]
+    records: int
+    records_written: int
+    values: int
+    """Values written (non-null leaves and arrays of the records written)."""
+    values_converted: int
+    """Values no column holds in the type they were observed as (``4`` stored as ``4.0``
+    or ``"4"``; a value also copied into a wider column but kept as it came is not)."""
+    quarantined: int
+    quarantined_by_reason: tuple[tuple[str, int], ...]
+    schema: str
+    """The table schema after the sample, as text."""
+    plans: tuple[str, ...]
+    """Each batch's plan, as text."""
+
+    @property
+    def rewrites_needed(self) -> int:
+        """Rewrites the sample needs: run (approved) or awaiting approval."""
+        return len(self.rewrites) + len(self.pending)
+
+
+@dataclass(frozen=True)
+class PolicyComparison:
+    """The outcomes of every policy on one sample, in :data:`POLICY_SETUPS` order."""
+
+    records: int
+    batches: int
+    table: str | None
+    """The starting table's name, when the comparison started from a table."""
+    outcomes: tuple[PolicyOutcome, ...]
+    table_rows: int | None = None
+    """Rows (and bytes) of the starting table's current snapshot: what each rewrite of one
+    of its columns touches."""
+    table_bytes: int | None = None
+
+    def outcome(self, key: str) -> PolicyOutcome:
+        for o in self.outcomes:
+            if o.key == key:
+                return o
+        raise KeyError(f"no policy {key!r} (policies: {', '.join(o.key for o in self.outcomes)})")
+
+    def rows(self) -> list[tuple[str, tuple[str, ...]]]:
+        """The side-by-side table: a measure, then one cell per policy."""
+        def cell(n: int, items: Sequence[str] = ()) -> str:
+            return str(n) if not items else f"{n}: {', '.join(items)}"
+
+        cost = ""
+        if self.table_rows is not None:
+            cost = f" (each touches {self.table_rows:,} rows, {self.table_bytes or 0:,} bytes)"
+        out = [
+            ("columns added", tuple(cell(len(o.columns_added), o.columns_added)
+                                    for o in self.outcomes)),
+            ("widened in place", tuple(cell(len(o.widened_in_place), o.widened_in_place)
+                                       for o in self.outcomes)),
+            ("rewrites needed" + cost, tuple(
+                cell(len(o.rewrites), o.rewrites) if not o.pending
+                else f"{len(o.pending)} not approved (records set aside): {', '.join(o.pending)}"
+                for o in self.outcomes
+            )),
+            ("made optional", tuple(cell(len(o.made_optional), o.made_optional)
+                                    for o in self.outcomes)),
+            ("values converted", tuple(f"{o.values_converted} of {o.values}"
+                                       for o in self.outcomes)),
+            ("records written", tuple(f"{o.records_written} of {o.records}"
+                                      for o in self.outcomes)),
+            ("records quarantined", tuple(
+                cell(o.quarantined, [f"{r} {n}" for r, n in o.quarantined_by_reason])
+                for o in self.outcomes
+            )),
+        ]
+        return out
+
+    def __str__(self) -> str:
+        head = ("", *(o.label for o in self.outcomes))
+        body = [(name, *cells) for name, cells in self.rows()]
+        widths = [max(len(r[i]) for r in (head, *body)) for i in range(len(head))]
+        lines = [
+            "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+            for r in (head, *body)
+        ]
+        where = f" against {self.table}" if self.table else ""
+        return f"{self.records} records in {self.batches} batch(es){where}\n" + "\n".join(lines)
+
+
+# --- the sample and the starting schema ----------------------------------------------------
+
+
+def _batches(sample: Any) -> list[list[Any]]:
+    """A list of records (one batch) or a list of lists of records (batches)."""
+    items = list(sample)
+    if items and all(isinstance(b, list | tuple) for b in items):
+        return [list(b) for b in items]
+    return [items]
+
+
+def policy_comparison(
+    sample: Iterable[Any],
+    schema: PyIcebergTable | Schema | Struct | None = None,
+    **options: Any,
+) -> PolicyComparison:
+    """Run ``sample`` (records, or batches of records) through each policy of
+    :data:`POLICY_SETUPS`, from ``schema`` (a PyIceberg table or schema, or None: a new
+    table); ``options`` (``detect_dates``...) apply to all of them."""
+    for taken in ("policy", "allow_rewrites"):
+        if taken in options:
+            raise ValueError(f"{taken}= is what the comparison varies; leave it out")
+    batches = _batches(sample)
+    table_name: str | None = None
+    rows: int | None = None
+    size: int | None = None
+    start: Struct
+    if schema is None:
+        start = Struct()
+    elif isinstance(schema, Struct):
+        start = schema
+    elif isinstance(schema, PyIcebergTable):
+        from toolkit.iceberg.operations import rewrite_cost
+
+        schema.refresh()
+        start = from_iceberg(schema.schema())
+        table_name = ".".join(schema.name())
+        rows, size = rewrite_cost(schema)
+    else:
+        start = from_iceberg(schema)
+    outcomes = []
+    for setup in POLICY_SETUPS:
+        opts = {**options, **setup.options}
+        sim = simulate(batches, schema=start, **opts)
+        outcomes.append(_outcome(setup, batches, sim, make_options(**opts)))
+    return PolicyComparison(
+        sum(len(b) for b in batches), len(batches), table_name, tuple(outcomes), rows, size
+    )
+
+
+def _outcome(
+    setup: PolicySetup, batches: list[list[Any]], sim: Simulation, options: Options
+) -> PolicyOutcome:
+    plans = sim.plans
+    aside = {id(q.record) for q in sim.quarantined}
+    written = [r for b in batches for r in b if isinstance(r, Mapping) and id(r) not in aside]
+    rows = sim.rows
+    assert len(rows) == len(written), "every record is written or set aside"
+    schema = sim.table_schema
+    counter = _Converted(Classifier(options), widen=options.policy == "widen")
+    for record, row in zip(written, rows, strict=True):
+        counter.record(record, row, schema, ())
+    by_reason: dict[str, int] = {}
+    for q in sim.quarantined:
+        by_reason[q.reason] = by_reason.get(q.reason, 0) + 1
+    pending: dict[tuple[str, ...], str] = {}
+    for p in plans:
+        for r in p.pending:
+            pending.setdefault(r.path, f"{'.'.join(r.path)}: {r.before} -> {r.after}")
+    return PolicyOutcome(
+        setup.key,
+        setup.label,
+        tuple(".".join(c.path) for p in plans for c in p.changes),
+        tuple(f"{'.'.join(r.path)}: {r.before} -> {r.after}"
+              for p in plans for r in p.retypes if r.in_place),
+        tuple(f"{'.'.join(r.path)}: {r.before} -> {r.after}" for p in plans for r in p.rewrites),
+        tuple(pending.values()),
+        tuple(".".join(m.path) for p in plans for m in p.optionals),
+        sum(len(b) for b in batches),
+        len(written),
+        counter.values,
+        counter.converted,
+        len(sim.quarantined),
+        tuple(sorted(by_reason.items(), key=lambda kv: (-kv[1], kv[0]))),
+        str(sim.schema),
+        tuple(str(p) for p in plans),
+    )
+
+
+class _Converted:
+    """Counts the values of written records, and those no column holds in their type."""
+
+    def __init__(self, classifier: Classifier, *, widen: bool) -> None:
+        self.classifier = classifier
+        self.widen = widen
+        self.values = 0
+        self.converted = 0
+
+    def _columns(self, struct: Struct, key: str) -> list[Column]:
+        if self.widen:  # RULES 5: one column per key
+            col = primary_columns(struct).get(key)
+            return [] if col is None else [col]
+        return families(struct).get(key, [])  # RULES 3.1: every column of its family
+
+    def _shape(self, value: Any, path: tuple[str, ...]) -> Shape | None:
+        try:
+            kind: Kind | None = self.classifier.kind(value, path)
+        except (TypeError, ValueError):  # a stored type JSON has no kind for (decimal...)
+            return None
+        return None if kind is None else kind.shape
+
+    def record(
+        self, record: Mapping[str, Any], row: Mapping[str, Any], struct: Struct,
+        path: tuple[str, ...],
+    ) -> None:
+        for key, value in record.items():
+            if value is None:
+                continue
+            where = (*path, key)
+            stored = [
+                (c, row[c.name]) for c in self._columns(struct, key) if row.get(c.name) is not None
+            ]
+            if not stored:
+                continue  # written nowhere: an empty record (no column yet, RULES 3.5)
+            shape = self._shape(value, where)
+            if shape == Shape(RECORD, 0):
+                inner = [
+                    (c, s) for c, s in stored if isinstance(c.type, Struct) and isinstance(s, dict)
+                ]
+                if inner:
+                    col, nested = inner[0]
+                    assert isinstance(col.type, Struct)
+                    self.record(value, nested, col.type, where)
+                    continue
+            self.values += 1
+            if not any(self._shape(s, where) == shape for _, s in stored):
+                self.converted += 1
+
+
+# --- renderings ------------------------------------------------------------------------------
+
+
+def comparison_html(c: PolicyComparison) -> str:
+    """The side-by-side table, one column per policy."""
+    where = f" against <code>{escape(c.table)}</code>" if c.table else " on a new table"
+    head = "<tr><th></th>" + "".join(f"<th>{escape(o.label)}</th>" for o in c.outcomes) + "</tr>"
+    body = "".join(
+        f"<tr><td><b>{escape(name)}</b></td>"
+        + "".join(f"<td>{escape(cell)}</td>" for cell in cells)
+        + "</tr>"
+        for name, cells in c.rows()
+    )
+    return (
+        f'{STYLE}<div class="tknb"><p><b>{c.records} records in {c.batches} batch(es)</b>'
+        f"{where}: what each policy would do (from <code>toolkit.simulate</code>)</p>"
+        f"<table>{head}{body}</table></div>"
+    )
+
+
+def outcome_html(o: PolicyOutcome) -> str:
+    """One policy in detail: the schema it ends with and each batch's plan."""
+    plans = "\n\n".join(o.plans)
+    return (
+        f'{STYLE}<div class="tknb"><b>{escape(o.label)}</b>'
+        f"<pre>{escape(o.schema)}</pre><pre>{escape(plans)}</pre></div>"
+    )
