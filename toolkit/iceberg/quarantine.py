@@ -328,12 +328,23 @@ class QuarantineGroup:
     @property
     def label(self) -> str:
         """``incompatible: flag (string into boolean)``, in plain words."""
-        text = self.reason
-        if self.field is not None:
-            text += f": {self.field}"
-        if self.observed is not None or self.table_type is not None:
-            text += f" ({self.observed or '?'} into {self.table_type or '?'})"
-        return text
+        return group_label(self.reason, self.field, self.observed, self.table_type)
+
+
+def group_label(
+    reason: str, field: str | None, observed: str | None, table_type: str | None
+) -> str:
+    """A group of quarantined records in plain words.
+
+    >>> group_label("incompatible", "flag", "string", "boolean")
+    'incompatible: flag (string into boolean)'
+    """
+    text = reason
+    if field is not None:
+        text += f": {field}"
+    if observed is not None or table_type is not None:
+        text += f" ({observed or '?'} into {table_type or '?'})"
+    return text
 
 
 def _key(r: QuarantinedRow) -> tuple[str, str, str, str]:

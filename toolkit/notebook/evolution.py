@@ -619,13 +619,4 @@ def lineage_html(rows: Iterable[LineageRow]) -> str:
     )
 
 
-def outcome_html(outcome: EvolutionOutcome) -> str:
-    css = "tknb-ok" if outcome.ok else "tknb-error"
-    text = f'<p class="{css}"><b>{escape(outcome.title)}.</b> {escape(outcome.message)}</p>'
-    if outcome.traceback:
-        text += (
-            f"<details><summary>{escape(outcome.error_type or 'error')}: details</summary>"
-            f"<pre>{escape(outcome.traceback)}</pre></details>"
-        )
-    return _wrap(text)
 

@@ -34,10 +34,10 @@ from toolkit.notebook.evolution import (
     editor_model,
     form_of,
     lineage_html,
-    outcome_html,
     plan_html,
     trees_html,
 )
+from toolkit.notebook.render import outcome_html
 
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog

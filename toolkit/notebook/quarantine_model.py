@@ -24,6 +24,7 @@ from toolkit.iceberg.quarantine import (
     QuarantineGroup,
     ReplayReport,
     UnknownIdsError,
+    group_label,
 )
 from toolkit.notebook.models import CommitOutcome, clip
 from toolkit.notebook.render import STYLE
@@ -71,11 +72,7 @@ class GroupRow:
     @property
     def label(self) -> str:
         """``incompatible: flag (string into boolean) — 3``, for a selector."""
-        text = self.reason
-        if self.field is not None:
-            text += f": {self.field}"
-        if self.observed is not None or self.table_type is not None:
-            text += f" ({self.observed or '?'} into {self.table_type or '?'})"
+        text = group_label(self.reason, self.field, self.observed, self.table_type)
         return f"{text} — {self.count}"
 
     @classmethod

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from html import escape
+from typing import Protocol
 
 from toolkit.notebook.models import (
-    CommitOutcome,
     FieldRow,
     NewColumn,
     OptionalRow,
@@ -301,7 +301,22 @@ def plan_header_html(model: PlanModel) -> str:
 # --- an outcome -----------------------------------------------------------------------------
 
 
-def outcome_html(outcome: CommitOutcome) -> str:
+class Outcome(Protocol):
+    """What any action of a panel did: committing a preview, an evolution, a replay."""
+
+    @property
+    def ok(self) -> bool: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def message(self) -> str: ...
+    @property
+    def error_type(self) -> str | None: ...
+    @property
+    def traceback(self) -> str | None: ...
+
+
+def outcome_html(outcome: Outcome) -> str:
     """The outcome in plain words; an error keeps its traceback, folded."""
     css = "tknb-ok" if outcome.ok else "tknb-error"
     text = f'<p class="{css}"><b>{escape(outcome.title)}.</b> {escape(outcome.message)}</p>'
