@@ -145,13 +145,13 @@ def test_ingest_re_plans_when_another_writer_commits_between_plan_and_commit(
     ingest([{"a": 1}], "diff.race", lakehouse, spark, batch_id="first")
     calls: list[int] = []
 
-    def racing_commit(table: Table, plan: Plan, planned: TableState) -> Table:
+    def racing_commit(table: Table, plan: Plan, planned: TableState, **kw: Any) -> Table:
         if not calls:  # the other writer gets in just before our first commit
             other = lakehouse.load_table("diff.race")
             with other.update_schema() as update:
                 update.add_column("a_string", StringType(), doc="upsolver_evolved_from:a")
         calls.append(len(plan.changes))
-        return commit_plan(table, plan, planned)
+        return commit_plan(table, plan, planned, **kw)
 
     monkeypatch.setattr(pipeline, "commit_plan", racing_commit)
     report = ingest([{"a": "text"}], "diff.race", lakehouse, spark, batch_id="mine")

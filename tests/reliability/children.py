@@ -1,0 +1,88 @@
+"""Run the reliability tests' child processes: each is a separate OS process (its own
+Python, its own Spark JVM) started in its own session, so a test can kill it (and
+everything it started) as a whole, and so a child that kills itself takes nothing of the
+test process with it."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+#: ``TOOLKIT_RELIABILITY=long`` runs the reliability tests at their long-run sizes
+LONG_RUN = os.environ.get("TOOLKIT_RELIABILITY", "") == "long"
+
+REPO = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+
+#: Spark settings for a child: one core, a small driver (two children and the test run's
+#: own session share two cores)
+CHILD_SPARK = {
+    "spark.master": "local[1]",
+    "spark.driver.memory": "1g",
+    "spark.sql.shuffle.partitions": "1",
+}
+
+
+@dataclass
+class Child:
+    """A running child script; its output goes to files next to the test's data."""
+
+    name: str
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace") if self.log.exists() else ""
+
+    def kill(self) -> None:
+        """Kill the child's whole process group (its Python, Spark's JVM and workers)."""
+        # also when the child itself has exited: a JVM it started may still be going
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait()
+
+
+def start(script: str, args: Sequence[str], workdir: Path, name: str) -> Child:
+    """Start ``tests/reliability/<script>`` with this interpreter (the venv's) and the
+    repo on ``sys.path``."""
+    log = workdir / f"{name}.log"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    env["PYSPARK_PYTHON"] = sys.executable
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [sys.executable, str(HERE / script), *args],
+            cwd=workdir,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group: killpg reaches only it
+        )
+    return Child(name, process, log)
+
+
+def wait(children: Sequence[Child], timeout: float) -> list[int]:
+    """Wait for every child; past ``timeout`` seconds all are killed and the test fails.
+    Returns the exit codes (a child killed by a signal: minus the signal number)."""
+    deadline = time.monotonic() + timeout
+    try:
+        for child in children:
+            left = max(0.0, deadline - time.monotonic())
+            try:
+                child.process.wait(timeout=left)
+            except subprocess.TimeoutExpired:
+                raise AssertionError(
+                    f"{child.name} still running after {timeout:.0f} s; its output:\n"
+                    + child.output()[-4000:]
+                ) from None
+    finally:
+        for child in children:
+            child.kill()
+    return [c.process.returncode for c in children]
