@@ -44,26 +44,46 @@ def admitted(
 ) -> tuple[list[dict[str, Any]], list[Quarantined]]:
     """The records of a chunk, and what cannot be a record: malformed lines and JSON values
     that are not objects, set aside whole (workers never fail a batch on data: the driver
-    decides, from what they send back, whether the batch fails or quarantines)."""
-    try:
-        values = records_of(chunk, mode)
-        aside: list[Quarantined] = []
-    except MalformedLineError:
-        values, aside = [], []
-        for line in chunk.column(0).to_pylist():
-            if line is None or not line.strip():
-                continue
-            try:
-                values.append(parse_line(line))
-            except MalformedLineError as err:
-                aside.append(Quarantined(line, "malformed", None, None, None, batch, str(err)))
-            except RecursionError:
-                aside.append(Quarantined(
-                    line, "invalid-value", None, None, None, batch,
-                    f"JSON nested too deeply to parse: {line[:80]!r}",
-                ))
+    decides, from what they send back, whether the batch fails or quarantines). A record
+    set aside from a JSON line is kept as that line (see :func:`as_lines`)."""
+    if mode != "json":
+        return engine.admit(records_of(chunk, mode), batch)
+    values: list[Any] = []
+    aside: list[Quarantined] = []
+    for line in chunk.column(0).to_pylist():
+        if line is None or not line.strip():
+            continue
+        try:
+            value = parse_line(line)
+        except MalformedLineError as err:
+            aside.append(Quarantined(line, "malformed", None, None, None, batch, str(err)))
+            continue
+        except RecursionError:
+            aside.append(Quarantined(
+                line, "invalid-value", None, None, None, batch,
+                f"JSON nested too deeply to parse: {line[:80]!r}",
+            ))
+            continue
+        values.append(value)
+        _LINES[id(value)] = line
     rows, not_records = engine.admit(values, batch)
     return rows, aside + not_records
+
+
+#: the raw line of each record parsed from the chunk being worked on, by object identity
+#: (cleared per chunk by :func:`as_lines`' callers)
+_LINES: dict[int, str] = {}
+
+
+def as_lines(items: list[Quarantined]) -> list[Quarantined]:
+    """``items`` with each record parsed from a JSON line replaced by that very line: the
+    exact text is what the quarantine keeps, and a deeply nested record could not even be
+    pickled back to the driver."""
+    out = []
+    for q in items:
+        line = None if isinstance(q.record, str) else _LINES.get(id(q.record))
+        out.append(q if line is None else dataclasses.replace(q, record=line))
+    return out
 
 
 def _quarantining(options: Options) -> Engine:
@@ -91,12 +111,15 @@ def observe_partition(
     aside, first = 0, None
     for chunk in batches:
         with gc_paused():  # parsing and observing make no reference cycles
+            _LINES.clear()
             rows, bad = admitted(engine, chunk, mode, batch)
             (_, s, p), invalid = engine.tolerant(rows, batch, _observed(engine, batch))
             summary, prof = summary + s, prof + p
             bad += invalid
             aside += len(bad)
-            first = first or (bad[0] if bad else None)
+            if first is None and bad:
+                first = as_lines(bad[:1])[0]
+            _LINES.clear()
     yield pa.RecordBatch.from_pydict({"payload": [pickle.dumps((summary, prof, aside, first))]})
 
 
@@ -111,11 +134,14 @@ def quarantine_partition(
     out: list[Quarantined] = []
     for chunk in batches:
         with gc_paused():
+            _LINES.clear()
             rows, bad = admitted(engine, chunk, mode, batch_id)
             rows, invalid = _validated(engine, rows, batch_id)
-            out += bad + invalid
+            bad += invalid
             if options.policy == "widen":
-                out += WidenRouter(plan, options, engine.classifier).route(rows, batch_id)[1]
+                bad += WidenRouter(plan, options, engine.classifier).route(rows, batch_id)[1]
+            out += as_lines(bad)
+            _LINES.clear()
     yield pa.RecordBatch.from_pydict({"payload": [pickle.dumps(out)]})
 
 
