@@ -308,8 +308,11 @@ def test_rules_4_suffix_like_declared_column_is_not_part_of_a_family() -> None:
 def test_rules_4_keys_with_dots_spaces_and_unicode() -> None:
     rec = {"a.b": 1, "x y": "s", "ünï": True, "": 2, "q\"`;": 3}
     r = run([rec])
-    assert set(columns(r.table_schema)) == set(rec)
-    assert r.rows == [rec]
+    # an empty key names no column (Iceberg's Parquet writer refuses ""): numbered as a
+    # collision, its doc keeps the key
+    assert set(columns(r.table_schema)) == set(rec) - {""} | {"_2"}
+    assert r.table_schema.by_name()["_2"].doc == "upsolver_evolved_from:"
+    assert r.rows == [{("_2" if k == "" else k): v for k, v in rec.items()}]
 
 
 def test_rules_3_replaying_a_batch_adds_nothing() -> None:

@@ -29,7 +29,15 @@ class MalformedLineError(ValueError):
     def __init__(self, line: str, reason: str, number: int | None = None) -> None:
         self.line, self.number = line, number
         where = f"line {number}: " if number is not None else ""
-        super().__init__(f"{where}malformed JSON {line[:120]!r}: {reason}")
+        shown = line.rstrip("\r\n")[:120]
+        super().__init__(f"{where}malformed JSON {shown!r}: {reason}")
+
+
+class LineTooDeepError(MalformedLineError):
+    """A line of valid JSON nested deeper than the parser walks (about 1,000 levels)."""
+
+    def __init__(self, line: str, number: int | None = None) -> None:
+        super().__init__(line, "nested too deeply to parse (over 1,000 objects and arrays)", number)
 
 
 def parse_line(line: str | bytes, number: int | None = None) -> Any:
@@ -39,11 +47,13 @@ def parse_line(line: str | bytes, number: int | None = None) -> Any:
         try:
             return orjson.loads(text)
         except orjson.JSONDecodeError:
-            pass  # NaN/Infinity, or malformed: the standard library decides
+            pass  # NaN/Infinity, too deep, or malformed: the standard library decides
     try:
         return json.loads(text)
     except ValueError as exc:
         raise MalformedLineError(text, str(exc), number) from None
+    except RecursionError:  # the standard library's decoder recurses once per level
+        raise LineTooDeepError(text, number) from None
 
 
 def parse_lines(lines: Iterable[str | bytes]) -> Iterator[Any]:

@@ -34,6 +34,8 @@ def free_name(wanted: str, taken_lower: Iterable[str], dim: int = 0) -> str:
 
     >>> free_name("a", {"a.element"}, dim=1)
     'a_2'
+    >>> free_name("", set())
+    '_2'
     """
     taken = set(taken_lower)
 
@@ -42,7 +44,9 @@ def free_name(wanted: str, taken_lower: Iterable[str], dim: int = 0) -> str:
             (name + ".element" * d).lower() not in taken for d in range(dim + 1)
         )
 
-    if free(wanted):
+    # An empty key cannot name a column (Iceberg's Parquet writer refuses empty names):
+    # numbered like a collision, ``_2``, its doc keeps the key.
+    if wanted and free(wanted):
         return wanted
     n = 2
     while not free(f"{wanted}_{n}"):

@@ -72,6 +72,14 @@ _CONST_KINDS: Final[dict[type, Kind | None]] = {
 
 _EMPTY: Final[dict[str, Any]] = {}
 
+#: The deepest nesting of objects and arrays a record may have, the record itself counted
+#: (``{"a": [1]}`` is 2 deep). Deeper values are refused with a clear error (or
+#: quarantined) rather than failing or stalling downstream: Arrow's IPC (Spark's workers)
+#: stops at 64 levels, Arrow's Parquet reader (PyIceberg) at 49 list levels, DuckDB's
+#: reading time grows threefold per list level past 20 (minutes at 31), and pickle,
+#: sqlglot and the engine's own walks recurse once per level.
+MAX_DEPTH: Final = 20
+
 
 class UnsupportedValueError(TypeError):
     """A value of a Python type the engine does not know how to type (RULES 1)."""
@@ -82,6 +90,20 @@ class UnsupportedValueError(TypeError):
         super().__init__(
             f"field {'.'.join(self.path)!r}: value {value!r} of type {type(value).__name__} "
             "is not JSON-like (null, bool, int, float, str, date, datetime, dict or list)"
+        )
+
+
+class NestingTooDeepError(ValueError):
+    """A value nested deeper than :data:`MAX_DEPTH` objects and arrays."""
+
+    def __init__(self, path: Sequence[str], depth: int, limit: int = MAX_DEPTH) -> None:
+        self.path, self.depth, self.limit = tuple(path), depth, limit
+        shown = ".".join(self.path)
+        if len(shown) > 120:  # a path as deep as the value: its start and its end
+            shown = f"{shown[:60]}…{shown[-40:]}"
+        super().__init__(
+            f"field {shown!r}: value nested at least {depth} levels deep (objects and "
+            f"arrays, the record counted); the limit is {limit}"
         )
 
 
@@ -226,6 +248,8 @@ class FieldObservation:
     #: (see ``_regular_arrays``): a column of that very shape may take the values as they are
     plain: bool = False
     _nested: dict[int, StructObservation] = field(default_factory=dict, repr=False)
+    #: objects and arrays around this key's values: 1 for the keys of a top-level record
+    depth: int = 1
 
     def kind_at(self, i: int) -> Kind | None:
         if self.kinds is not None:
@@ -261,14 +285,16 @@ class FieldObservation:
         key = dims[-1] if dims else -1
         if key not in self._nested:
             self._nested[key] = observe_struct(
-                self.record_leaves(max_dim), self.classifier, self.path
+                self.record_leaves(max_dim), self.classifier, self.path, self.depth + key + 1
             )
         return self._nested[key]
 
 
     def records_at(self, dim: int) -> StructObservation:
         """The observation of the records of exactly this dimension (for summaries)."""
-        return observe_struct(self.record_leaves(dim, dim), self.classifier, self.path)
+        return observe_struct(
+            self.record_leaves(dim, dim), self.classifier, self.path, self.depth + dim + 1
+        )
 
 
 def _collect_dicts(v: list[Any], out: list[dict[str, Any]]) -> None:
@@ -292,14 +318,26 @@ def observe_struct(
     rows: list[dict[str, Any]],
     options: Options | Classifier,
     path: tuple[str, ...] = (),
+    depth: int = 1,
 ) -> StructObservation:
-    """Observe every key of a list of records (one struct level, recursively on demand)."""
+    """Observe every key of a list of records (one struct level, recursively on demand).
+
+    ``depth`` is how deep the records are nested (1: top-level records); a value nested
+    deeper than :data:`MAX_DEPTH` raises :class:`NestingTooDeepError`.
+    """
     classifier = options if isinstance(options, Classifier) else Classifier(options)
+    if depth > MAX_DEPTH and rows:
+        raise NestingTooDeepError(path, depth)
     keys: set[str] = set().union(*rows) if rows else set()
     fields = {}
     for key in sorted(keys):
         values = [r.get(key) for r in rows]
-        fields[key] = _observe_values((*path, key), values, classifier)
+        fobs = fields[key] = _observe_values((*path, key), values, classifier)
+        fobs.depth = depth
+        # array dimensions come from iterative walks; nothing recursive has seen them yet
+        deepest = depth + max((k.dim for k in fobs.counts), default=0)
+        if deepest > MAX_DEPTH:
+            raise NestingTooDeepError(fobs.path, deepest)
     return StructObservation(path, rows, fields)
 
 

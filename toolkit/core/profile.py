@@ -12,8 +12,10 @@ associatively, so partitions of a big data set can be profiled apart and combine
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from itertools import islice
 from typing import Any
 
 from toolkit.core.observe import Classifier, FieldObservation, StructObservation, observe_struct
@@ -172,7 +174,33 @@ def _samples(fobs: FieldObservation, counts: Mapping[Shape, int]) -> dict[Shape,
     return {s: tuple(vs) for s, vs in found.items()}
 
 
+class _ShortRepr(reprlib.Repr):
+    """``repr`` as far as a 60-character sample shows it: bounded in depth and width, so a
+    huge or deeply nested value (refused later, in its nested fields) is never walked whole
+    here (plain ``repr`` recurses once per level). Dict keys keep their order."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.maxlevel = 30
+        self.maxdict = self.maxlist = self.maxtuple = self.maxset = 30
+        self.maxstring = self.maxlong = self.maxother = 60
+
+    def repr_dict(self, x: dict[Any, Any], level: int) -> str:
+        if not x:
+            return "{}"
+        if level <= 0:
+            return "{...}"
+        items = [
+            f"{self.repr1(k, level - 1)}: {self.repr1(v, level - 1)}"
+            for k, v in islice(x.items(), self.maxdict)
+        ]
+        return "{" + ", ".join(items) + (", ..." if len(x) > self.maxdict else "") + "}"
+
+
+_SHORT = _ShortRepr()
+
+
 def _summary(v: Any) -> Any:
     """Records and arrays are sampled as short texts, not whole nested values."""
-    text = repr(v)
+    text = _SHORT.repr(v)
     return text if len(text) <= 60 else text[:57] + "..."

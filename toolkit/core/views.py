@@ -17,6 +17,7 @@ from sqlglot import exp
 
 from toolkit.core.conversions import EpochUnit
 from toolkit.core.lattice import UPSOLVER, Lattice
+from toolkit.core.naming import free_name
 from toolkit.core.types import RECORD, Column, Primitive, Shape, Struct
 
 Dialect: TypeAlias = Literal["spark", "trino", "duckdb", "athena"]
@@ -137,8 +138,15 @@ def coalesce_select(
     for col in schema.fields:
         groups.setdefault(col.family, []).append(col)
     items: list[exp.Expr] = []
+    taken: set[str] = set()
     for key, members in groups.items():
-        items += family_expression(key, members, lattice, timestamp_unit, dialect)
+        # RULES 4 for view columns too: keys that differ only by case (Spark refuses a view
+        # whose columns collide that way) and the empty key (no engine takes "") are
+        # numbered, in schema order, as their table columns are
+        name = free_name(key, taken)
+        family = family_expression(name, members, lattice, timestamp_unit, dialect)
+        taken |= {e.alias_or_name.lower() for e in family}
+        items += family
     return exp.select(*items).from_(exp.to_table(table, dialect=dialect))
 
 

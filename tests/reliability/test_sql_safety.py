@@ -1,0 +1,185 @@
+"""Generated SQL is safe (issue #6): for every hostile name a key can bring, the RULES 7
+COALESCE view parses to exactly one statement in every dialect, runs in Spark and in
+DuckDB, and returns each key's values under the key's own name; no name ends a
+statement or injects another (a sentinel table survives every view).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+import sqlglot
+from pyiceberg.catalog import Catalog
+from sqlglot import exp
+
+import toolkit
+from tests.reliability.test_hostile import HOSTILE_KEYS
+from toolkit.core.types import Struct
+from toolkit.core.views import DIALECTS, Dialect
+from toolkit.iceberg.duckdb import duckdb_connection, run_view
+from toolkit.iceberg.schema import from_iceberg
+from toolkit.pipeline import ingest
+from toolkit.spark.views import create_coalesce_view
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+SENTINEL = "sentinel"
+
+#: names built to end a statement, open a comment or break out of any quoting
+NAMES: tuple[str, ...] = (
+    *HOSTILE_KEYS,
+    f"a; DROP TABLE {SENTINEL}",
+    f"a`; DROP TABLE {SENTINEL}; --",
+    f'a"; DROP TABLE {SENTINEL}; --',
+    f"a'; DROP TABLE {SENTINEL}; --",
+    f"a]; DROP TABLE {SENTINEL}; --",
+    "x` --",
+    "x' --",
+    "`a``b```",
+    '"a""b"""',
+    "-- comment",
+    "/* open",
+    "*/",
+    "a\\",
+    "a\nb",
+    "tab\there",
+    "Ωmega 名前 🚀",
+)
+
+
+def drifted(names: tuple[str, ...]) -> list[list[dict[str, Any]]]:
+    """Two batches: every key a long, then a string, so every family folds in the view."""
+    return [
+        [{"id": 1, **{k: i for i, k in enumerate(names)}}],
+        [{"id": 2, **{k: f"s{i}" for i, k in enumerate(names)}}],
+    ]
+
+
+#: each key's folded (string) value per id, as the view must return it
+EXPECTED: dict[int, dict[str, str]] = {
+    1: {k: str(i) for i, k in enumerate(NAMES)},
+    2: {k: f"s{i}" for i, k in enumerate(NAMES)},
+}
+
+
+def view_names(schema: Struct) -> dict[str, str]:
+    """key -> the name of its view column: the key itself, numbered like its table column
+    when it collides case-insensitively with an earlier one or is empty (RULES 4)."""
+    out: dict[str, str] = {}
+    taken: set[str] = set()
+    for c in schema.fields:
+        if c.family not in out:
+            name = c.family
+            if not name or name.lower() in taken:
+                n = 2
+                while f"{name}_{n}".lower() in taken:
+                    n += 1
+                name = f"{name}_{n}"
+            out[c.family] = name
+            taken.add(name.lower())
+    return out
+
+
+@pytest.fixture(scope="module")
+def schema() -> Struct:
+    return toolkit.simulate(drifted(NAMES)).table_schema
+
+
+def test_every_hostile_name_is_a_family_that_folds(schema: Struct) -> None:
+    families: dict[str, list[str]] = {}
+    for c in schema.fields:
+        families.setdefault(c.family, []).append(c.name)
+    assert set(families) == {"id", *NAMES}
+    assert all(len(cols) == 2 for k, cols in families.items() if k != "id"), families
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize("create", [False, True], ids=["select", "create-view"])
+def test_the_view_parses_to_exactly_one_statement(
+    schema: Struct, dialect: Dialect, create: bool
+) -> None:
+    sql = toolkit.coalesce_sql(schema, "db.t", dialect, view="db.v" if create else None)
+    statements = sqlglot.parse(sql, read=dialect)
+    assert len(statements) == 1, sql
+    (tree,) = statements
+    assert tree is not None
+    assert tree.sql(dialect) == sql  # round trip: the text is what the tree says
+    select = tree.expression if create else tree
+    assert isinstance(select, exp.Select)
+    if create:
+        assert isinstance(tree, exp.Create) and tree.this.sql(dialect) == "db.v"
+    # one projection per family, named by its key; reading only the table's columns
+    names = view_names(schema)
+    assert [p.alias_or_name for p in select.expressions] == list(names.values())
+    columns = {c.name for c in schema.fields}
+    assert {c.name for c in select.find_all(exp.Column)} <= columns
+    assert [t.sql(dialect) for t in select.find_all(exp.Table)] == ["db.t"]
+    assert not list(tree.find_all(exp.Drop, exp.Command, exp.Semicolon))
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_no_name_ends_the_statement(dialect: Dialect) -> None:
+    """Even alone, each name renders as one statement with its own name in it."""
+    for name in NAMES:
+        schema = toolkit.simulate([[{name: 1}], [{name: "x"}]]).table_schema
+        sql = toolkit.coalesce_sql(schema, "db.t", dialect)
+        (tree,) = sqlglot.parse(sql, read=dialect)
+        assert tree is not None
+        projections = tree.expressions
+        assert len(projections) == 1, (name, sql)
+        assert projections[0].alias_or_name == (name or "_2"), (name, sql)
+
+
+# --- run for real: Spark (the view stored in the catalog) and DuckDB ------------------------
+
+TABLE = "sql_safety.hostile"
+VIEW = "sql_safety.hostile_folded"
+
+
+@pytest.fixture(scope="module")
+def hostile_table(lakehouse: Catalog, spark: SparkSession) -> Struct:
+    """The table ingested by Spark in two drifting batches, and a sentinel table beside."""
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {lakehouse.name}.sql_safety")
+    spark.sql(f"CREATE TABLE {lakehouse.name}.sql_safety.{SENTINEL} (x INT) USING iceberg")
+    spark.sql(f"INSERT INTO {lakehouse.name}.sql_safety.{SENTINEL} VALUES (42)")
+    for i, batch in enumerate(drifted(NAMES)):
+        ingest(batch, TABLE, lakehouse, spark, batch_id=f"sql-safety-{i}")
+    return from_iceberg(lakehouse.load_table(TABLE).schema())
+
+
+def check_folded(rows: list[dict[str, Any]], schema: Struct) -> None:
+    names = view_names(schema)
+    assert len(rows) == 2
+    for row in rows:
+        assert set(row) == set(names.values())
+        want = EXPECTED[row[names["id"]]]
+        got = {k: row[names[k]] for k in NAMES}
+        assert got == want
+
+
+@pytest.mark.spark
+def test_the_spark_view_runs_and_returns_each_key(
+    hostile_table: Struct, lakehouse: Catalog, spark: SparkSession
+) -> None:
+    sql = create_coalesce_view(spark, TABLE, VIEW)
+    assert len(sqlglot.parse(sql, read="spark")) == 1
+    rows = [r.asDict() for r in spark.table(f"{lakehouse.name}.{VIEW}").collect()]
+    check_folded(rows, hostile_table)
+    # the sentinel is still there, untouched
+    sentinel = spark.table(f"{lakehouse.name}.sql_safety.{SENTINEL}").collect()
+    assert [r.x for r in sentinel] == [42]
+    assert lakehouse.load_table(f"sql_safety.{SENTINEL}") is not None
+
+
+@pytest.mark.spark
+def test_the_duckdb_view_runs_and_returns_each_key(
+    hostile_table: Struct, lakehouse: Catalog
+) -> None:
+    con = duckdb_connection()
+    con.execute(f"CREATE TABLE {SENTINEL} (x INTEGER)")
+    con.execute(f"INSERT INTO {SENTINEL} VALUES (42)")
+    rows = run_view(lakehouse.load_table(TABLE), connection=con)
+    check_folded(rows, hostile_table)
+    assert con.execute(f"SELECT x FROM {SENTINEL}").fetchall() == [(42,)]
