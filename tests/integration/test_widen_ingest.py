@@ -141,7 +141,7 @@ def test_lines_that_are_no_records_go_to_quarantine_and_the_rest_is_written(
     assert read_duckdb(table) == canonical(toolkit.simulate([[{"a": 1}, {"a": "x"}]]).rows)
     q = quarantine(lakehouse, "widen.dirty")
     assert sorted((r.reason, r.raw) for r in q.rows) == [
-        ("malformed", "{not json"), ("not-a-record", "[1,2]")
+        ("malformed", "{not json"), ("not-a-record", "[1, 2]")
     ]
     again = ingest(str(path), "widen.dirty", lakehouse, spark, batch_id="d1")
     assert again.skipped and len(quarantine(lakehouse, "widen.dirty").rows) == 2
