@@ -9,7 +9,7 @@ import pytest
 
 import toolkit
 from toolkit.core.quarantine import IncompatibleRecordError
-from toolkit.core.types import Column, ListOf, Struct
+from toolkit.core.types import Column, ListOf, MapOf, Struct, type_to_str
 from toolkit.core.widening import MATRIX, MATRIX_TYPES, in_place, widen
 
 # RULES 5 as written in the spec, row = incoming, column = table type; X = incompatible.
@@ -220,3 +220,64 @@ def test_the_widening_policy_quarantines_invalid_records_like_the_automatic_one(
     sim = toolkit.simulate([[{"a": 1}, "text", {"a": 2}]], policy="widen")
     assert sim.rows == [{"a": 1}, {"a": 2}]
     assert [q.reason for q in sim.quarantined] == ["not-a-record"]
+
+
+def _map_table(value: str) -> Struct:
+    return Struct((Column(1, "id", "long"), Column(2, "m", MapOf(3, "string", 4, value))))
+
+
+def test_a_map_value_widens_in_place_by_the_matrix() -> None:
+    sim = toolkit.simulate([[{"id": 1, "m": {"a": 1, "b": 2**40}}]], _map_table("int"),
+                           policy="widen")
+    [plan] = sim.plans
+    assert [(r.path, r.column_id, r.before, r.after, r.in_place) for r in plan.retypes] == [
+        (("m", "value"), 4, "int", "long", True)
+    ]
+    assert type_to_str(sim.table_schema.fields[1].type) == "map<string, long>"
+    assert sim.rows == [{"id": 1, "m": {"a": 1, "b": 2**40}}]
+    assert not sim.quarantined
+
+
+def test_a_map_value_needing_a_rewrite_waits_for_approval_in_quarantine() -> None:
+    batch = [{"id": 1, "m": {"a": 1}}, {"id": 2, "m": {"a": 2.5}}]
+    for allow in (False, True):  # a map value is never rewritten, like a list element
+        sim = toolkit.simulate([batch], _map_table("long"), policy="widen",
+                               allow_rewrites=allow)
+        [plan] = sim.plans
+        assert plan.retypes == ()
+        assert [(r.path, r.before, r.after) for r in plan.pending] == [
+            (("m", "value"), "long", "double")
+        ]
+        assert sim.rows == [{"id": 1, "m": {"a": 1}}]
+        [q] = sim.quarantined
+        assert (q.record, q.reason, q.field, q.observed, q.table_type) == (
+            batch[1], "rewrite-not-approved", "m.value", "double", "long"
+        )
+
+
+@pytest.mark.parametrize(
+    ("value", "observed"),
+    [({"a": True}, "boolean"), (5, "long"), ([{"a": 1}], "record[]"), ({"a": {"b": 1}}, "record")],
+)
+def test_an_x_cell_or_a_non_object_into_a_map_column_is_incompatible(
+    value: object, observed: str
+) -> None:
+    batch = [{"id": 1, "m": value}, {"id": 2, "m": {"a": 3, "b": None}}]
+    sim = toolkit.simulate([batch], _map_table("long"), policy="widen")
+    assert sim.plans[0].retypes == () and sim.plans[0].pending == ()
+    assert sim.rows == [{"id": 2, "m": {"a": 3, "b": None}}]
+    [q] = sim.quarantined
+    assert (q.record, q.reason, q.observed) == (batch[0], "incompatible", observed)
+
+
+def test_a_map_keyed_by_anything_but_string_takes_no_json_object() -> None:
+    schema = Struct((Column(1, "m", MapOf(2, "int", 3, "long")),))
+    sim = toolkit.simulate([[{"m": {"1": 2}}]], schema, policy="widen")
+    assert sim.rows == [] and [q.reason for q in sim.quarantined] == ["incompatible"]
+    assert sim.table_schema == schema
+
+
+def test_the_automatic_policy_keeps_a_map_column_opaque() -> None:
+    sim = toolkit.simulate([[{"m": {"a": 1}}]], _map_table("long"))
+    assert [c.name for c in sim.table_schema.fields] == ["id", "m", "m_record"]
+    assert sim.rows == [{"id": None, "m": None, "m_record": {"a": 1}}]

@@ -197,3 +197,45 @@ def test_a_rewrite_waits_for_approval_then_keeps_the_name_and_old_snapshots(
     values = sorted(r["n"] for r in read_spark(spark, f"{lakehouse.name}.{name}"))
     assert values == ["1", "2", "3", "four", "three"]
     assert not quarantine(lakehouse, name)
+
+
+def test_a_declared_map_column_widens_its_values_in_place(
+    lakehouse: Catalog, spark: SparkSession
+) -> None:
+    from pyiceberg.types import MapType
+
+    name = "widen.maps"
+    declared = Schema(
+        NestedField(1, "id", LongType(), required=False),
+        NestedField(2, "m", MapType(3, StringType(), 4, IntegerType(), value_required=False),
+                    required=False),
+    )
+    lakehouse.create_namespace_if_not_exists("widen")
+    if lakehouse.table_exists(name):
+        lakehouse.drop_table(name)
+    lakehouse.create_table(name, schema=declared)
+    batches: list[list[dict[str, Any]]] = [
+        [{"id": 1, "m": {"a": 1, "b": None}}, {"id": 2, "m": {}}],
+        [{"id": 3, "m": {"a": 2, "b": 2**40}}, {"id": 4, "m": {"a": True}}, {"id": 5, "m": 7}],
+    ]
+    reports = [ingest(b, name, lakehouse, spark, batch_id=f"m{i}", policy="widen")
+               for i, b in enumerate(batches)]
+    sim = toolkit.simulate(batches, from_iceberg(declared), policy="widen",
+                           allow_rewrites=False)
+    table = lakehouse.load_table(name)
+
+    assert str(table.schema().find_field("m").field_type) == "map<string, long>"
+    assert table.schema().find_field("m.value").field_id == 4  # promoted in place
+    # a JSON integer is a long (RULES 1): the first batch already widens the values
+    assert [[(r.path, r.before, r.after, r.in_place) for r in rep.plan.retypes]
+            for rep in reports] == [[(("m", "value"), "int", "long", True)], []]
+    assert schema_summary(table.schema()) == schema_summary(sim.schema)
+    assert (reports[1].rows_written, reports[1].quarantined) == (1, 2)
+    expected = canonical(sim.rows)
+    assert [r["m"] for r in expected] == [{"a": 1, "b": None}, {}, {"a": 2, "b": 2**40}]
+    assert read_spark(spark, f"{lakehouse.name}.{name}") == expected
+    assert read_duckdb(table) == expected
+    q = quarantine(lakehouse, name)
+    assert sorted((r.field, r.reason, r.observed) for r in q.rows) == [
+        ("m", "incompatible", "long"), ("m.value", "incompatible", "boolean")
+    ]

@@ -8,6 +8,8 @@ it imports no PyIceberg; ``toolkit.iceberg.schema`` converts it to and from
 '_array_long'
 >>> Column(1, "a", ListOf(2, "long")).shape
 Shape(type='long', dim=1)
+>>> type_to_str(MapOf(2, "string", 3, "long"))
+'map<string, long>'
 """
 
 from __future__ import annotations
@@ -100,10 +102,24 @@ class Struct:
 
 
 @dataclass(frozen=True, slots=True)
+class MapOf:
+    """An Iceberg map; ``key_id`` and ``value_id`` are the field IDs of its key and value.
+
+    Only the widening policy writes into a map (RULES 5: its values widen by the matrix);
+    to the automatic policy it is as opaque as any other declared complex type."""
+
+    key_id: int
+    key: ColumnType
+    value_id: int
+    value: ColumnType
+    value_required: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class Opaque:
-    """A declared complex type the engine never writes into (a map, say). ``native`` keeps
-    the catalog's own type object so a schema round-trips unchanged; ``ids`` are the field
-    IDs inside it, so new IDs never reuse them."""
+    """A declared type the core does not model (maps are :class:`MapOf`), kept as the
+    catalog gave it. ``native`` keeps the catalog's own type object so a schema round-trips
+    unchanged; ``ids`` are the field IDs inside it, so new IDs never reuse them."""
 
     text: str
     ids: tuple[int, ...] = ()
@@ -111,8 +127,8 @@ class Opaque:
 
 
 #: An Iceberg primitive type name (``"long"``, ``"timestamptz"``, ``"decimal(9, 2)"``...),
-#: a list or a struct.
-ColumnType: TypeAlias = "str | ListOf | Struct | Opaque"
+#: a list, a struct or a map.
+ColumnType: TypeAlias = "str | ListOf | Struct | MapOf | Opaque"
 
 EVOLVED_DOC_PREFIX = "upsolver_evolved_from:"
 
@@ -136,7 +152,7 @@ class Column:
             dim, leaf = dim + 1, leaf.element
         if isinstance(leaf, Struct):
             return Shape(RECORD, dim)
-        if isinstance(leaf, Opaque):
+        if isinstance(leaf, (MapOf, Opaque)):
             return Shape(None, dim)
         return Shape(LATTICE_TYPE_OF.get(leaf), dim)
 
@@ -171,6 +187,11 @@ def iter_ids(t: ColumnType) -> list[int]:
         for c in t.fields:
             out.append(c.id)
             out.extend(iter_ids(c.type))
+    elif isinstance(t, MapOf):
+        out.append(t.key_id)
+        out.extend(iter_ids(t.key))
+        out.append(t.value_id)
+        out.extend(iter_ids(t.value))
     elif isinstance(t, Opaque):
         out.extend(t.ids)
     return out
@@ -182,6 +203,8 @@ def type_to_str(t: ColumnType) -> str:
         return f"list<{type_to_str(t.element)}>"
     if isinstance(t, Struct):
         return "struct<" + ", ".join(f"{c.name}: {type_to_str(c.type)}" for c in t.fields) + ">"
+    if isinstance(t, MapOf):
+        return f"map<{type_to_str(t.key)}, {type_to_str(t.value)}>"
     if isinstance(t, Opaque):
         return t.text
     return t

@@ -23,6 +23,7 @@ summary, like the automatic policy), then route each record, or set it aside.
 from __future__ import annotations
 
 import datetime as dt
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -53,6 +54,7 @@ from toolkit.core.types import (
     ColumnType,
     Kind,
     ListOf,
+    MapOf,
     Opaque,
     Struct,
     type_to_str,
@@ -307,34 +309,74 @@ def _evolve(
         if grown is leaf:
             return col
         return replace(col, type=_rewrap(col.type, grown))
+    if isinstance(leaf, MapOf):
+        return _evolve_map(ctx, col, leaf, dim, fobs, leaf_path, record)
     if isinstance(leaf, Opaque):
-        return col  # maps do not widen (RULES 5)
+        return col
     assert isinstance(leaf, str)
+    # A list element is never rewritten (nor is a column of a list of records): Iceberg
+    # has no way to give it a new ID in place, so such values wait for a user's plan.
+    inside_list = "element" in full[:-1] or bool(suffix)
+    new_leaf = _widened(
+        ctx, leaf, fobs.counts, dim, leaf_path, _leaf_id(col), col.name, inside_list, record
+    )
+    return col if new_leaf == leaf else replace(col, type=_rewrap(col.type, new_leaf))
+
+
+def _evolve_map(
+    ctx: _Context, col: Column, leaf: MapOf, dim: int, fobs: ObservedField,
+    leaf_path: tuple[str, ...], record: bool,
+) -> Column:
+    """A map column whose value type widens by the matrix (RULES 5: "element types inside
+    lists and maps widen by the same matrix"): the values of every key of the JSON objects
+    it receives count. JSON keys are strings, so only a map keyed by string takes objects;
+    values that are lists or records are routed, not widened."""
+    if leaf.key != "string" or not isinstance(leaf.value, str):
+        return col
+    if not any(k.type == RECORD and k.dim == dim for k in fobs.counts):
+        return col
+    values: Counter[Kind] = Counter()
+    for vobs in fobs.nested(dim).fields.values():
+        values.update(vobs.counts)
+    # like a list element, a map value is never rewritten: no new ID for it in place
+    new_value = _widened(
+        ctx, leaf.value, values, 0, (*leaf_path, "value"), leaf.value_id, col.name, True,
+        record,
+    )
+    if new_value == leaf.value:
+        return col
+    return replace(col, type=_rewrap(col.type, replace(leaf, value=new_value)))
+
+
+def _widened(
+    ctx: _Context, leaf: str, counts: Mapping[Kind, int], dim: int, path: tuple[str, ...],
+    leaf_id: int, name: str, no_rewrite: bool, record: bool,
+) -> str:
+    """The type of primitive ``leaf`` (at Iceberg full name ``path``) after values of
+    ``counts`` at dimension ``dim`` arrive; its Retype is recorded (or listed as pending
+    when it needs a rewrite nobody approved, or that ``no_rewrite`` forbids)."""
     table = matrix_name(leaf)
     target = table
-    for k in sorted(fobs.counts, key=lambda k: (str(k.type), k.dim)):
+    for k in sorted(counts, key=lambda k: (str(k.type), k.dim)):
         if k.type is None or k.type == RECORD or k.dim != dim:
             continue
         joined = accepted(k.type, target)
         if joined is not None and accepted(k.type, table) is not None:
             target = joined
     if target == table:
-        return col
+        return leaf
     new_leaf = _iceberg_name(target, leaf)
     change = Retype(
-        leaf_path, _leaf_id(col), leaf, new_leaf, in_place(leaf, new_leaf),
-        f"RULES 5: values of {col.name} arrived that only {new_leaf} holds",
+        path, leaf_id, leaf, new_leaf, in_place(leaf, new_leaf),
+        f"RULES 5: values of {name} arrived that only {new_leaf} holds",
     )
-    # A list element is never rewritten (nor is a column of a list of records): Iceberg
-    # has no way to give it a new ID in place, so such values wait for a user's plan.
-    inside_list = "element" in full[:-1] or bool(suffix)
-    if not change.in_place and (not ctx.options.allow_rewrites or inside_list):
+    if not change.in_place and (not ctx.options.allow_rewrites or no_rewrite):
         if record:
             ctx.pending.append(change)
-        return col
+        return leaf
     if record:
         ctx.retypes.append(change)
-    return replace(col, type=_rewrap(col.type, new_leaf))
+    return new_leaf
 
 
 def _leaf_id(col: Column) -> int:
@@ -422,6 +464,11 @@ class WidenRouter:
             if type(value) is not dict:
                 raise _Reject(path, value, self._observed(value, path), type_to_str(t))
             return self._struct(value, t, path)
+        if isinstance(t, MapOf):
+            if type(value) is not dict or t.key != "string":
+                raise _Reject(path, value, self._observed(value, path), type_to_str(t))
+            inner = [*path, "value"]
+            return {k: self._map_value(v, t, inner) for k, v in value.items()}
         if isinstance(t, Opaque):
             raise _Reject(path, value, self._observed(value, path), t.text)
         kind = self.classifier.kind(value, path)
@@ -433,6 +480,11 @@ class WidenRouter:
         if accepted(kind.type, table) != table:
             raise _Reject(path, value, kind.type, t)
         return self._convert(value, kind.type, t, path)
+
+    def _map_value(self, value: Any, t: MapOf, path: list[str]) -> Any:
+        if value is None and t.value_required:
+            raise _Reject(path, value, "null", type_to_str(t.value))
+        return self._value(value, t.value, path)
 
     def _observed(self, value: Any, path: list[str]) -> str:
         kind = self.classifier.kind(value, path)

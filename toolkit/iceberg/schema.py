@@ -8,6 +8,8 @@ table {
 }
 >>> from_iceberg(schema) == Struct((Column(1, "a", ListOf(2, "long"), "upsolver_evolved_from:b"),))
 True
+>>> print(type_to_iceberg(type_from_iceberg(MapType(3, "string", 4, "int", value_required=False))))
+map<string, int>
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from pyiceberg.types import (
     StructType,
 )
 
-from toolkit.core.types import Column, ColumnType, ListOf, Opaque, Struct
+from toolkit.core.types import Column, ColumnType, ListOf, MapOf, Opaque, Struct
 
 
 def _field_ids(t: IcebergType) -> tuple[int, ...]:
@@ -38,11 +40,14 @@ def _field_ids(t: IcebergType) -> tuple[int, ...]:
 
 
 def type_from_iceberg(t: IcebergType) -> ColumnType:
-    """A PyIceberg type in the core's model (maps are opaque to the engine)."""
+    """A PyIceberg type in the core's model."""
     if isinstance(t, StructType):
         return Struct(tuple(column_from_iceberg(f) for f in t.fields))
     if isinstance(t, ListType):
         return ListOf(t.element_id, type_from_iceberg(t.element_type))
+    if isinstance(t, MapType):
+        key, value = type_from_iceberg(t.key_type), type_from_iceberg(t.value_type)
+        return MapOf(t.key_id, key, t.value_id, value, t.value_required)
     if isinstance(t, PrimitiveType):
         return str(t)
     return Opaque(str(t), _field_ids(t), t)
@@ -62,6 +67,11 @@ def type_to_iceberg(t: ColumnType) -> IcebergType:
         return StructType(*(column_to_iceberg(c) for c in t.fields))
     if isinstance(t, ListOf):
         return ListType(t.element_id, type_to_iceberg(t.element), element_required=False)
+    if isinstance(t, MapOf):
+        return MapType(
+            t.key_id, type_to_iceberg(t.key), t.value_id, type_to_iceberg(t.value),
+            value_required=t.value_required,
+        )
     if isinstance(t, Opaque):
         assert isinstance(t.native, IcebergType), f"opaque type {t.text} lost its native form"
         return t.native

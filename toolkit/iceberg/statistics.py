@@ -69,11 +69,10 @@ from pyiceberg.manifest import (
 from pyiceberg.schema import Schema, index_by_id
 from pyiceberg.table import Table
 from pyiceberg.table.snapshots import Snapshot, ancestors_of
-from pyiceberg.types import MapType
 
-from toolkit.core.types import Column, ColumnType, ListOf, Opaque, Struct, type_to_str
+from toolkit.core.types import Column, ColumnType, ListOf, MapOf, Struct, type_to_str
 from toolkit.iceberg.commit import BATCH_ID_PROPERTY, batch_id_of
-from toolkit.iceberg.schema import from_iceberg, type_from_iceberg
+from toolkit.iceberg.schema import from_iceberg
 
 __all__ = [
     "BATCH_ID_PROPERTY",
@@ -383,12 +382,8 @@ def _children(t: ColumnType) -> list[tuple[int, FieldKind, ColumnType]]:
     """The unnamed children (field ID, path part, type) of a list or a map."""
     if isinstance(t, ListOf):
         return [(t.element_id, "element", t.element)]
-    if isinstance(t, Opaque) and isinstance(t.native, MapType):
-        m = t.native
-        return [
-            (m.key_id, "key", type_from_iceberg(m.key_type)),
-            (m.value_id, "value", type_from_iceberg(m.value_type)),
-        ]
+    if isinstance(t, MapOf):
+        return [(t.key_id, "key", t.key), (t.value_id, "value", t.value)]
     return []
 
 
