@@ -48,6 +48,7 @@ def admitted(
     set aside from a JSON line is kept as that line (see :func:`as_lines`)."""
     if mode != "json":
         return engine.admit(records_of(chunk, mode), batch)
+    _LINES.clear()  # one chunk at a time: memory stays bounded by the chunk
     values: list[Any] = []
     aside: list[Quarantined] = []
     for line in chunk.column(0).to_pylist():
@@ -71,7 +72,7 @@ def admitted(
 
 
 #: the raw line of each record parsed from the chunk being worked on, by object identity
-#: (cleared per chunk by :func:`as_lines`' callers)
+#: (the records are alive while their chunk is worked on; :func:`admitted` starts afresh)
 _LINES: dict[int, str] = {}
 
 
