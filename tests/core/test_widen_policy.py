@@ -281,3 +281,20 @@ def test_the_automatic_policy_keeps_a_map_column_opaque() -> None:
     sim = toolkit.simulate([[{"m": {"a": 1}}]], _map_table("long"))
     assert [c.name for c in sim.table_schema.fields] == ["id", "m", "m_record"]
     assert sim.rows == [{"id": None, "m": None, "m_record": {"a": 1}}]
+
+
+def test_simulate_reads_rewritten_values_as_the_real_rewrite_writes_them() -> None:
+    """A rewrite's values come from one conversion per cell on real tables
+    (``toolkit/iceberg/operations.py``) and from ``retype_value`` in the simulation: they
+    must agree wherever the real rewrite accepts the value (it refuses inexact ones)."""
+    from toolkit.core.conversions import LOSSY
+    from toolkit.core.widening import retype_value
+    from toolkit.iceberg.operations import _REWRITES
+
+    ints = [0, 1, -7, 2**31 - 1, -(2**31), 2**53, 2**62 + 1]
+    floats = [0.0, -0.0, 0.1, 2.5, 1e20, -3.25e-5, float("inf")]
+    for (old, new), convert in _REWRITES.items():
+        for value in ints if old in ("int", "long") else floats:
+            written = convert(value)
+            if written is not LOSSY:
+                assert retype_value(value, old, new) == written, (old, new, value)

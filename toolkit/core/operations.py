@@ -34,7 +34,7 @@ from functools import cached_property
 from typing import Any, ClassVar, Final, Literal, TypeAlias, get_args
 
 from toolkit.core.types import Column, ColumnType, ListOf, Opaque, Struct, iter_ids, type_to_str
-from toolkit.core.widening import in_place, widen
+from toolkit.core.widening import in_place, matrix_name, widen
 
 Path: TypeAlias = tuple[str, ...]
 #: a path as a tuple of names, or a dotted string (only when no name contains a dot)
@@ -78,8 +78,6 @@ _PRIMITIVE_NAMES: Final = frozenset(
 )  # fmt: skip
 _DECIMAL: Final = re.compile(r"decimal\(\s*(\d+)\s*,\s*(\d+)\s*\)")
 _FIXED: Final = re.compile(r"fixed\[\s*(\d+)\s*\]")
-#: RULES 5's matrix names a type ``bytes``; Iceberg calls it ``binary``.
-_MATRIX_NAME: Final = {"binary": "bytes"}
 
 
 def parse_type(text: str) -> ColumnType:
@@ -634,7 +632,7 @@ class WidenField(_SchemaOperation):
         """Whether a column of type ``old`` may become ``new`` (RULES 5 or in place)."""
         if in_place(old, new, format_version):
             return old != new
-        m_old, m_new = _MATRIX_NAME.get(old, old), _MATRIX_NAME.get(new, new)
+        m_old, m_new = matrix_name(old), matrix_name(new)
         return m_old != m_new and widen(m_new, m_old) == m_new
 
     def needs_rewrite(self, table: TableLayout) -> bool:

@@ -59,10 +59,8 @@ from toolkit.core.types import (
     Struct,
     type_to_str,
 )
-from toolkit.core.widening import in_place, widen
+from toolkit.core.widening import in_place, matrix_name, widen
 
-#: Iceberg primitive type -> the name the matrix knows it by.
-_MATRIX_NAME = {"binary": "bytes", "timestamptz": "timestamp"}
 #: Texts are strings in JSON: a value observed as a date or timestamp is still a string
 #: to a string column (docs/rules.md, widening policy).
 _TEXTUAL = frozenset({"date", "timestamp"})
@@ -70,10 +68,6 @@ _TEXTUAL = frozenset({"date", "timestamp"})
 _RANK = {t: i for i, t in enumerate(
     ("boolean", "date", "timestamp", "int", "long", "float", "double", "string", "bytes")
 )}
-
-
-def matrix_name(iceberg_type: str) -> str:
-    return _MATRIX_NAME.get(iceberg_type, iceberg_type)
 
 
 def _iceberg_name(matrix_type: str, like: str) -> str:

@@ -44,6 +44,15 @@ _IN_PLACE_V3: Final = frozenset({("date", "timestamp"), ("date", "timestamptz")}
 _DECIMAL: Final = re.compile(r"decimal\((\d+),\s*(\d+)\)")
 
 
+#: Iceberg primitive type -> the name the matrix knows it by.
+_MATRIX_NAME: Final = {"binary": "bytes", "timestamptz": "timestamp"}
+
+
+def matrix_name(iceberg_type: str) -> str:
+    """The matrix's name for an Iceberg primitive type (``binary`` is ``bytes``)."""
+    return _MATRIX_NAME.get(iceberg_type, iceberg_type)
+
+
 def widen(incoming: str, table: str) -> str | None:
     """The table type after a value of type ``incoming`` arrives in a column of type
     ``table`` (RULES 5), or None when incompatible. Types outside the matrix (booleans,
@@ -93,4 +102,4 @@ def retype_value(value: Any, old: str, new: str) -> Any:
     return value
 
 
-__all__ = ["MATRIX", "MATRIX_TYPES", "in_place", "retype_value", "widen"]
+__all__ = ["MATRIX", "MATRIX_TYPES", "in_place", "matrix_name", "retype_value", "widen"]
