@@ -75,6 +75,19 @@ class Retype:
     #: field ID (as Iceberg assigns it): old snapshots keep reading the old column
     new_id: int | None = None
 
+    @property
+    def name(self) -> str:
+        return ".".join(self.path)
+
+    @property
+    def how(self) -> str:
+        """``in place``, or ``REWRITE`` with the rows and bytes it touches when known."""
+        if self.in_place:
+            return "in place"
+        if self.rows is None:
+            return "REWRITE"
+        return f"REWRITE: {self.rows:,} rows, {self.bytes or 0:,} bytes"
+
     def __str__(self) -> str:
         how = "in place" if self.in_place else f"REWRITE as id {self.new_id}"
         touched = "" if self.rows is None else f", {self.rows} rows / {self.bytes} bytes"
@@ -92,8 +105,12 @@ class MakeOptional:
     column_id: int
     reason: str
 
+    @property
+    def name(self) -> str:
+        return ".".join(self.path)
+
     def __str__(self) -> str:
-        where = ".".join(self.path)
+        where = self.name
         return f"? {where}: required -> optional (id {self.column_id})\n    {self.reason}"
 
 

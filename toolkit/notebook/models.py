@@ -56,7 +56,6 @@ __all__ = [
     "LandingRow",
     "NewColumn",
     "Page",
-    "OptionalRow",
     "PlanModel",
     "QuarantinePreview",
     "QuarantineSample",
@@ -65,7 +64,6 @@ __all__ = [
     "StatisticsData",
     "StatisticsModel",
     "TypeCount",
-    "WideningRow",
     "as_statistics_model",
     "family_columns",
     "preview_batch_id",
@@ -615,61 +613,6 @@ class RecordLandings:
 
 
 @dataclass(frozen=True, slots=True)
-class WideningRow:
-    """A column the widening policy retypes (RULES 5): in place, or by a rewrite of its
-    data, which runs only when approved."""
-
-    path: tuple[str, ...]
-    field_id: int
-    before: str
-    after: str
-    in_place: bool
-    reason: str
-    rows: int | None = None
-    """Rows a rewrite touches (the table's current snapshot), when known."""
-    bytes: int | None = None
-    new_id: int | None = None
-    """The field ID a rewritten column gets (old snapshots keep reading the old one)."""
-
-    @property
-    def name(self) -> str:
-        return ".".join(self.path)
-
-    @property
-    def how(self) -> str:
-        """``in place``, or ``REWRITE`` with the rows and bytes it touches when known."""
-        if self.in_place:
-            return "in place"
-        if self.rows is None:
-            return "REWRITE"
-        return f"REWRITE: {self.rows:,} rows, {self.bytes or 0:,} bytes"
-
-    @classmethod
-    def of(cls, r: Retype) -> WideningRow:
-        return cls(
-            r.path, r.column_id, r.before, r.after, r.in_place, r.reason, r.rows, r.bytes,
-            r.new_id,
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class OptionalRow:
-    """A required column the batch leaves null: it becomes optional (RULES 5)."""
-
-    path: tuple[str, ...]
-    field_id: int
-    reason: str
-
-    @property
-    def name(self) -> str:
-        return ".".join(self.path)
-
-    @classmethod
-    def of(cls, m: MakeOptional) -> OptionalRow:
-        return cls(m.path, m.column_id, m.reason)
-
-
-@dataclass(frozen=True, slots=True)
 class QuarantineSample:
     """One record that would be set aside: why, where, and the record itself."""
 
@@ -752,12 +695,12 @@ class PlanModel:
     sql: tuple[tuple[Dialect, str], ...]
     """The COALESCE view's SELECT over the table after the plan, per dialect."""
     policy: str = "upsolver"
-    widenings: tuple[WideningRow, ...] = ()
+    widenings: tuple[Retype, ...] = ()
     """Columns the plan retypes (widening policy): in place or by an approved rewrite."""
-    pending: tuple[WideningRow, ...] = ()
+    pending: tuple[Retype, ...] = ()
     """Rewrites the data needs but that are not approved (``allow_rewrites=False``): the
     values needing them are set aside instead."""
-    optionals: tuple[OptionalRow, ...] = ()
+    optionals: tuple[MakeOptional, ...] = ()
     quarantine: QuarantinePreview | None = None
     """Records the table cannot take (widening policy); None under the automatic one."""
 
@@ -770,7 +713,7 @@ class PlanModel:
         return bool(self.new_columns or self.widenings or self.optionals)
 
     @property
-    def rewrites(self) -> tuple[WideningRow, ...]:
+    def rewrites(self) -> tuple[Retype, ...]:
         """The widenings that rewrite data: approving the plan approves them."""
         return tuple(w for w in self.widenings if not w.in_place)
 
@@ -865,9 +808,9 @@ class PlanModel:
             samples,
             sql,
             opts.policy,
-            tuple(WideningRow.of(r) for r in plan.retypes),
-            tuple(WideningRow.of(r) for r in plan.pending),
-            tuple(OptionalRow.of(m) for m in plan.optionals),
+            plan.retypes,
+            plan.pending,
+            plan.optionals,
             quarantine,
         )
 

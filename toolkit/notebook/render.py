@@ -11,16 +11,15 @@ from collections.abc import Iterable
 from html import escape
 from typing import Protocol
 
+from toolkit.core.planner import MakeOptional, Retype
 from toolkit.notebook.models import (
     FieldRow,
     NewColumn,
-    OptionalRow,
     Page,
     PlanModel,
     QuarantinePreview,
     RecordLandings,
     SchemaNode,
-    WideningRow,
 )
 
 __all__ = [
@@ -199,9 +198,9 @@ def landings_html(samples: Iterable[RecordLandings], records: int | None = None)
 
 
 def widenings_html(
-    widenings: Iterable[WideningRow],
-    pending: Iterable[WideningRow] = (),
-    optionals: Iterable[OptionalRow] = (),
+    widenings: Iterable[Retype],
+    pending: Iterable[Retype] = (),
+    optionals: Iterable[MakeOptional] = (),
 ) -> str:
     """The columns the widening policy retypes (in place, or REWRITE with the rows and bytes
     it touches), the rewrites awaiting approval, and the columns made optional."""
@@ -210,11 +209,11 @@ def widenings_html(
         return _wrap('<p class="tknb-muted">No column is widened or made optional.</p>')
     head = "<tr><th>column</th><th>id</th><th>from</th><th>to</th><th>how</th><th>why</th></tr>"
 
-    def row(w: WideningRow) -> str:
+    def row(w: Retype) -> str:
         css = "" if w.in_place else ' class="tknb-rewrite"'
         new_id = f" (new id {w.new_id})" if w.new_id is not None and not w.in_place else ""
         return (
-            f"<tr><td><code>{escape(w.name)}</code></td><td>{w.field_id}{new_id}</td>"
+            f"<tr><td><code>{escape(w.name)}</code></td><td>{w.column_id}{new_id}</td>"
             f"<td>{escape(w.before)}</td><td>{escape(w.after)}</td>"
             f"<td{css}>{escape(w.how)}</td><td>{escape(w.reason)}</td></tr>"
         )
@@ -242,7 +241,7 @@ def widenings_html(
         parts.append(
             "<p><b>Made optional</b></p><table><tr><th>column</th><th>id</th><th>why</th></tr>"
             + "".join(
-                f"<tr><td><code>{escape(o.name)}</code></td><td>{o.field_id}</td>"
+                f"<tr><td><code>{escape(o.name)}</code></td><td>{o.column_id}</td>"
                 f"<td>{escape(o.reason)}</td></tr>"
                 for o in optionals
             )
