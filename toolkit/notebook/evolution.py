@@ -274,28 +274,25 @@ def field_choices(struct: Struct) -> tuple[tuple[str, Path], ...]:
     return tuple((_label(p), p) for p, _ in _walk(struct))
 
 
-def widenable_choices(struct: Struct) -> tuple[tuple[str, Path], ...]:
-    """Primitive fields and primitive list elements (``tags.element``)."""
-    out = []
+def _through_lists(struct: Struct) -> Iterator[tuple[Path, ColumnType]]:
+    """Every field's full path and type down through its list levels
+    (``tags.element``)."""
     for path, col in _walk(struct):
         t, inner = col.type, path
         while isinstance(t, ListOf):
             t, inner = t.element, (*inner, "element")
-        if isinstance(t, str):
-            out.append((_label(inner), inner))
-    return tuple(out)
+        yield inner, t
+
+
+def widenable_choices(struct: Struct) -> tuple[tuple[str, Path], ...]:
+    """Primitive fields and primitive list elements (``tags.element``)."""
+    return tuple((_label(p), p) for p, t in _through_lists(struct) if isinstance(t, str))
 
 
 def struct_choices(struct: Struct) -> tuple[tuple[str, Path], ...]:
     """Where a column can be added: the top level, then every struct (through lists)."""
-    out: list[tuple[str, Path]] = [("(top level)", ())]
-    for path, col in _walk(struct):
-        t, inner = col.type, path
-        while isinstance(t, ListOf):
-            t, inner = t.element, (*inner, "element")
-        if isinstance(t, Struct):
-            out.append((_label(inner), inner))
-    return tuple(out)
+    inner = [(_label(p), p) for p, t in _through_lists(struct) if isinstance(t, Struct)]
+    return (("(top level)", ()), *inner)
 
 
 # --- lineage ---------------------------------------------------------------------------------
