@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import logging
 import pickle
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -47,6 +48,7 @@ from toolkit.iceberg.commit import (
 from toolkit.iceberg.lineage import plan_lineage_properties
 from toolkit.iceberg.quarantine import append_quarantined, quarantine_table_id
 from toolkit.iceberg.schema import from_iceberg, to_iceberg
+from toolkit.spark.router import jvm_routing, route_on_jvm
 from toolkit.spark.tally import jvm_tally_ready, observe_json
 from toolkit.spark.workers import Mode, observe_partition, quarantine_partition, route_partition
 
@@ -55,6 +57,8 @@ if TYPE_CHECKING:
 
 #: how often a batch is re-planned when another writer changed the table first
 MAX_ATTEMPTS = 10
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -70,6 +74,8 @@ class IngestReport:
     skipped: bool = False  # the batch id was already ingested: nothing written
     attempts: int = 1  # plans made (more than one when another writer moved the table)
     quarantined: int = 0  # records set aside in the quarantine table (RULES 5)
+    #: where the rows were routed: ``jvm`` (toolkit.spark.router) or ``python`` workers
+    routed_in: str = "python"
 
     @property
     def quarantine_table(self) -> str:
@@ -118,6 +124,9 @@ class SparkObservation:
     profile: Profile
     aside: int = 0
     first_aside: Quarantined | None = None
+    #: kind codes seen per field path when the JVM tallied every line (the JVM router's
+    #: table covers them); None when Python workers observed some
+    codes: Mapping[tuple[str, ...], frozenset[int]] | None = None
 
 
 def observe_on_spark(
@@ -134,7 +143,10 @@ def observe_on_spark(
         )
         aside = [(n, q) for _, _, n, q in tally.handed_back]
         first = next((q for _, q in aside if q is not None), None)
-        return SparkObservation(tally.summary, tally.profile, sum(n for n, _ in aside), first)
+        codes = None if tally.handed_back else tally.codes
+        return SparkObservation(
+            tally.summary, tally.profile, sum(n for n, _ in aside), first, codes
+        )
     summary, prof, aside_n, first = Summary(), Profile(), 0, None
     for s, p, n, q in observe_partitions(df, mode, options, batch):
         summary, prof, aside_n, first = summary + s, prof + p, aside_n + n, first or q
@@ -314,13 +326,14 @@ def ingest(
         aside = quarantine_on_spark(df, mode, opts, plan, batch_id)
         quarantined = append_quarantined(catalog, table, aside, batch_id)
     written = write_batch(
-        df, mode, opts, tbl, catalog, spark, table, batch_id, plan, clean=not seen.aside
+        df, mode, opts, tbl, catalog, spark, table, batch_id, plan, clean=not seen.aside,
+        codes=seen.codes,
     )
     tbl.refresh()
     snap = _snapshot_of(tbl, batch_id)
     return IngestReport(
-        table, batch_id, plan, written, snap.snapshot_id,
-        seen.profile, attempts=attempts, quarantined=quarantined,
+        table, batch_id, plan, written.rows, snap.snapshot_id,
+        seen.profile, attempts=attempts, quarantined=quarantined, routed_in=written.where,
     )
 
 
@@ -335,6 +348,14 @@ def _spark_schema(spark: SparkSession, schema: Struct) -> Any:
     return StructType.fromJson(json.loads(converted.json()))
 
 
+@dataclass(frozen=True)
+class Written:
+    """What :func:`write_batch` appended, and where the rows were routed."""
+
+    rows: int
+    where: str  # "jvm" or "python"
+
+
 def write_batch(
     df: DataFrame,
     mode: Mode,
@@ -347,10 +368,12 @@ def write_batch(
     plan: Plan | None = None,
     *,
     clean: bool = True,
-) -> int:
-    """Route every record in Spark's workers and append them in one Iceberg commit.
-    ``plan`` is the batch's plan (the widening policy routes by it); ``clean`` says no
-    record of the batch is to be set aside."""
+    codes: Mapping[tuple[str, ...], frozenset[int]] | None = None,
+) -> Written:
+    """Route every record and append them in one Iceberg commit. ``plan`` is the batch's
+    plan (the widening policy routes by it); ``clean`` says no record of the batch is to
+    be set aside; ``codes`` are the kind codes the JVM tally saw: with them, JSON lines
+    are routed inside the JVM (``toolkit.spark.router``), else in Python workers."""
     from pyspark.errors import AnalysisException
     from pyspark.sql.pandas.types import to_arrow_schema
 
@@ -360,25 +383,48 @@ def write_batch(
     schema = from_iceberg(table.schema()) if plan is None else plan.after
     arrow_schema = to_arrow_schema(_spark_schema(spark, schema))
     assert [c.name for c in schema.fields] == arrow_schema.names, "Spark and PyIceberg disagree"
-    for attempt in range(1, MAX_ATTEMPTS + 1):
+    jvm_table = (
+        jvm_routing(schema, codes, options) if mode == "json" and clean else None
+    )
+    attempt = 0
+    while True:
         target = spark.table(spark_name).schema
-        fn = functools.partial(
-            _routed_as, target=to_arrow_schema(target), route=route_partition, mode=mode,
-            options=options, schema=schema, arrow_schema=arrow_schema, plan=plan, clean=clean,
-        )
-        writer = df.mapInArrow(fn, target).writeTo(spark_name)
+        # the JVM routes into the plan's own schema: padding for another writer's columns
+        # is left to the Python path
+        on_jvm = jvm_table is not None and target == _spark_schema(spark, schema)
+        if on_jvm:
+            assert jvm_table is not None
+            frame = route_on_jvm(df, jvm_table, target, options)
+        else:
+            fn = functools.partial(
+                _routed_as, target=to_arrow_schema(target), route=route_partition, mode=mode,
+                options=options, schema=schema, arrow_schema=arrow_schema, plan=plan,
+                clean=clean,
+            )
+            frame = df.mapInArrow(fn, target)
+        writer = frame.writeTo(spark_name)
         try:
             writer.option(f"snapshot-property.{BATCH_ID_PROPERTY}", batch_id).append()
             break
         except AnalysisException as exc:
             # Another writer changed the schema between our reading it and the append's
             # own reading (nothing was written): pad to the schema as it is now.
+            attempt += 1
             if "INCOMPATIBLE_DATA_FOR_TABLE" not in str(exc) or attempt == MAX_ATTEMPTS:
                 raise
+        except Exception as exc:
+            if not on_jvm:
+                raise
+            # The JVM router met what its table does not foresee and failed the job before
+            # anything was committed: the Python router does the batch.
+            log.warning("batch %s: the JVM router refused it (%s); routing in Python "
+                        "workers", batch_id, str(exc).splitlines()[0][:300])
+            jvm_table = None
     table.refresh()
     summary = _snapshot_of(table, batch_id).summary
     assert summary is not None
-    return int(summary.additional_properties.get("added-records", 0))
+    rows = int(summary.additional_properties.get("added-records", 0))
+    return Written(rows, "jvm" if on_jvm else "python")
 
 
 def _routed_as(

@@ -88,6 +88,51 @@ def test_ingest_batch_by_batch_equals_the_simulation(
     assert read_pyiceberg(table) == canonical(as_pyiceberg_reads_it(sim.rows, sim.table_schema))
 
 
+def test_json_lines_are_routed_in_the_jvm_and_equal_the_simulation(
+    lakehouse: Catalog, spark: SparkSession, tmp_path: Path
+) -> None:
+    reports = []
+    for i, batch in enumerate(CORPUS):
+        path = tmp_path / f"b{i}.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in batch))
+        reports.append(ingest(str(path), "diff.lines", lakehouse, spark, batch_id=f"b{i}"))
+    # the third batch has a record among primitives ("mixed"), which the Python router
+    # writes as JSON text: that batch is routed in Python workers
+    assert [r.routed_in for r in reports] == ["jvm", "jvm", "python"]
+    sim = toolkit.simulate(CORPUS)
+    table = lakehouse.load_table("diff.lines")
+    assert schema_summary(table.schema()) == schema_summary(sim.schema)
+    expected = canonical(sim.rows)
+    assert read_spark(spark, f"{lakehouse.name}.diff.lines") == expected
+    assert read_duckdb(table) == expected
+
+
+def test_a_batch_the_jvm_router_refuses_is_routed_in_python(
+    lakehouse: Catalog, spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A kind the JVM's table does not foresee fails its job before anything is committed;
+    the Python router then writes the batch, once."""
+    made = pipeline.jvm_routing
+
+    def without_texts(*args: Any) -> Any:
+        table = made(*args)
+        for col in table["columns"]:  # kind code 4: a text
+            col["rules"] = [r for r in col["rules"] if r[0] != 4]
+        return table
+
+    monkeypatch.setattr(pipeline, "jvm_routing", without_texts)
+    path = tmp_path / "day.jsonl"
+    path.write_text('{"a": 1}\n{"a": "x", "b": [1]}\n')
+    report = ingest(str(path), "diff.refused", lakehouse, spark, batch_id="day")
+    assert report.routed_in == "python"
+    assert "the JVM router refused it" in caplog.text
+    table = lakehouse.load_table("diff.refused")
+    assert len(table.snapshots()) == 1
+    sim = toolkit.simulate([[{"a": 1}, {"a": "x", "b": [1]}]])
+    assert read_spark(spark, f"{lakehouse.name}.diff.refused") == canonical(sim.rows)
+
+
 def test_ingest_json_lines_files_and_typed_dataframes(
     lakehouse: Catalog, spark: SparkSession, tmp_path: Path
 ) -> None:

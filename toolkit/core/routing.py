@@ -19,7 +19,7 @@ import datetime as dt
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from itertools import islice, repeat
-from typing import Any
+from typing import Any, Literal
 
 from toolkit.core.conversions import LOSSY, render_json
 from toolkit.core.families import receives
@@ -34,6 +34,17 @@ _NONE = type(None)
 
 #: kinds whose Python values are already what a column of the same shape holds
 _AS_IS = frozenset(Kind(t, 0) for t in _PYTHON_TYPE)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """How a value of one kind lands in a column that receives it (RULES 3.1): ``how`` it
+    is written (``convert``: leaves converted to the column's type; ``records``: records
+    routed field by field into the column's struct; ``empty``: an array with no typed
+    leaf), and ``wrap``, the list levels around it (RULES 3: 5 -> [5] -> [[5]])."""
+
+    how: Literal["convert", "records", "empty"]
+    wrap: int
 
 
 class _Skip(Exception):
@@ -64,6 +75,25 @@ class Router:
         self.conversions = options.conversions
         self.classifier = classifier or Classifier(options)
 
+    def rule(self, k: Kind, col: Column) -> Rule | None:
+        """How a value of kind ``k`` lands in ``col``; None: it is not written there.
+        The Python router and the JVM one (``toolkit.spark.router``) both route by it.
+
+        >>> r = Router(Options())
+        >>> r.rule(Kind("long", 0), Column(1, "a", ListOf(2, "double")))
+        Rule(how='convert', wrap=1)
+        >>> r.rule(Kind("double", 0), Column(1, "a", "long")) is None
+        True
+        """
+        shape = col.shape
+        if shape.type == RECORD:  # RULES 3.4: records of its own and lower dimensions
+            if k.dim > shape.dim or k.type not in (RECORD, None):
+                return None
+            return Rule("records" if k.type == RECORD else "empty", shape.dim - k.dim)
+        if not receives(self.lattice, k, col):
+            return None
+        return Rule("convert", shape.dim - k.dim)
+
     def rows(self, struct: Struct, obs: StructObservation) -> list[dict[str, Any]]:
         return rows_of(struct, self.route_struct(struct, obs), len(obs.rows))
 
@@ -87,7 +117,7 @@ class Router:
             return fobs.values
         u = fobs.uniform
         if u is not None:
-            if not receives(self.lattice, u, col):
+            if self.rule(u, col) is None:
                 return None
             if u in _AS_IS and u.shape == col.shape:
                 return fobs.values
@@ -104,7 +134,7 @@ class Router:
             try:
                 as_is, fn = cache[k]
             except KeyError:
-                if not receives(self.lattice, k, col):
+                if self.rule(k, col) is None:
                     as_is, fn = None, None
                 else:
                     same = k in _AS_IS and k.shape == col.shape
@@ -211,26 +241,27 @@ class Router:
     def _route_records(self, col: Column, fobs: FieldObservation) -> list[Any] | None:
         """RULES 3.4: records go into every record column of dimension >= theirs; the
         column's struct routes their fields recursively."""
-        e = col.shape.dim
-        if not any(k.type in (RECORD, None) and k.dim <= e for k in fobs.counts):
+        rules = {k: self.rule(k, col) for k in fobs.counts}
+        if not any(rules.values()):
             return None
         leaf_struct = col.leaf
         assert isinstance(leaf_struct, Struct)
-        nested = fobs.nested(e)
+        nested = fobs.nested(col.shape.dim)
         routed: Iterator[dict[str, Any]] = iter(self.rows(leaf_struct, nested))
         out: list[Any] = []
         plain = fobs.plain
         for v, k in zip(fobs.values, fobs.iter_kinds(), strict=True):
-            if k is not None and k.type is None and k.dim <= e:  # [] goes to any array column
-                out.append(wrap(normalize(v, k.dim, _no_leaf), e - k.dim))
-            elif k is None or k.type != RECORD or k.dim > e:
+            r = None if k is None else rules[k]
+            if r is None or k is None:
                 out.append(None)
+            elif r.how == "empty":  # [] goes to any array column
+                out.append(wrap(normalize(v, k.dim, _no_leaf), r.wrap))
             elif k.dim == 0:
-                out.append(wrap(next(routed), e))
+                out.append(wrap(next(routed), r.wrap))
             elif plain and k.dim == 1:  # a regular list of records: its rows, in order
-                out.append(wrap(list(islice(routed, len(v))), e - 1))
+                out.append(wrap(list(islice(routed, len(v))), r.wrap))
             else:
-                out.append(wrap(normalize(v, k.dim, lambda _: next(routed)), e - k.dim))
+                out.append(wrap(normalize(v, k.dim, lambda _: next(routed)), r.wrap))
         return out
 
 

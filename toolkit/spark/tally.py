@@ -32,7 +32,7 @@ import subprocess
 import tempfile
 import zipfile
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -51,6 +51,8 @@ __all__ = ["TALLY_CLASS", "Tallied", "jvm_tally_ready", "observe_json", "tally_j
 log = logging.getLogger(__name__)
 
 SOURCE = Path(__file__).with_name("jvm") / "Tally.java"
+#: every source of the jar: the tally, and the router that reuses its tokenizer
+SOURCES = (SOURCE, SOURCE.with_name("Router.java"))
 TALLY_CLASS = "toolkit.spark.jvm.Tally"
 
 #: A value of each scalar code of Tally.java, in code order: the Classifier types each
@@ -109,7 +111,7 @@ def tally_jar() -> Path | None:
         log.warning("javac or pyspark's jars not found: profiling stays in Python workers "
                     "(exact, several times slower); install a JDK (make sysdeps)")
         return None
-    source = SOURCE.read_bytes()
+    source = b"".join(p.read_bytes() for p in SOURCES)
     # compiled against this pyspark's jars: a new pyspark gets its own jar
     key = hashlib.sha256(source + str(sorted(p.name for p in jars.glob("*.jar"))).encode())
     jar = cache_dir() / f"toolkit-tally-{key.hexdigest()[:16]}.jar"
@@ -121,7 +123,7 @@ def tally_jar() -> Path | None:
             classes = Path(tmp, "classes")
             subprocess.run(
                 [javac, "--release", "8", "-nowarn", "-encoding", "UTF-8",
-                 "-cp", str(jars / "*"), "-d", str(classes), str(SOURCE)],
+                 "-cp", str(jars / "*"), "-d", str(classes), *map(str, SOURCES)],
                 check=True, capture_output=True, text=True, timeout=300,
             )
             partial = Path(tmp, jar.name)
@@ -135,7 +137,8 @@ def tally_jar() -> Path | None:
             os.replace(dest, jar)
     except (OSError, subprocess.SubprocessError) as exc:
         detail = getattr(exc, "stderr", None) or exc
-        log.warning("compiling %s failed, profiling stays in Python workers: %s", SOURCE, detail)
+        log.warning("compiling %s failed, profiling and routing stay in Python workers: %s",
+                    SOURCE.parent, detail)
         return None
     return jar
 
@@ -243,6 +246,10 @@ class Tallied:
     summary: Summary
     profile: Profile
     handed_back: tuple[tuple[Any, ...], ...] = ()
+    #: the kind codes seen at each field path (keys from the top, whatever the record
+    #: dimensions between), in the partitions the JVM tallied: what the JVM router's
+    #: table covers (toolkit.spark.router)
+    codes: Mapping[tuple[str, ...], frozenset[int]] = field(default_factory=dict)
 
 
 def observe_json(
@@ -269,11 +276,13 @@ def observe_json(
     kinds = KindCodes(options)
     parts: dict[int, tuple[Any, ...]] = {}
     fallback = [p["partition"] for p in payloads if "fallback" in p]
+    codes: dict[tuple[str, ...], set[int]] = {}
     for p in payloads:
         if "fallback" in p:
             log.info("partition %s observed by the Python path: %s", p["partition"],
                      p["fallback"])
             continue
+        codes_at(p["summary"], (), codes)
         s = summary_of(p["summary"], kinds)
         parts[p["partition"]] = s, profile_of_summary(s, p["samples"], kinds, batch)
     if fallback:
@@ -288,4 +297,18 @@ def observe_json(
     summary, prof = Summary(), Profile()
     for i in sorted(parts):  # samples merge in partition order, as the Python path's do
         summary, prof = summary + parts[i][0], prof + parts[i][1]
-    return Tallied(summary, prof, tuple(parts[i] for i in fallback))
+    return Tallied(
+        summary, prof, tuple(parts[i] for i in fallback),
+        {path: frozenset(c) for path, c in codes.items()},
+    )
+
+
+def codes_at(
+    level: Mapping[str, Any], path: tuple[str, ...], out: dict[tuple[str, ...], set[int]]
+) -> None:
+    """Adds the kind codes of a payload's Summary tree to ``out``, by field path."""
+    for key, f in level["fields"].items():
+        p = (*path, key)
+        out.setdefault(p, set()).update(f["counts"][::2])
+        for _, sub in f["records"]:
+            codes_at(sub, p, out)

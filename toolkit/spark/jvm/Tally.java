@@ -260,6 +260,14 @@ public final class Tally {
     int[] end = new int[256];
     int[] aux = new int[256];
     String[] names = new String[256];
+    // With keep (the router), each scalar's value: lv holds a boolean (0/1), a long, a
+    // double's bits, a date's epoch day or a timestamp's epoch microseconds; sv the text of
+    // a JSON string, and of an integer beyond 64 bits.
+    boolean keep;
+    long[] lv = new long[256];
+    String[] sv = new String[256];
+    /** the epoch day or microseconds stringKind / intKind found for the current token */
+    long parsed;
     int[] stack = new int[64];
     int n;
     byte[] buf;
@@ -273,10 +281,25 @@ public final class Tally {
 
     /** Tallies one line; a reason to fall back to the Python path, or null. */
     String line(byte[] b, int off, int len) {
+      String reason = read(b, off, len);
+      if (reason == BLANK) return null;
+      if (reason != null) return reason;
+      walkRecord(0, root);
+      return null;
+    }
+
+    /** what {@link #read} says of a line the Python path skips */
+    static final String BLANK = "blank";
+
+    /**
+     * Reads one line onto the tape: null when it is a record, BLANK, or a reason to leave
+     * the line to the Python path.
+     */
+    String read(byte[] b, int off, int len) {
       int i = off;
       int stop = off + len;
       while (i < stop && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r')) i++;
-      if (i == stop) return null; // blank: the Python path skips it
+      if (i == stop) return BLANK; // blank: the Python path skips it
       if (b[i] != '{') return "a line that is not a JSON object";
       for (int k = off; k < Math.min(stop, off + 4); k++) {
         // Jackson would guess UTF-16/32 from zero bytes; Python reads UTF-8 only
@@ -287,7 +310,6 @@ public final class Tally {
       } catch (IOException | RuntimeException e) {
         return "malformed: " + e.getMessage();
       }
-      walkRecord(0, root);
       return null;
     }
 
@@ -298,9 +320,11 @@ public final class Tally {
       end = Arrays.copyOf(end, size);
       aux = Arrays.copyOf(aux, size);
       names = Arrays.copyOf(names, size);
+      lv = Arrays.copyOf(lv, size);
+      sv = Arrays.copyOf(sv, size);
     }
 
-    private void tokenize(byte[] b, int off, int len) throws IOException {
+    void tokenize(byte[] b, int off, int len) throws IOException {
       buf = b;
       base = off;
       limit = off + len;
@@ -344,11 +368,37 @@ public final class Tally {
             default:
               type[n] = SCALAR;
               start[n] = at;
-              aux[n++] = scalarKind(p, t);
+              aux[n] = scalarKind(p, t);
+              if (keep) keepValue(p, t, aux[n]);
+              n++;
           }
         }
       }
       throw new IOException("unexpected end of line");
+    }
+
+    private void keepValue(JsonParser p, JsonToken t, int code) throws IOException {
+      sv[n] = null;
+      switch (t.id()) {
+        case JsonTokenId.ID_TRUE:
+          lv[n] = 1;
+          break;
+        case JsonTokenId.ID_FALSE:
+          lv[n] = 0;
+          break;
+        case JsonTokenId.ID_NUMBER_INT:
+          if (code == STRING) sv[n] = p.getText();
+          else lv[n] = parsed;
+          break;
+        case JsonTokenId.ID_NUMBER_FLOAT:
+          lv[n] = Double.doubleToRawLongBits(p.getDoubleValue());
+          break;
+        case JsonTokenId.ID_STRING:
+          sv[n] = p.getText();
+          if (code != STRING) lv[n] = parsed;
+          break;
+        default:
+      }
     }
 
     private int scalarKind(JsonParser p, JsonToken t) throws IOException {
@@ -377,7 +427,7 @@ public final class Tally {
       }
     }
 
-    private static int intKind(JsonParser p) throws IOException {
+    private int intKind(JsonParser p) throws IOException {
       long v;
       if (p.getNumberType() == JsonParser.NumberType.BIG_INTEGER) {
         BigInteger big = p.getBigIntegerValue();
@@ -386,6 +436,7 @@ public final class Tally {
       } else {
         v = p.getLongValue();
       }
+      parsed = v;
       if (v >= -DOUBLE_EXACT && v <= DOUBLE_EXACT) return LONG;
       double d = (double) v;
       // (long) 2**63 saturates to Long.MAX_VALUE: compare with 2**63 first
@@ -414,9 +465,12 @@ public final class Tally {
       if (len < 5 || !digits(c, off, 4) || c[off + 4] != '-') return STRING;
       if (len == 10) {
         if (!digits(c, off + 5, 2) || c[off + 7] != '-' || !digits(c, off + 8, 2)) return STRING;
-        return validDate(number(c, off, 4), number(c, off + 5, 2), number(c, off + 8, 2))
-            ? DATE
-            : STRING;
+        int y = number(c, off, 4);
+        int m = number(c, off + 5, 2);
+        int d = number(c, off + 8, 2);
+        if (!validDate(y, m, d)) return STRING;
+        parsed = LocalDate.of(y, m, d).toEpochDay();
+        return DATE;
       }
       // \d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?
       if (len < 16) return STRING;
@@ -478,6 +532,7 @@ public final class Tally {
               - offsetMinutes * 60L;
       // as_utc: an aware text whose UTC instant leaves years 1-9999 stays a string
       if (aware && (epochSecond < MIN_SECOND || epochSecond >= END_SECOND)) return STRING;
+      parsed = epochSecond * 1_000_000L + micro;
       return timestampKind(epochSecond, micro);
     }
 
@@ -526,10 +581,7 @@ public final class Tally {
         walkRecord(j, f.records(0));
         return aux[j];
       }
-      depth = 0;
-      mask = 0;
-      scanArray(j, 1);
-      int code = depth << ARRAY_SHIFT | mask;
+      int code = arrayCode(j);
       f.countArray(code);
       sample(f.path, code, j);
       if (mask == 1 << RECORD) {
@@ -539,11 +591,19 @@ public final class Tally {
       return aux[j];
     }
 
-    private int depth;
-    private int mask;
+    int depth;
+    int mask;
+
+    /** The kind code of the array at tape entry j. */
+    int arrayCode(int j) {
+      depth = 0;
+      mask = 0;
+      scanArray(j, 1);
+      return depth << ARRAY_SHIFT | mask;
+    }
 
     /** RULES 1: dimension = deepest nesting; leaves = the classes of non-null leaves. */
-    private void scanArray(int i, int level) {
+    void scanArray(int i, int level) {
       if (level > depth) depth = level;
       int stop = aux[i];
       int j = i + 1;

@@ -1,0 +1,169 @@
+"""The JVM router (toolkit/spark/jvm/Router.java) writes the very rows the Python router
+writes, on the same JSON lines against the same plan."""
+
+from __future__ import annotations
+
+import functools
+import math
+import struct
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pyspark.sql.pandas.types import to_arrow_schema
+
+from tests.core import strategies
+from tests.spark.test_tally import EDGE_LINES, frame, to_line
+from toolkit.core.conversions import render_double
+from toolkit.core.engine import make_plan
+from toolkit.core.options import Options
+from toolkit.core.types import Struct, iter_ids
+from toolkit.pipeline import _spark_schema, observe_on_spark
+from toolkit.spark.router import jvm_routing, route_on_jvm
+from toolkit.spark.tally import jvm_tally_ready, tally_jar
+from toolkit.spark.workers import route_partition
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+
+@pytest.fixture(scope="module")
+def jvm(spark: SparkSession) -> SparkSession:
+    assert tally_jar() is not None, "javac could not compile toolkit/spark/jvm/*.java"
+    assert jvm_tally_ready(spark)
+    return spark
+
+
+def both_routes(
+    spark: SparkSession, batches: list[list[str | None]], options: Options, parts: int = 3
+) -> tuple[list[str], list[str]] | None:
+    """Plans each batch on the schema the previous one made (as ingest does), then routes
+    the last batch with the JVM router and with the Python workers: the rows of each.
+    None when the JVM leaves the batch to Python."""
+    schema, seen, df = Struct(), None, None
+    for i, lines in enumerate(batches):
+        df = frame(spark, lines, parts)
+        seen = observe_on_spark(df, "json", options, i)
+        assert seen.codes is not None, "the JVM tallied every line"
+        schema = make_plan(schema, seen.summary, options, i, max(iter_ids(schema), default=0)).after
+    assert seen is not None and df is not None
+    table = jvm_routing(schema, seen.codes, options)
+    if table is None:
+        return None
+    target = _spark_schema(spark, schema)
+    fn = functools.partial(route_partition, mode="json", options=options, schema=schema,
+                           arrow_schema=to_arrow_schema(target))
+    python = df.mapInArrow(fn, target)
+    # as Spark's JSON texts: exact for every value (Python datetimes stop at year 1 local)
+    return route_on_jvm(df, table, target, options).toJSON().collect(), python.toJSON().collect()
+
+
+def assert_same(spark: SparkSession, batches: list[list[str | None]], options: Options,
+                parts: int = 3) -> list[str]:
+    routed = both_routes(spark, batches, options, parts)
+    assert routed is not None, "the JVM router took the batch"
+    jvm_rows, python_rows = routed
+    assert jvm_rows == python_rows
+    return jvm_rows
+
+
+options_st = st.builds(
+    Options,
+    detect_dates=st.booleans(),
+    timestamp_unit=st.sampled_from(["s", "ms", "us"]),
+    long_timestamp_unit=st.sampled_from(["auto", "s", "ms", "us", "ns"]),
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.data_too_large])
+@given(batches=strategies.batches, options=options_st)
+def test_jvm_router_equals_the_python_router(
+    jvm: SparkSession, batches: list[list[dict[str, Any]]], options: Options
+) -> None:
+    """Drifting batches: the last is routed against the schema all of them made, so its
+    values meet columns of every type and dimension (conversions, wrapping, records)."""
+    lines = [[to_line(r) for r in b] for b in batches[:3] if b]
+    if not lines:
+        return
+    routed = both_routes(jvm, lines, options)
+    if routed is not None:  # records among primitives in an array: the Python router's
+        assert routed[0] == routed[1]
+
+
+@pytest.mark.parametrize("name", list(EDGE_LINES))
+@pytest.mark.parametrize("unit", ["s", "us"])
+def test_edge_cases_route_alike(jvm: SparkSession, name: str, unit: Any) -> None:
+    # records among primitives stay with the Python router; a lone surrogate has no UTF-8
+    # form, so neither router writes it (test_lone_surrogates_are_refused)
+    lines = [x for x in EDGE_LINES[name]
+             if x is None or ('"b": [{"k": 1}, 2]' not in x and "ud800" not in x)]
+    assert_same(jvm, [lines, lines[::-1]], Options(timestamp_unit=unit))
+
+
+CONVERSIONS = [
+    # every value meets a string, a double, a long and a timestamp column of its family
+    '{"v": "text", "w": [["x"]]}',
+    '{"v": 1.5, "w": [[2.5]]}',
+    '{"v": 7, "w": [[7]]}',
+    '{"v": "2024-01-02T03:04:05Z", "w": [["2024-01-02"]]}',
+    '{"v": true, "w": [[false]]}',
+    '{"v": 9007199254740993, "w": [[9007199254740993]]}',
+    '{"v": 123456789012345678901234, "w": [[-99999999999999999999999]]}',
+    '{"v": NaN, "w": [[Infinity, -Infinity, -0.0]]}',
+    '{"v": 1e-05, "w": [[1e16, 1e22, 0.1, 5e-324, 1.7976931348623157e308, 123456.789]]}',
+    '{"v": "2024-02-29", "w": [["2024-01-01T00:00:00.000001Z", "1969-12-31T23:59:59.999Z"]]}',
+    '{"v": 1704164645, "w": [[1704164645123, 1704164645123456, 1704164645123456789]]}',
+    '{"v": -1704164645, "w": [[-62135596800, 253402300800, 253402300799999, -1999]]}',
+    '{"v": 99999999999, "w": [[100000000000, 99999999999999, 100000000000000000]]}',
+    '{"v": -9223372036854775808, "w": [[9223372036854775807, -9223372036854775807]]}',
+    '{"v": [], "w": [[]]}',
+    '{"v": [null, [1]], "w": [null, [null]]}',
+]
+
+
+@pytest.mark.parametrize("long_unit", ["auto", "s", "ns"])
+@pytest.mark.parametrize("unit", ["s", "ms", "us"])
+def test_conversions_of_rules_2_route_alike(jvm: SparkSession, unit: Any, long_unit: Any) -> None:
+    options = Options(timestamp_unit=unit, long_timestamp_unit=long_unit)
+    rows = assert_same(jvm, [CONVERSIONS, CONVERSIONS[::-1]], options, parts=2)
+    assert len(rows) == len(CONVERSIONS)
+
+
+def test_records_route_alike(jvm: SparkSession) -> None:
+    first = ['{"d": {"a": 1, "b": [{"c": "x"}]}, "r": [{"k": 1}], "e": {}}']
+    second = [
+        '{"d": [{"a": "s"}, null, [{"a": 2.5, "b": {"c": 1}}]], "r": {"k": [1, [2]]}}',
+        '{"d": [], "r": [[{"k": null}], []], "e": [{"x": {"y": [true]}}]}',
+        '{"d": null, "r": [[[]]], "e": "text"}',
+    ]
+    assert_same(jvm, [first, second, first + second], Options())
+
+
+def test_records_among_primitives_stay_with_the_python_router(jvm: SparkSession) -> None:
+    """The Python router writes such a record as JSON text: the JVM leaves the batch to it."""
+    assert both_routes(jvm, [['{"m": [{"k": 1}, 2]}']], Options()) is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats() | st.integers(0, 2**64 - 1).map(
+    lambda n: struct.unpack("<d", struct.pack("<Q", n))[0]))
+def test_doubles_render_as_python_renders_them(jvm: SparkSession, x: float) -> None:
+    """conversions.render_double is Python's repr: shortest digits, closest of those."""
+    got = jvm._jvm.toolkit.spark.jvm.Router.reprOf(x)  # type: ignore[union-attr]
+    assert got == render_double(x)
+    if math.isfinite(x):
+        assert float(got) == x
+
+
+def test_lone_surrogates_are_refused(jvm: SparkSession) -> None:
+    """Java would write "?" for it: the JVM router refuses the line rather than change it."""
+    df = frame(jvm, ['{"s": "ok"}', '{"s": "\\ud800"}'], parts=1)
+    seen = observe_on_spark(df, "json", Options(), 0)
+    schema = make_plan(Struct(), seen.summary, Options(), 0).after
+    table = jvm_routing(schema, seen.codes, Options())
+    assert table is not None
+    routed = route_on_jvm(df, table, _spark_schema(jvm, schema), Options())
+    with pytest.raises(Exception, match="lone surrogate"):
+        routed.collect()

@@ -1,0 +1,614 @@
+package toolkit.spark.jvm;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.io.Serializable;
+import java.math.BigDecimal;
+import java.math.MathContext;
+import java.math.RoundingMode;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.NoSuchElementException;
+import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.api.java.function.FlatMapFunction;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
+import org.apache.spark.sql.catalyst.util.GenericArrayData;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.unsafe.Platform;
+import org.apache.spark.unsafe.types.UTF8String;
+
+/**
+ * The router of toolkit/core/routing.py (RULES 3.1) over JSON lines, inside the JVM.
+ *
+ * <p>Which column receives which value is not decided here: Python sends a routing table
+ * (toolkit/spark/router.py) made by the core Router's own {@code rule()}: per column, per
+ * kind code of Tally.java seen in the batch, how the value is written (converted, routed as
+ * records, or an array without typed leaves) and how many list levels wrap it. What runs
+ * here is the mechanical part: reading each line with the tally's tokenizer, converting
+ * leaves by the conversion table of RULES 2 (toolkit/core/conversions.py, value by value,
+ * null where a conversion is inexact), and building Spark's internal rows.
+ *
+ * <p>Anything the table does not foresee (a line the tally would not read, a kind code the
+ * batch's tally did not see) fails the task with a message: the pipeline then routes the
+ * batch with the Python router. Nothing is ever written by a guess.
+ */
+public final class Router {
+  // how a value lands in a column (routing.Rule), NONE: it does not
+  static final int NONE = -1;
+  static final int CONVERT = 0;
+  static final int RECORDS = 1;
+  static final int EMPTY = 2;
+
+  // the lattice type of a column's leaves
+  static final int T_NONE = -1;
+  static final int T_BOOLEAN = 0;
+  static final int T_LONG = 1;
+  static final int T_DOUBLE = 2;
+  static final int T_STRING = 3;
+  static final int T_DATE = 4;
+  static final int T_TIMESTAMP = 5;
+  static final int T_RECORD = 6;
+
+  static final long MICROS_PER_DAY = 86_400_000_000L;
+  static final long MIN_MICROS = Tally.PartitionTally.MIN_SECOND * 1_000_000L;
+  static final long END_MICROS = Tally.PartitionTally.END_SECOND * 1_000_000L;
+
+  private Router() {}
+
+  /**
+   * The routed rows of {@code lines} (one string column of JSON lines) as a DataFrame of
+   * {@code schema} (the Spark schema of the table the plan made).
+   *
+   * @param table the routing table, as JSON (see toolkit/spark/router.py)
+   * @param longTimestampUnit the unit of longs written into timestamp columns: auto, s, ms,
+   *     us or ns
+   */
+  public static Dataset<Row> route(
+      Dataset<Row> lines,
+      String table,
+      String schema,
+      boolean detectDates,
+      String timestampUnit,
+      String longTimestampUnit) {
+    StructType type = (StructType) DataType.fromJson(schema);
+    Table.parse(table); // refused now rather than in every task
+    RouteFn fn = new RouteFn(table, detectDates, timestampUnit, longTimestampUnit);
+    JavaRDD<InternalRow> rows = lines.queryExecution().toRdd().toJavaRDD().mapPartitions(fn);
+    return lines.sparkSession().internalCreateDataFrame(rows.rdd(), type, false);
+  }
+
+  /** Python's repr of a double (shortest round-trip digits, its own layout), for tests. */
+  public static String reprOf(double d) {
+    return pyRepr(d);
+  }
+
+  // ------------------------------------------------------------------ the table
+
+  static final class Column {
+    int target;
+    /** rules of scalar kind codes, by code; of array codes in {@link #arrays} */
+    final int[][] scalars = new int[Tally.SCALARS][];
+    final HashMap<Integer, int[]> arrays = new HashMap<>();
+    Table struct;
+
+    int[] rule(int code) {
+      return code < Tally.SCALARS ? scalars[code] : arrays.get(code);
+    }
+  }
+
+  static final class Table {
+    Column[] columns;
+    /** a key's columns, by index */
+    final HashMap<String, int[]> byFamily = new HashMap<>();
+
+    static Table parse(String json) {
+      try {
+        return of(new ObjectMapper().readTree(json));
+      } catch (IOException e) {
+        throw new IllegalArgumentException("a routing table that is not JSON: " + e, e);
+      }
+    }
+
+    static Table of(JsonNode node) {
+      Table t = new Table();
+      JsonNode cols = node.get("columns");
+      t.columns = new Column[cols.size()];
+      HashMap<String, int[]> families = t.byFamily;
+      for (int i = 0; i < cols.size(); i++) {
+        JsonNode c = cols.get(i);
+        Column col = new Column();
+        col.target = target(c.get("target").isNull() ? null : c.get("target").asText());
+        for (JsonNode r : c.get("rules")) {
+          int code = r.get(0).asInt();
+          int[] rule = {r.get(1).asInt(), r.get(2).asInt(), r.get(3).asInt()};
+          if (code < Tally.SCALARS) col.scalars[code] = rule;
+          else col.arrays.put(code, rule);
+        }
+        if (!c.get("struct").isNull()) col.struct = of(c.get("struct"));
+        t.columns[i] = col;
+        String family = c.get("family").asText();
+        int[] before = families.get(family);
+        int[] now = before == null ? new int[1] : java.util.Arrays.copyOf(before, before.length + 1);
+        now[now.length - 1] = i;
+        families.put(family, now);
+      }
+      return t;
+    }
+
+    static int target(String name) {
+      if (name == null) return T_NONE;
+      switch (name) {
+        case "boolean":
+          return T_BOOLEAN;
+        case "long":
+          return T_LONG;
+        case "double":
+          return T_DOUBLE;
+        case "string":
+          return T_STRING;
+        case "date":
+          return T_DATE;
+        case "timestamp":
+          return T_TIMESTAMP;
+        case "record":
+          return T_RECORD;
+        default:
+          throw new IllegalArgumentException("no lattice type " + name);
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------ the tasks
+
+  static final class RouteFn
+      implements FlatMapFunction<Iterator<InternalRow>, InternalRow>, Serializable {
+    private static final long serialVersionUID = 1L;
+    final String table;
+    final boolean detectDates;
+    final String timestampUnit;
+    final String longTimestampUnit;
+
+    RouteFn(String table, boolean detectDates, String timestampUnit, String longTimestampUnit) {
+      this.table = table;
+      this.detectDates = detectDates;
+      this.timestampUnit = timestampUnit;
+      this.longTimestampUnit = longTimestampUnit;
+    }
+
+    @Override
+    public Iterator<InternalRow> call(Iterator<InternalRow> lines) {
+      Lines out = new Lines(lines, new Routing(this));
+      return out;
+    }
+  }
+
+  /** The routed row of each line that is a record; blank lines are skipped. */
+  static final class Lines implements Iterator<InternalRow> {
+    final Iterator<InternalRow> in;
+    final Routing routing;
+    InternalRow next;
+
+    Lines(Iterator<InternalRow> in, Routing routing) {
+      this.in = in;
+      this.routing = routing;
+    }
+
+    @Override
+    public boolean hasNext() {
+      while (next == null && in.hasNext()) {
+        InternalRow row = in.next();
+        if (row.isNullAt(0)) continue;
+        next = routing.line(row.getUTF8String(0));
+      }
+      return next != null;
+    }
+
+    @Override
+    public InternalRow next() {
+      if (!hasNext()) throw new NoSuchElementException();
+      InternalRow out = next;
+      next = null;
+      return out;
+    }
+  }
+
+  /** What one task routes with: the tokenizer's tape, the table, the units. */
+  static final class Routing {
+    final Tally.PartitionTally tape;
+    final Table table;
+    final int per;
+    /** microseconds per unit of longs into timestamps; 0: auto; -1: ns */
+    final long longUnit;
+
+    Routing(RouteFn fn) {
+      int micros = Tally.microsPer(fn.timestampUnit);
+      tape = new Tally.PartitionTally(fn.detectDates, micros);
+      tape.keep = true;
+      table = Table.parse(fn.table);
+      per = micros;
+      switch (fn.longTimestampUnit) {
+        case "auto":
+          longUnit = 0;
+          break;
+        case "ns":
+          longUnit = -1;
+          break;
+        default:
+          longUnit = Tally.microsPer(fn.longTimestampUnit);
+      }
+    }
+
+    /** The routed row of one line; null for a blank one. */
+    InternalRow line(UTF8String s) {
+      Object base = s.getBaseObject();
+      byte[] b;
+      int off;
+      if (base instanceof byte[]) {
+        b = (byte[]) base;
+        off = (int) (s.getBaseOffset() - Platform.BYTE_ARRAY_OFFSET);
+      } else {
+        b = s.getBytes();
+        off = 0;
+      }
+      String reason = tape.read(b, off, s.numBytes());
+      if (reason == Tally.PartitionTally.BLANK) return null;
+      if (reason != null) {
+        String text = new String(b, off, Math.min(s.numBytes(), 200), StandardCharsets.UTF_8);
+        throw new IllegalStateException("toolkit router: " + reason + " in line " + text);
+      }
+      return struct(0, table);
+    }
+
+    // ---------------------------------------------------------------- the walk
+
+    /** The row a record (tape entry i) makes in a struct of {@code t}. */
+    GenericInternalRow struct(int i, Table t) {
+      Tally.PartitionTally p = tape;
+      Object[] values = new Object[t.columns.length];
+      int stop = p.aux[i];
+      int j = i + 1;
+      while (j < stop) {
+        int v = j + 1;
+        int[] cols = t.byFamily.get(p.names[j]);
+        if (cols != null) {
+          int code = code(v);
+          if (code >= 0) {
+            for (int c : cols) values[c] = value(v, code, t.columns[c]);
+          }
+        }
+        j = p.type[v] == Tally.PartitionTally.SCALAR ? v + 1 : p.aux[v];
+      }
+      return new GenericInternalRow(values);
+    }
+
+    /** The kind code of the value at tape entry v; -1 for null. */
+    int code(int v) {
+      Tally.PartitionTally p = tape;
+      byte t = p.type[v];
+      if (t == Tally.PartitionTally.SCALAR) return p.aux[v];
+      if (t == Tally.PartitionTally.OBJ) return Tally.RECORD;
+      return p.arrayCode(v);
+    }
+
+    Object value(int v, int code, Column col) {
+      int[] rule = col.rule(code);
+      if (rule == null) { // the table lists every code the batch's tally saw for this key
+        throw new IllegalStateException(
+            "toolkit router: kind code " + code + " is not in the routing table");
+      }
+      switch (rule[0]) {
+        case NONE:
+          return null;
+        case CONVERT:
+          if (tape.type[v] == Tally.PartitionTally.SCALAR) {
+            Object out = convert(v, code, col.target);
+            return out == LOSSY ? null : wrap(out, rule[2]);
+          }
+          try {
+            return wrap(leaves(v, rule[1], col.target), rule[2]);
+          } catch (Inexact e) {
+            return null;
+          }
+        case RECORDS:
+          if (tape.type[v] == Tally.PartitionTally.OBJ) return wrap(struct(v, col.struct), rule[2]);
+          return wrap(records(v, rule[1], col.struct), rule[2]);
+        case EMPTY:
+          return wrap(records(v, rule[1], null), rule[2]);
+        default:
+          throw new IllegalStateException("toolkit router: no way " + rule[0]);
+      }
+    }
+
+    /** routing.normalize with converted leaves: an array at exactly {@code depth} levels. */
+    GenericArrayData leaves(int i, int depth, int target) {
+      Tally.PartitionTally p = tape;
+      int stop = p.aux[i];
+      Object[] out = new Object[count(i)];
+      int k = 0;
+      int j = i + 1;
+      while (j < stop) {
+        byte t = p.type[j];
+        if (t == Tally.PartitionTally.ARR) {
+          out[k++] = leaves(j, depth - 1, target);
+          j = p.aux[j];
+        } else if (t == Tally.PartitionTally.OBJ) {
+          // a record among primitives: the table never sends those here (Python renders them)
+          throw new IllegalStateException("toolkit router: a record among primitive leaves");
+        } else {
+          int code = p.aux[j];
+          if (code < 0) {
+            out[k++] = null;
+          } else {
+            Object leaf = convert(j, code, target);
+            if (leaf == LOSSY) throw Inexact.INSTANCE;
+            out[k++] = wrap(leaf, depth - 1);
+          }
+          j++;
+        }
+      }
+      return new GenericArrayData(out);
+    }
+
+    /** routing.normalize of an array of records (routed into {@code t}) or of no leaves. */
+    GenericArrayData records(int i, int depth, Table t) {
+      Tally.PartitionTally p = tape;
+      int stop = p.aux[i];
+      Object[] out = new Object[count(i)];
+      int k = 0;
+      int j = i + 1;
+      while (j < stop) {
+        byte type = p.type[j];
+        if (type == Tally.PartitionTally.ARR) {
+          out[k++] = records(j, depth - 1, t);
+          j = p.aux[j];
+        } else if (type == Tally.PartitionTally.OBJ && t != null) {
+          out[k++] = wrap(struct(j, t), depth - 1);
+          j = p.aux[j];
+        } else if (type == Tally.PartitionTally.SCALAR && p.aux[j] < 0) {
+          out[k++] = null;
+          j++;
+        } else {
+          throw new IllegalStateException("toolkit router: an unexpected leaf in an array");
+        }
+      }
+      return new GenericArrayData(out);
+    }
+
+    /** The elements of the array at tape entry i. */
+    int count(int i) {
+      Tally.PartitionTally p = tape;
+      int stop = p.aux[i];
+      int n = 0;
+      int j = i + 1;
+      while (j < stop) {
+        n++;
+        j = p.type[j] == Tally.PartitionTally.SCALAR ? j + 1 : p.aux[j];
+      }
+      return n;
+    }
+
+    // ---------------------------------------------------------------- RULES 2
+
+    /**
+     * The scalar at tape entry j (kind code {@code code}) in a column of {@code target}, as
+     * Spark holds it inside; LOSSY where conversions.Conversions.convert gives LOSSY.
+     */
+    Object convert(int j, int code, int target) {
+      Tally.PartitionTally p = tape;
+      long v = p.lv[j];
+      String text = p.sv[j];
+      switch (target) {
+        case T_STRING:
+          if (text != null) return utf8(text); // a text keeps its own spelling
+          switch (code) {
+            case Tally.BOOLEAN:
+              return UTF8String.fromString(v != 0 ? "true" : "false");
+            case Tally.LONG:
+            case Tally.LONG_LOSSY:
+              return UTF8String.fromString(Long.toString(v));
+            case Tally.DOUBLE:
+              return UTF8String.fromString(pyRepr(Double.longBitsToDouble(v)));
+            default:
+              return LOSSY;
+          }
+        case T_LONG:
+          switch (code) {
+            case Tally.BOOLEAN:
+            case Tally.LONG:
+            case Tally.LONG_LOSSY:
+              return v;
+            case Tally.DATE:
+              return (v * MICROS_PER_DAY) / per; // whole days are whole units
+            case Tally.TIMESTAMP:
+            case Tally.TIMESTAMP_FRACTION:
+            case Tally.TIMESTAMP_FAR:
+              return Math.floorMod(v, (long) per) == 0 ? (Object) Math.floorDiv(v, (long) per) : LOSSY;
+            default:
+              return LOSSY;
+          }
+        case T_DOUBLE:
+          switch (code) {
+            case Tally.BOOLEAN:
+              return v != 0 ? 1.0 : 0.0;
+            case Tally.LONG:
+            case Tally.LONG_LOSSY:
+              return longToDouble(v);
+            case Tally.DOUBLE:
+              return Double.longBitsToDouble(v);
+            case Tally.DATE:
+              return longToDouble((v * MICROS_PER_DAY) / per);
+            case Tally.TIMESTAMP:
+            case Tally.TIMESTAMP_FRACTION:
+            case Tally.TIMESTAMP_FAR:
+              if (Math.floorMod(v, (long) per) != 0) return LOSSY;
+              return longToDouble(Math.floorDiv(v, (long) per));
+            default:
+              return LOSSY;
+          }
+        case T_TIMESTAMP:
+          switch (code) {
+            case Tally.LONG:
+            case Tally.LONG_LOSSY:
+              return longToTimestamp(v);
+            case Tally.DATE:
+              return v * MICROS_PER_DAY;
+            case Tally.TIMESTAMP:
+            case Tally.TIMESTAMP_FRACTION:
+            case Tally.TIMESTAMP_FAR:
+              return v;
+            default:
+              return LOSSY;
+          }
+        case T_DATE:
+          return code == Tally.DATE ? (Object) (int) v : LOSSY;
+        case T_BOOLEAN:
+          return code == Tally.BOOLEAN ? (Object) (v != 0) : LOSSY;
+        default:
+          return LOSSY;
+      }
+    }
+
+    /**
+     * A text as UTF-8. A lone surrogate (JSON's "\ud800") has no UTF-8 form: Java would
+     * write "?" in its place, so the line is refused instead (the Python router refuses it
+     * too).
+     */
+    static UTF8String utf8(String text) {
+      for (int i = 0; i < text.length(); i++) {
+        char c = text.charAt(i);
+        if (Character.isSurrogate(c)) {
+          boolean pair =
+              Character.isHighSurrogate(c)
+                  && i + 1 < text.length()
+                  && Character.isLowSurrogate(text.charAt(i + 1));
+          if (!pair) {
+            throw new IllegalStateException(
+                "toolkit router: a lone surrogate has no UTF-8 form, in text "
+                    + text.substring(0, Math.min(text.length(), 80)));
+          }
+          i++;
+        }
+      }
+      return UTF8String.fromString(text);
+    }
+
+    /** conversions.long_to_double: LOSSY where the double would round the long. */
+    static Object longToDouble(long v) {
+      double d = (double) v;
+      return d == 0x1p63 || (long) d != v ? LOSSY : (Object) d;
+    }
+
+    /** Conversions.long_to_timestamp: the unit read from the magnitude unless fixed. */
+    Object longToTimestamp(long v) {
+      long unit = longUnit;
+      if (unit == 0) {
+        if (v > -100_000_000_000L && v < 100_000_000_000L) unit = 1_000_000; // s
+        else if (v > -100_000_000_000_000L && v < 100_000_000_000_000L) unit = 1_000; // ms
+        else if (v > -100_000_000_000_000_000L && v < 100_000_000_000_000_000L) unit = 1; // us
+        else unit = -1; // ns
+      }
+      long micros;
+      if (unit == -1) {
+        if (Math.floorMod(v, 1000L) != 0) return LOSSY;
+        micros = Math.floorDiv(v, 1000L);
+      } else {
+        try {
+          micros = Math.multiplyExact(v, unit);
+        } catch (ArithmeticException e) {
+          return LOSSY;
+        }
+      }
+      return micros < MIN_MICROS || micros >= END_MICROS ? LOSSY : (Object) micros;
+    }
+  }
+
+  static Object wrap(Object value, int times) {
+    for (int i = 0; i < times; i++) value = new GenericArrayData(new Object[] {value});
+    return value;
+  }
+
+  /** Marks a conversion that would change the value (conversions.LOSSY). */
+  static final Object LOSSY = new Object();
+
+  /** A leaf that cannot be written exactly: the whole array stays null (routing._Skip). */
+  static final class Inexact extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+    static final Inexact INSTANCE = new Inexact();
+
+    private Inexact() {
+      super(null, null, false, false);
+    }
+  }
+
+  // ------------------------------------------------------------------ Python's repr
+
+  /**
+   * conversions.render_double: Python's repr of a double. Its digits are the shortest that
+   * read back as the same double and, among those, the closest to it (David Gay's mode 0);
+   * Java 17's Double.toString is sometimes longer. Its layout: positional when the decimal
+   * exponent is in [-4, 16), else {@code 1.5e-05} / {@code 1e+16}.
+   */
+  static String pyRepr(double d) {
+    if (Double.isNaN(d)) return "NaN";
+    if (Double.isInfinite(d)) return d > 0 ? "Infinity" : "-Infinity";
+    if (d == 0) return 1 / d < 0 ? "-0.0" : "0.0";
+    double a = Math.abs(d);
+    BigDecimal exact = new BigDecimal(a);
+    // some p-digit decimal reads back as a => so does some (p+1)-digit one: bisect on p
+    int lo = 1;
+    int hi = 17;
+    while (lo < hi) {
+      int mid = (lo + hi) >>> 1;
+      if (nearest(exact, a, mid) != null) hi = mid;
+      else lo = mid + 1;
+    }
+    BigDecimal best = nearest(exact, a, lo).stripTrailingZeros();
+    String digits = best.unscaledValue().toString();
+    int n = digits.length();
+    int decpt = n - best.scale(); // a = 0.digits * 10**decpt
+    StringBuilder out = new StringBuilder(24);
+    if (d < 0) out.append('-');
+    if (decpt > -4 && decpt <= 16) {
+      if (decpt <= 0) {
+        out.append("0.");
+        for (int i = 0; i < -decpt; i++) out.append('0');
+        out.append(digits);
+      } else if (decpt < n) {
+        out.append(digits, 0, decpt).append('.').append(digits, decpt, n);
+      } else {
+        out.append(digits);
+        for (int i = n; i < decpt; i++) out.append('0');
+        out.append(".0");
+      }
+      return out.toString();
+    }
+    out.append(digits.charAt(0));
+    if (n > 1) out.append('.').append(digits, 1, n);
+    int exp = decpt - 1;
+    out.append(exp < 0 ? "e-" : "e+");
+    int e = Math.abs(exp);
+    if (e < 10) out.append('0');
+    out.append(e);
+    return out.toString();
+  }
+
+  /** The p-digit decimal closest to {@code exact} that reads back as a; null if none does. */
+  private static BigDecimal nearest(BigDecimal exact, double a, int p) {
+    BigDecimal down = exact.round(new MathContext(p, RoundingMode.FLOOR));
+    BigDecimal up = exact.round(new MathContext(p, RoundingMode.CEILING));
+    boolean downOk = down.doubleValue() == a;
+    boolean upOk = up.doubleValue() == a;
+    if (downOk && upOk) {
+      int c = exact.subtract(down).compareTo(up.subtract(exact));
+      if (c != 0) return c < 0 ? down : up;
+      return down.unscaledValue().testBit(0) ? up : down; // a tie: the even one
+    }
+    return downOk ? down : upOk ? up : null;
+  }
+}
