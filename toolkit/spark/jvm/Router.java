@@ -8,6 +8,7 @@ import java.math.BigDecimal;
 import java.math.MathContext;
 import java.math.RoundingMode;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.NoSuchElementException;
@@ -134,7 +135,7 @@ public final class Router {
         t.columns[i] = col;
         String family = c.get("family").asText();
         int[] before = families.get(family);
-        int[] now = before == null ? new int[1] : java.util.Arrays.copyOf(before, before.length + 1);
+        int[] now = before == null ? new int[1] : Arrays.copyOf(before, before.length + 1);
         now[now.length - 1] = i;
         families.put(family, now);
       }
@@ -406,6 +407,12 @@ public final class Router {
       switch (target) {
         case T_STRING:
           if (text != null) return utf8(text); // a text keeps its own spelling
+          if (p.aux2[j] >= 0) {
+            // a JSON text without escapes: its bytes are its UTF-8 (copied: the line's
+            // buffer is reused)
+            int from = p.start[j] + 1;
+            return UTF8String.fromBytes(Arrays.copyOfRange(p.buf, from, from + p.aux2[j]));
+          }
           switch (code) {
             case Tally.BOOLEAN:
               return UTF8String.fromString(v != 0 ? "true" : "false");

@@ -266,6 +266,8 @@ public final class Tally {
     boolean keep;
     long[] lv = new long[256];
     String[] sv = new String[256];
+    /** the byte length of a JSON text without escapes (its UTF-8 follows start + 1), or -1 */
+    int[] aux2 = new int[256];
     /** the epoch day or microseconds stringKind / intKind found for the current token */
     long parsed;
     int[] stack = new int[64];
@@ -322,6 +324,7 @@ public final class Tally {
       names = Arrays.copyOf(names, size);
       lv = Arrays.copyOf(lv, size);
       sv = Arrays.copyOf(sv, size);
+      aux2 = Arrays.copyOf(aux2, size);
     }
 
     void tokenize(byte[] b, int off, int len) throws IOException {
@@ -368,7 +371,7 @@ public final class Tally {
             default:
               type[n] = SCALAR;
               start[n] = at;
-              aux[n] = scalarKind(p, t);
+              aux[n] = scalarKind(p, t, at);
               if (keep) keepValue(p, t, aux[n]);
               n++;
           }
@@ -377,8 +380,36 @@ public final class Tally {
       throw new IOException("unexpected end of line");
     }
 
+    /**
+     * Whether the JSON text opening at byte q may be an ISO date (four digits and a dash, as
+     * stringKind asks first); an escape among its first bytes may spell a digit.
+     */
+    private boolean mayBeTemporal(int q) {
+      byte[] b = buf;
+      for (int i = q + 1; i <= q + 5; i++) {
+        byte c = b[i];
+        if (c == '\\') return true;
+        if (i == q + 5 ? c != '-' : c < '0' || c > '9') return false;
+      }
+      return true;
+    }
+
+    /**
+     * The byte length of the JSON text opening at byte q when its bytes are the text's UTF-8
+     * (no escape), else -1. A surrogate spelled in UTF-8 (CESU) is left to Java's decoder.
+     */
+    int rawLength(int q) {
+      byte[] b = buf;
+      for (int i = q + 1; ; i++) {
+        byte c = b[i];
+        if (c == '"') return i - q - 1;
+        if (c == '\\' || (c == (byte) 0xED && (b[i + 1] & 0xE0) == 0xA0)) return -1;
+      }
+    }
+
     private void keepValue(JsonParser p, JsonToken t, int code) throws IOException {
       sv[n] = null;
+      aux2[n] = -1;
       switch (t.id()) {
         case JsonTokenId.ID_TRUE:
           lv[n] = 1;
@@ -394,14 +425,16 @@ public final class Tally {
           lv[n] = Double.doubleToRawLongBits(p.getDoubleValue());
           break;
         case JsonTokenId.ID_STRING:
-          sv[n] = p.getText();
+          int raw = rawLength(start[n]);
+          sv[n] = raw < 0 ? p.getText() : null; // else the router copies its bytes
+          aux2[n] = raw;
           if (code != STRING) lv[n] = parsed;
           break;
         default:
       }
     }
 
-    private int scalarKind(JsonParser p, JsonToken t) throws IOException {
+    private int scalarKind(JsonParser p, JsonToken t, int at) throws IOException {
       switch (t.id()) {
         case JsonTokenId.ID_NULL:
           return -1;
@@ -420,7 +453,8 @@ public final class Tally {
           }
           return DOUBLE;
         case JsonTokenId.ID_STRING:
-          if (!detectDates) return STRING;
+          // decoding a text costs more than the rest of its walk: only candidates are
+          if (!detectDates || !mayBeTemporal(at)) return STRING;
           return stringKind(p.getTextCharacters(), p.getTextOffset(), p.getTextLength());
         default:
           throw new JsonParseException(p, "unexpected token " + t);
