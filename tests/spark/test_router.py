@@ -157,13 +157,21 @@ def test_doubles_render_as_python_renders_them(jvm: SparkSession, x: float) -> N
         assert float(got) == x
 
 
-def test_lone_surrogates_are_refused(jvm: SparkSession) -> None:
-    """Java would write "?" for it: the JVM router refuses the line rather than change it."""
-    df = frame(jvm, ['{"s": "ok"}', '{"s": "\\ud800"}'], parts=1)
-    seen = observe_on_spark(df, "json", Options(), 0)
+@pytest.mark.parametrize(("line", "why"), [
+    # Java would write "?" for it
+    ('{"s": "\\ud800"}', "lone surrogate"),
+    # Python keeps the last value (a tally sends such a partition to Python workers)
+    ('{"s": "a", "n": 1, "s": "b"}', "duplicate key"),
+])
+def test_lines_the_router_refuses(jvm: SparkSession, line: str, why: str) -> None:
+    """Lines the router's table was not made for fail the job; nothing is written by a
+    guess (the pipeline then routes the batch in Python workers)."""
+    clean = frame(jvm, ['{"s": "ok", "n": 2}'], parts=1)
+    seen = observe_on_spark(clean, "json", Options(), 0)
     schema = make_plan(Struct(), seen.summary, Options(), 0).after
     table = jvm_routing(schema, seen.codes, Options())
     assert table is not None
+    df = frame(jvm, ['{"s": "ok", "n": 3}', line], parts=1)
     routed = route_on_jvm(df, table, _spark_schema(jvm, schema), Options())
-    with pytest.raises(Exception, match="lone surrogate"):
+    with pytest.raises(Exception, match=why):
         routed.collect()

@@ -105,6 +105,8 @@ public final class Router {
 
   static final class Table {
     Column[] columns;
+    /** per column, the last record (serial) that had its key: a key twice is refused */
+    long[] seenIn;
     /** a key's columns, by index */
     final HashMap<String, int[]> byFamily = new HashMap<>();
 
@@ -120,6 +122,7 @@ public final class Router {
       Table t = new Table();
       JsonNode cols = node.get("columns");
       t.columns = new Column[cols.size()];
+      t.seenIn = new long[cols.size()];
       HashMap<String, int[]> families = t.byFamily;
       for (int i = 0; i < cols.size(); i++) {
         JsonNode c = cols.get(i);
@@ -272,12 +275,17 @@ public final class Router {
     GenericInternalRow struct(int i, Table t) {
       Tally.PartitionTally p = tape;
       Object[] values = new Object[t.columns.length];
+      long serial = ++records;
       int stop = p.aux[i];
       int j = i + 1;
       while (j < stop) {
         int v = j + 1;
         int[] cols = t.byFamily.get(p.names[j]);
         if (cols != null) {
+          if (t.seenIn[cols[0]] == serial) { // Python keeps the last value: its router's
+            throw new IllegalStateException("toolkit router: a duplicate key " + p.names[j]);
+          }
+          t.seenIn[cols[0]] = serial;
           int code = code(v);
           if (code >= 0) {
             for (int c : cols) values[c] = value(v, code, t.columns[c]);
@@ -287,6 +295,9 @@ public final class Router {
       }
       return new GenericInternalRow(values);
     }
+
+    /** a serial number per record routed */
+    long records;
 
     /** The kind code of the value at tape entry v; -1 for null. */
     int code(int v) {

@@ -6,7 +6,6 @@ import com.fasterxml.jackson.core.JsonParseException;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.JsonTokenId;
-import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.core.base.ParserBase;
 import com.fasterxml.jackson.core.json.JsonReadFeature;
 import com.fasterxml.jackson.core.json.JsonWriteFeature;
@@ -110,7 +109,6 @@ public final class Tally {
   static JsonFactory factory() {
     return JsonFactory.builder()
         .enable(JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS) // Python reads NaN, Infinity
-        .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION) // Python keeps the last: fall back
         .enable(JsonWriteFeature.ESCAPE_NON_ASCII) // payloads in ASCII: lone surrogates survive
         .build();
   }
@@ -214,6 +212,8 @@ public final class Tally {
   }
 
   static final class Field {
+    /** the last record that had this key (see walkRecord) */
+    long seenIn;
     final long[] scalars = new long[SCALARS];
     HashMap<Integer, long[]> arrays;
     HashMap<Integer, Level> records;
@@ -287,8 +287,14 @@ public final class Tally {
       if (reason == BLANK) return null;
       if (reason != null) return reason;
       walkRecord(0, root);
-      return null;
+      // Python keeps a duplicate key's last value: the partition goes to it (what was
+      // tallied of it is dropped with the rest of the partition's tally)
+      return duplicate ? "a duplicate key" : null;
     }
+
+    /** a serial number per record walked, and whether one had a key twice */
+    long records;
+    boolean duplicate;
 
     /** what {@link #read} says of a line the Python path skips */
     static final String BLANK = "blank";
@@ -591,10 +597,13 @@ public final class Tally {
 
     private void walkRecord(int i, Level level) {
       level.rows++;
+      long serial = ++records;
       int stop = aux[i];
       int j = i + 1;
       while (j < stop) {
         Field f = level.field(names[j]); // null values too: the key exists at this level
+        if (f.seenIn == serial) duplicate = true;
+        f.seenIn = serial;
         j = walkValue(j + 1, f);
       }
     }
