@@ -1,8 +1,10 @@
 """Ingest batches into real Iceberg tables: profile on Spark, plan with the core engine,
-commit with PyIceberg, route in Spark's workers, append with Spark's Iceberg writer.
+commit with PyIceberg, route on Spark, append with Spark's Iceberg writer.
 
-Every step runs the same core code as :func:`toolkit.simulate`, so a table ingested batch
-by batch equals the simulation of the same batches.
+Every decision is the same core code :func:`toolkit.simulate` runs, so a table ingested
+batch by batch equals the simulation of the same batches. JSON lines are profiled and
+routed inside the JVM (``toolkit.spark.tally``, ``toolkit.spark.router``: the core still
+decides, the JVM converts); everything else runs the core itself in Spark's Python workers.
 """
 
 from __future__ import annotations
