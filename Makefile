@@ -1,7 +1,7 @@
 # Developer entry points; CI runs `make test` (.ci/run).
 #   make test    system packages + venv, then lint, type-check, tests
 #   make lab     JupyterLab on the quickstart notebook
-#   make bench   the benchmarks
+#   make bench   the benchmarks (pure engine, then Spark on 1M records)
 SHELL := /bin/bash
 PYTHON ?= python3.11
 VENV := .venv
@@ -36,5 +36,7 @@ lab: sysdeps install
 	JUPYTER_PATH=$(CURDIR)/$(VENV)/share/jupyter $(BIN)/jupyter lab \
 		$(if $(filter 0,$(shell id -u)),--allow-root) notebooks/quickstart.ipynb
 
+# the pure engine, then Spark and Iceberg on 1M generated records (a few minutes)
 bench: sysdeps install
 	$(BIN)/python -m benchmarks
+	$(BIN)/python -m benchmarks --spark
