@@ -21,18 +21,10 @@ from toolkit.core.options import Options
 from toolkit.core.types import Struct, iter_ids
 from toolkit.pipeline import _spark_schema, observe_on_spark
 from toolkit.spark.router import jvm_routing, route_on_jvm
-from toolkit.spark.tally import jvm_tally_ready, tally_jar
 from toolkit.spark.workers import route_partition
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
-
-
-@pytest.fixture(scope="module")
-def jvm(spark: SparkSession) -> SparkSession:
-    assert tally_jar() is not None, "javac could not compile toolkit/spark/jvm/*.java"
-    assert jvm_tally_ready(spark)
-    return spark
 
 
 def both_routes(

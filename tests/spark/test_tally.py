@@ -18,18 +18,10 @@ from toolkit.core.options import Options
 from toolkit.core.profile import Profile, profile_of
 from toolkit.core.summary import Summary, summarize
 from toolkit.pipeline import observe_on_spark, observe_partitions
-from toolkit.spark.tally import Tallied, jvm_tally_ready, observe_json, tally_jar
+from toolkit.spark.tally import Tallied, observe_json
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
-
-
-@pytest.fixture(scope="module")
-def jvm(spark: SparkSession) -> SparkSession:
-    """The session, which must have the tally (the JDK is a system dependency)."""
-    assert tally_jar() is not None, "javac could not compile toolkit/spark/jvm/Tally.java"
-    assert jvm_tally_ready(spark)
-    return spark
 
 
 def frame(spark: SparkSession, lines: list[str | None], parts: int = 3) -> DataFrame:

@@ -103,8 +103,9 @@ def _javac() -> str | None:
 
 @functools.cache
 def tally_jar() -> Path | None:
-    """The compiled tally jar (compiled now if this source and pyspark have none yet), or
-    None with a warning when it cannot be built: the Python path is used then."""
+    """The compiled jar of ``jvm/`` (the tally and the router; compiled now if these sources
+    and pyspark have none yet), or None with a warning when it cannot be built: profiling
+    and routing stay in Python workers then."""
     jars = _pyspark_jars()
     javac = _javac()
     if jars is None or javac is None:

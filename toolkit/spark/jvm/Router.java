@@ -322,23 +322,33 @@ public final class Router {
             Object out = convert(v, code, col.target);
             return out == LOSSY ? null : wrap(out, rule[2]);
           }
+          int target = col.target;
           try {
-            return wrap(leaves(v, rule[1], col.target), rule[2]);
+            return wrap(normalize(v, rule[1], j -> converted(j, target)), rule[2]);
           } catch (Inexact e) {
             return null;
           }
         case RECORDS:
-          if (tape.type[v] == Tally.PartitionTally.OBJ) return wrap(struct(v, col.struct), rule[2]);
-          return wrap(records(v, rule[1], col.struct), rule[2]);
+          Table struct = col.struct;
+          if (tape.type[v] == Tally.PartitionTally.OBJ) return wrap(struct(v, struct), rule[2]);
+          return wrap(normalize(v, rule[1], j -> routed(j, struct)), rule[2]);
         case EMPTY:
-          return wrap(records(v, rule[1], null), rule[2]);
+          return wrap(normalize(v, rule[1], j -> routed(j, null)), rule[2]);
         default:
           throw new IllegalStateException("toolkit router: no way " + rule[0]);
       }
     }
 
-    /** routing.normalize with converted leaves: an array at exactly {@code depth} levels. */
-    GenericArrayData leaves(int i, int depth, int target) {
+    /** What becomes of each leaf (a tape entry that is no array) in {@link #normalize}. */
+    interface Leaf {
+      Object at(int j);
+    }
+
+    /**
+     * routing.normalize: the array at tape entry i at exactly {@code depth} levels (RULES 1:
+     * shallower leaves are wrapped), null elements kept, each leaf as {@code leaf} makes it.
+     */
+    GenericArrayData normalize(int i, int depth, Leaf leaf) {
       Tally.PartitionTally p = tape;
       int stop = p.aux[i];
       Object[] out = new Object[count(i)];
@@ -347,49 +357,36 @@ public final class Router {
       while (j < stop) {
         byte t = p.type[j];
         if (t == Tally.PartitionTally.ARR) {
-          out[k++] = leaves(j, depth - 1, target);
+          out[k++] = normalize(j, depth - 1, leaf);
           j = p.aux[j];
-        } else if (t == Tally.PartitionTally.OBJ) {
-          // a record among primitives: the table never sends those here (Python renders them)
-          throw new IllegalStateException("toolkit router: a record among primitive leaves");
-        } else {
-          int code = p.aux[j];
-          if (code < 0) {
-            out[k++] = null;
-          } else {
-            Object leaf = convert(j, code, target);
-            if (leaf == LOSSY) throw Inexact.INSTANCE;
-            out[k++] = wrap(leaf, depth - 1);
-          }
+        } else if (t == Tally.PartitionTally.SCALAR && p.aux[j] < 0) {
+          out[k++] = null;
           j++;
+        } else {
+          out[k++] = wrap(leaf.at(j), depth - 1);
+          j = t == Tally.PartitionTally.SCALAR ? j + 1 : p.aux[j];
         }
       }
       return new GenericArrayData(out);
     }
 
-    /** routing.normalize of an array of records (routed into {@code t}) or of no leaves. */
-    GenericArrayData records(int i, int depth, Table t) {
-      Tally.PartitionTally p = tape;
-      int stop = p.aux[i];
-      Object[] out = new Object[count(i)];
-      int k = 0;
-      int j = i + 1;
-      while (j < stop) {
-        byte type = p.type[j];
-        if (type == Tally.PartitionTally.ARR) {
-          out[k++] = records(j, depth - 1, t);
-          j = p.aux[j];
-        } else if (type == Tally.PartitionTally.OBJ && t != null) {
-          out[k++] = wrap(struct(j, t), depth - 1);
-          j = p.aux[j];
-        } else if (type == Tally.PartitionTally.SCALAR && p.aux[j] < 0) {
-          out[k++] = null;
-          j++;
-        } else {
-          throw new IllegalStateException("toolkit router: an unexpected leaf in an array");
-        }
+    /** A leaf converted into {@code target}; a leaf that cannot be is Inexact. */
+    Object converted(int j, int target) {
+      if (tape.type[j] == Tally.PartitionTally.OBJ) {
+        // a record among primitives: the table never sends those here (Python renders them)
+        throw new IllegalStateException("toolkit router: a record among primitive leaves");
       }
-      return new GenericArrayData(out);
+      Object leaf = convert(j, tape.aux[j], target);
+      if (leaf == LOSSY) throw Inexact.INSTANCE;
+      return leaf;
+    }
+
+    /** A record leaf routed into {@code t}. */
+    Object routed(int j, Table t) {
+      if (t == null || tape.type[j] != Tally.PartitionTally.OBJ) {
+        throw new IllegalStateException("toolkit router: an unexpected leaf in an array");
+      }
+      return struct(j, t);
     }
 
     /** The elements of the array at tape entry i. */
