@@ -182,6 +182,18 @@ def test_a_malformed_line_is_named_by_its_number(tmp_path: Path) -> None:
     assert e.value.number == 3
 
 
+@pytest.mark.parametrize(
+    "line", ['{"s": "\\ud800"}', '{"s": ["x\\udfff", 12345678901234567890123]}',
+             '{"\\udc00": 1}', '{"a": NaN, "s": {"t": "\\ud83d"}}'],
+)
+def test_a_lone_surrogate_is_refused_as_malformed(line: str) -> None:
+    """Valid JSON, but the text has no UTF-8 form: no Parquet file can store it. Refused
+    when read (named, then quarantined whole or failing the batch), never mid-write."""
+    with pytest.raises(MalformedLineError, match=r"^line 2: .*lone surrogate"):
+        list(parse_lines(['{"s": "\\ud83d\\ude00"}', line]))
+    assert list(parse_lines(['{"s": "\\ud83d\\ude00 \\u00e9"}'])) == [{"s": "\U0001f600 é"}]
+
+
 def test_a_line_too_deep_to_parse_is_named_by_its_number() -> None:
     lines = ['{"a": 1}', deep_line(5_000), deep_line(5_000, "[", "]")]
     with pytest.raises(LineTooDeepError, match=r"^line 2: .*nested too deeply to parse"):
@@ -326,8 +338,9 @@ def test_spark_sql_resolves_every_case_variant_without_ambiguity(
         ('{"a": 2,,}', r"malformed JSON '\{\"a\": 2,,\}'"),
         ("[1, 2, 3]", "expected a JSON object, got list"),
         (HOSTILE_LINES[5], r"field 'a': value nested at least 1001 levels deep"),
+        ('{"a": "\\ud800"}', "lone surrogate"),
     ],
-    ids=["malformed", "not-an-object", "too-deep"],
+    ids=["malformed", "not-an-object", "too-deep", "lone-surrogate"],
 )
 def test_ingest_refuses_a_hostile_line_with_an_error_naming_it(
     lakehouse: Catalog, spark: SparkSession, tmp_path: Path, bad: str, says: str
@@ -347,16 +360,18 @@ def test_ingest_quarantines_what_it_cannot_take_and_writes_the_rest(
 ) -> None:
     table = f"hostile.mixed_{'deep' if deep else 'shallow'}"
     path = tmp_path / "mixed.jsonl"
-    lines = ['{"id": 9, "a": [1]}', '{"a": 2,,}', *HOSTILE_LINES[: 6 if deep else 5]]
+    lone = '{"id": 8, "a": "\\ud800"}'  # a lone surrogate: no UTF-8 form
+    lines = ['{"id": 9, "a": [1]}', '{"a": 2,,}', lone, *HOSTILE_LINES[: 6 if deep else 5]]
     path.write_text("\n".join(lines) + "\n")
     report = ingest(str(path), table, lakehouse, spark, batch_id="mixed-0")
-    reasons = ["malformed", "not-a-record"] + (["invalid-value"] if deep else [])
+    reasons = ["malformed", "malformed", "not-a-record"] + (["invalid-value"] if deep else [])
     assert report.rows_written == 5 and report.quarantined == len(reasons)
     quarantined = spark.table(f"{lakehouse.name}.{report.quarantine_table}").collect()
     assert sorted(r.reason for r in quarantined) == sorted(reasons)
     assert {r.batch_id for r in quarantined} == {"mixed-0"}
     raws = {r.raw for r in quarantined}
     assert '{"a": 2,,}' in raws  # a line that is no JSON: as it arrived
+    assert lone in raws
     assert [1, 2, 3] in [json.loads(r.raw) for r in quarantined if r.reason == "not-a-record"]
     if deep:
         assert HOSTILE_LINES[5] in raws  # the raw line, whole

@@ -8,6 +8,10 @@ library, which keeps every integer exact; so do NaN and Infinity, which orjson r
 {'n': 1180591620717411303424, 'x': 1.5}
 >>> parse_line('{"a": NaN}')
 {'a': nan}
+
+A text holding a lone surrogate (``"\\ud800"`` without its pair) is valid JSON but has no
+UTF-8 form, so no Parquet file can store it: such a line is refused as malformed (and kept
+whole in the quarantine as the text it arrived as), rather than failing the batch later.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ from typing import Any, Final
 import orjson
 
 _LONG_DIGITS: Final = re.compile(r"\d{19}")
+#: an escape of a UTF-16 surrogate: orjson refuses lone ones, the standard library not
+_SURROGATE_ESCAPE: Final = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 class MalformedLineError(ValueError):
@@ -49,11 +55,21 @@ def parse_line(line: str | bytes, number: int | None = None) -> Any:
         except orjson.JSONDecodeError:
             pass  # NaN/Infinity, too deep, or malformed: the standard library decides
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except ValueError as exc:
         raise MalformedLineError(text, str(exc), number) from None
     except RecursionError:  # the standard library's decoder recurses once per level
         raise LineTooDeepError(text, number) from None
+    if _SURROGATE_ESCAPE.search(text) is not None:
+        try:  # keys and texts alike
+            json.dumps(value, ensure_ascii=False).encode()
+        except UnicodeEncodeError:
+            raise MalformedLineError(
+                text, "a lone surrogate escape: the text has no UTF-8 form", number
+            ) from None
+        except RecursionError:
+            raise LineTooDeepError(text, number) from None
+    return value
 
 
 def parse_lines(lines: Iterable[str | bytes]) -> Iterator[Any]:

@@ -414,7 +414,8 @@ public final class Router {
       String text = p.sv[j];
       switch (target) {
         case T_STRING:
-          if (text != null) return utf8(text); // a text keeps its own spelling
+          // a text keeps its own spelling (the tokenizer refused lone surrogates)
+          if (text != null) return UTF8String.fromString(text);
           if (p.aux2[j] >= 0) {
             // a JSON text without escapes: its bytes are its UTF-8 (copied: the line's
             // buffer is reused)
@@ -487,30 +488,6 @@ public final class Router {
         default:
           return LOSSY;
       }
-    }
-
-    /**
-     * A text as UTF-8. A lone surrogate (JSON's "\ud800") has no UTF-8 form: Java would
-     * write "?" in its place, so the line is refused instead (the Python router refuses it
-     * too).
-     */
-    static UTF8String utf8(String text) {
-      for (int i = 0; i < text.length(); i++) {
-        char c = text.charAt(i);
-        if (Character.isSurrogate(c)) {
-          boolean pair =
-              Character.isHighSurrogate(c)
-                  && i + 1 < text.length()
-                  && Character.isLowSurrogate(text.charAt(i + 1));
-          if (!pair) {
-            throw new IllegalStateException(
-                "toolkit router: a lone surrogate has no UTF-8 form, in text "
-                    + text.substring(0, Math.min(text.length(), 80)));
-          }
-          i++;
-        }
-      }
-      return UTF8String.fromString(text);
     }
 
     /** conversions.long_to_double: LOSSY where the double would round the long. */

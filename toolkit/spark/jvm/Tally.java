@@ -270,6 +270,9 @@ public final class Tally {
     int[] aux2 = new int[256];
     /** the epoch day or microseconds stringKind / intKind found for the current token */
     long parsed;
+    /** of the current JSON text: its byte length without escapes (else -1), its decoding */
+    int raw;
+    String escaped;
     int[] stack = new int[64];
     int n;
     byte[] buf;
@@ -289,7 +292,26 @@ public final class Tally {
       walkRecord(0, root);
       // Python keeps a duplicate key's last value: the partition goes to it (what was
       // tallied of it is dropped with the rest of the partition's tally)
+      if (badKey) return "a key with a lone surrogate escape";
       return duplicate ? "a duplicate key" : null;
+    }
+
+    boolean badKey;
+
+    /** Whether a text has a UTF-8 form: no surrogate without its pair. */
+    static boolean wellFormed(String text) {
+      for (int i = 0; i < text.length(); i++) {
+        char c = text.charAt(i);
+        if (Character.isSurrogate(c)) {
+          if (!Character.isHighSurrogate(c)
+              || i + 1 == text.length()
+              || !Character.isLowSurrogate(text.charAt(i + 1))) {
+            return false;
+          }
+          i++;
+        }
+      }
+      return true;
     }
 
     /** a serial number per record walked, and whether one had a key twice */
@@ -378,6 +400,15 @@ public final class Tally {
               type[n] = SCALAR;
               start[n] = at;
               aux[n] = scalarKind(p, t, at);
+              if (t.id() == JsonTokenId.ID_STRING) {
+                // an escaped text is decoded to look for a lone surrogate, which has no
+                // UTF-8 form: Python refuses such a line as malformed, and so is it here
+                raw = rawLength(at);
+                escaped = raw < 0 ? p.getText() : null;
+                if (escaped != null && !wellFormed(escaped)) {
+                  throw new JsonParseException(p, "a lone surrogate escape");
+                }
+              }
               if (keep) keepValue(p, t, aux[n]);
               n++;
           }
@@ -431,8 +462,7 @@ public final class Tally {
           lv[n] = Double.doubleToRawLongBits(p.getDoubleValue());
           break;
         case JsonTokenId.ID_STRING:
-          int raw = rawLength(start[n]);
-          sv[n] = raw < 0 ? p.getText() : null; // else the router copies its bytes
+          sv[n] = escaped; // else the router copies its bytes
           aux2[n] = raw;
           if (code != STRING) lv[n] = parsed;
           break;
@@ -603,6 +633,7 @@ public final class Tally {
       while (j < stop) {
         Field f = level.field(names[j]); // null values too: the key exists at this level
         if (f.seenIn == serial) duplicate = true;
+        if (f.seenIn == 0 && !wellFormed(names[j])) badKey = true; // a new key
         f.seenIn = serial;
         j = walkValue(j + 1, f);
       }
