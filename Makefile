@@ -36,7 +36,8 @@ lab: sysdeps install
 	JUPYTER_PATH=$(CURDIR)/$(VENV)/share/jupyter $(BIN)/jupyter lab \
 		$(if $(filter 0,$(shell id -u)),--allow-root) notebooks/quickstart.ipynb
 
-# the pure engine, then Spark and Iceberg on 1M generated records (a few minutes)
+# the pure engine, then Spark and Iceberg on 1M generated records: three timed runs with
+# alternating order (the first big job in a fresh JVM is slower, whichever it is), medians
 bench: sysdeps install
 	$(BIN)/python -m benchmarks
-	$(BIN)/python -m benchmarks --spark
+	$(BIN)/python -m benchmarks --spark --repeat 3
