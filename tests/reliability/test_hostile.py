@@ -354,6 +354,17 @@ def test_ingest_refuses_a_hostile_line_with_an_error_naming_it(
 
 
 @pytest.mark.spark
+def test_python_records_with_a_lone_surrogate_fail_naming_the_column(
+    lakehouse: Catalog, spark: SparkSession
+) -> None:
+    """Python strings may hold one (JSON lines refuse it when read): the write fails with
+    the column and the value, not a bare UnicodeEncodeError."""
+    records = [{"a": 1, "s": "ok"}, {"s": "fine", "d": {"t": "x\udfff"}}]
+    with pytest.raises(Exception, match=r"column 'd': value .* holds a lone surrogate"):
+        ingest(records, "hostile.surrogate", lakehouse, spark)
+
+
+@pytest.mark.spark
 @pytest.mark.parametrize("deep", [False, True], ids=["shallow", "too-deep"])
 def test_ingest_quarantines_what_it_cannot_take_and_writes_the_rest(
     lakehouse: Catalog, spark: SparkSession, tmp_path: Path, deep: bool

@@ -194,7 +194,34 @@ def route_partition(
         if routed is None:
             continue
         arrays = [
-            pa.nulls(routed.size, f.type) if values is None else pa.array(values, type=f.type)
+            pa.nulls(routed.size, f.type) if values is None else _arrow(values, f)
             for values, f in zip(routed.columns, arrow_schema, strict=True)
         ]
         yield pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
+
+
+def _arrow(values: list[Any], f: pa.Field) -> pa.Array:
+    """A routed column as Arrow. A text with a lone surrogate (from Python records: JSON
+    lines refuse it when read) has no UTF-8 form: the error names the column and value."""
+    try:
+        return pa.array(values, type=f.type)
+    except UnicodeEncodeError:
+        bad = next(v for v in values if _lone_surrogate(v))
+        raise ValueError(
+            f"column {f.name!r}: value {bad!r} holds a lone surrogate, which has no UTF-8 "
+            "form: no file can store it"
+        ) from None
+
+
+def _lone_surrogate(v: Any) -> bool:
+    if isinstance(v, str):
+        try:
+            v.encode()
+        except UnicodeEncodeError:
+            return True
+        return False
+    if isinstance(v, dict):
+        return any(map(_lone_surrogate, v.values())) or any(map(_lone_surrogate, v))
+    if isinstance(v, list):
+        return any(map(_lone_surrogate, v))
+    return False
