@@ -60,16 +60,33 @@ def parse_line(line: str | bytes, number: int | None = None) -> Any:
         raise MalformedLineError(text, str(exc), number) from None
     except RecursionError:  # the standard library's decoder recurses once per level
         raise LineTooDeepError(text, number) from None
-    if _SURROGATE_ESCAPE.search(text) is not None:
-        try:  # keys and texts alike
-            json.dumps(value, ensure_ascii=False).encode()
-        except UnicodeEncodeError:
-            raise MalformedLineError(
-                text, "a lone surrogate escape: the text has no UTF-8 form", number
-            ) from None
-        except RecursionError:
-            raise LineTooDeepError(text, number) from None
+    if _SURROGATE_ESCAPE.search(text) is not None and has_lone_surrogate(value):
+        raise MalformedLineError(
+            text, "a lone surrogate escape: the text has no UTF-8 form", number
+        )
     return value
+
+
+def has_lone_surrogate(value: Any) -> bool:
+    """Whether a JSON-like value holds a text, key or value, with no UTF-8 form.
+
+    >>> has_lone_surrogate({"a": ["ok", "\\U0001f600"]}), has_lone_surrogate({"\\udc00": 1})
+    (False, True)
+    """
+    stack = [value]
+    while stack:  # iterative: a line may be nested a thousand levels deep
+        v = stack.pop()
+        if isinstance(v, str):
+            try:
+                v.encode()
+            except UnicodeEncodeError:
+                return True
+        elif isinstance(v, dict):
+            stack.extend(v)
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return False
 
 
 def parse_lines(lines: Iterable[str | bytes]) -> Iterator[Any]:

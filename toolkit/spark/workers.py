@@ -15,7 +15,7 @@ from typing import Any, Literal, TypeAlias
 import pyarrow as pa
 
 from toolkit.core.engine import Engine, RoutedBatch, gc_paused
-from toolkit.core.jsonlines import MalformedLineError, parse_line
+from toolkit.core.jsonlines import MalformedLineError, has_lone_surrogate, parse_line
 from toolkit.core.observe import StructObservation
 from toolkit.core.options import Options
 from toolkit.core.planner import Plan
@@ -206,22 +206,8 @@ def _arrow(values: list[Any], f: pa.Field) -> pa.Array:
     try:
         return pa.array(values, type=f.type)
     except UnicodeEncodeError:
-        bad = next(v for v in values if _lone_surrogate(v))
+        bad = next(v for v in values if has_lone_surrogate(v))
         raise ValueError(
             f"column {f.name!r}: value {bad!r} holds a lone surrogate, which has no UTF-8 "
             "form: no file can store it"
         ) from None
-
-
-def _lone_surrogate(v: Any) -> bool:
-    if isinstance(v, str):
-        try:
-            v.encode()
-        except UnicodeEncodeError:
-            return True
-        return False
-    if isinstance(v, dict):
-        return any(map(_lone_surrogate, v.values())) or any(map(_lone_surrogate, v))
-    if isinstance(v, list):
-        return any(map(_lone_surrogate, v))
-    return False
