@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import toolkit
+from toolkit.core.operations import field_at
 from toolkit.core.types import Column, Struct, type_to_str
 
 
@@ -23,12 +24,4 @@ def docs(struct: Struct) -> dict[str, str | None]:
 
 def column(struct: Struct, *path: str) -> Column:
     """The column at a path of names (through list levels)."""
-    cur: Any = struct
-    col: Column | None = None
-    for name in path:
-        while not isinstance(cur, Struct):
-            cur = cur.element
-        col = cur.by_name()[name]
-        cur = col.type
-    assert col is not None
-    return col
+    return field_at(struct, path)[0]

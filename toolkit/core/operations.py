@@ -299,6 +299,18 @@ def _find(struct: Struct, path: Path, op: str) -> _Found:
         parent, cur = (*parent, col.name), inner
 
 
+def field_at(struct: Struct, path: Path) -> tuple[Column, Struct]:
+    """The column at ``path`` (list levels written as ``element`` or skipped) and the
+    struct that holds it, for adapters staging an operation the core already checked.
+
+    >>> s = Struct((Column(1, "a", ListOf(2, Struct((Column(3, "b", "long"),)))),))
+    >>> field_at(s, ("a", "b"))[0].id, field_at(s, ("a", "element", "b"))[0].id
+    (3, 3)
+    """
+    found = _find(struct, path, "find")
+    return found.column, found.siblings
+
+
 def _edit_struct(struct: Struct, parent: Path, edit: Callable[[Struct], Struct]) -> Struct:
     """``struct`` with the struct at canonical path ``parent`` replaced by ``edit(it)``."""
     if not parent:
@@ -1291,6 +1303,7 @@ __all__ = [
     "add",
     "as_path",
     "drop",
+    "field_at",
     "make_optional",
     "move_after",
     "move_before",

@@ -45,7 +45,6 @@ from pyiceberg.types import (
 
 from toolkit.core.conversions import LOSSY, Conversions, long_to_double, render_double
 from toolkit.core.operations import (
-    ELEMENT,
     AddField,
     AddPartitionField,
     DropField,
@@ -61,9 +60,9 @@ from toolkit.core.operations import (
     TableLayout,
     WidenField,
     dotted,
+    field_at,
     plan_evolution,
 )
-from toolkit.core.types import Column, Struct
 from toolkit.iceberg.commit import StalePlanError, TableState
 from toolkit.iceberg.lineage import LineageEntry, lineage, lineage_properties
 from toolkit.iceberg.schema import from_iceberg, type_to_iceberg
@@ -270,7 +269,7 @@ def _stage(
 ) -> None:
     """Stage one operation in ``txn``; the core already checked it against ``before``."""
     if isinstance(op, AddField):
-        added = _column_at(after.schema, op.path)
+        added, _ = field_at(after.schema, op.path)
         with txn.update_schema() as update:
             update.add_column(op.path, type_to_iceberg(added.type), doc=op.doc)
     elif isinstance(op, DropField):
@@ -302,20 +301,6 @@ def _stage(
         _stage_sort(txn, op)
 
 
-def _column_at(struct: Struct, path: tuple[str, ...]) -> Column:
-    cur: Any = struct
-    col: Column | None = None
-    for name in path:
-        if name == ELEMENT and col is not None and not isinstance(cur, Struct):
-            continue
-        while not isinstance(cur, Struct):
-            cur = cur.element
-        col = cur.by_name()[name]
-        cur = col.type
-    assert col is not None
-    return col
-
-
 def _stage_widen(
     txn: Transaction,
     op: WidenField,
@@ -330,12 +315,12 @@ def _stage_widen(
             update.update_column(op.path, field_type=new_type)
         return
     old_col, old_type = op.resolve(before)
-    new_col = _column_at(after.schema, op.path)
+    new_col, holder = field_at(after.schema, op.path)
     # A rewrite is a new column under the same name (drop, then add in a second update so
     # the move below finds the new field and not the dropped one), moved to the old place.
     with txn.update_schema() as update:
         update.delete_column(op.path)
-    siblings = _siblings(after.schema, op.path)
+    siblings = holder.fields
     index = [c.id for c in siblings].index(new_col.id)
     # Adding a required column is an "incompatible" change to PyIceberg only because old
     # files would lack it; here every row is rewritten with a value.
@@ -347,14 +332,6 @@ def _stage_widen(
             update.move_after(op.path, (*op.path[:-1], siblings[index - 1].name))
     staged = txn.table_metadata.schema().find_field(dotted(op.path))
     rewritten[staged.field_id] = (old_col.id, old_type, op.to)
-
-
-def _siblings(struct: Struct, path: tuple[str, ...]) -> tuple[Column, ...]:
-    if len(path) == 1:
-        return struct.fields
-    parent = _column_at(struct, path[:-1]).type
-    assert isinstance(parent, Struct)
-    return parent.fields
 
 
 def _stage_sort(txn: Transaction, op: ReplaceSortOrder) -> None:
