@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from toolkit.core.options import Options
 from toolkit.core.routing import Router
 from toolkit.core.types import RECORD, Struct
-from toolkit.spark.tally import ARRAY_SHIFT, KindCodes
+from toolkit.spark.tally import ARRAY_SHIFT, RECORD_CODE, KindCodes
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -38,7 +38,7 @@ log = logging.getLogger(__name__)
 
 #: Router.java's names for the ways a value lands (routing.Rule.how); -1: it does not
 HOW = {"convert": 0, "records": 1, "empty": 2}
-_RECORD_BIT = 1 << 9  # Tally.RECORD
+_RECORD_BIT = 1 << RECORD_CODE
 _MASK = (1 << ARRAY_SHIFT) - 1
 
 
@@ -98,7 +98,9 @@ def jvm_routing(
     """The routing table for a batch the JVM can route under ``options``, or None (with
     the reason logged): the widening policy routes by its own plan (Python), and a batch
     the tally did not read in full has no codes."""
-    if options.policy != "upsolver" or codes is None or not schema.fields:
+    if options.policy != "upsolver" or codes is None:
+        return None
+    if not schema.fields:  # rows without columns: what Python workers do with them stays
         return None
     try:
         return routing_table(schema, Router(options), codes, KindCodes(options))

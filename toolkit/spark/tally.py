@@ -71,6 +71,8 @@ REPRESENTATIVES: tuple[Any, ...] = (
     {},  # RECORD
 )
 ARRAY_SHIFT = 10
+#: Tally.RECORD: the code of a record, and its bit in an array code's mask of leaf codes
+RECORD_CODE = REPRESENTATIVES.index({})
 
 
 # --------------------------------------------------------------------------- the jar
