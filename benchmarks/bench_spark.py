@@ -154,8 +154,9 @@ class Split:
 @contextlib.contextmanager
 def split() -> Iterator[Split]:
     """Time ``observe_on_spark``, ``_plan_and_commit`` and ``write_batch`` inside ``ingest``
-    (module globals of ``toolkit.pipeline``, looked up at call time), then restore them."""
-    from toolkit import pipeline
+    (module globals of ``toolkit.pipeline.ingest``, looked up at call time), then restore
+    them."""
+    from toolkit.pipeline import ingest as pipeline
 
     s = Split()
     steps = {
@@ -214,7 +215,7 @@ def run_spark(
 ) -> SparkRuns:
     import toolkit
     from toolkit.iceberg.schema import from_iceberg
-    from toolkit.pipeline import observe_on_spark
+    from toolkit.spark.batches import observe_on_spark
 
     opts = toolkit.make_options()
     fq = f"{cat.name}.{NAMESPACE}"
@@ -406,8 +407,9 @@ def run_commits(
     cat: Catalog, spark: SparkSession, seed: int, log: Callable[[str], None]
 ) -> CommitRuns:
     from toolkit.core.engine import Engine
+    from toolkit.core.state import TableState
     from toolkit.core.types import Struct
-    from toolkit.iceberg.commit import TableState, commit_plan
+    from toolkit.iceberg.commit import commit_plan
     from toolkit.iceberg.schema import from_iceberg, to_iceberg
 
     first, later = drift_plans(seed)
@@ -565,7 +567,8 @@ def profiles(path: Path, runs: SparkRuns, commits: CommitRuns, top: int) -> str:
 
     import toolkit
     from toolkit.core.engine import Engine
-    from toolkit.iceberg.commit import TableState, commit_plan
+    from toolkit.core.state import TableState
+    from toolkit.iceberg.commit import commit_plan
     from toolkit.iceberg.schema import from_iceberg
     from toolkit.spark.workers import observe_partition, route_partition
 

@@ -9,8 +9,7 @@ from pyiceberg.schema import Schema, index_by_id
 from pyiceberg.types import ListType, LongType, NestedField, StructType
 
 import toolkit
-from toolkit.core.engine import NotARecordError
-from toolkit.core.observe import UnsupportedValueError
+from toolkit.errors import NotARecordError, UnsupportedValueError
 
 
 def test_simulate_returns_an_iceberg_schema_with_ids_docs_and_optional_columns() -> None:

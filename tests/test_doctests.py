@@ -12,12 +12,15 @@ import toolkit.core
 
 MODULES = [
     "toolkit",
+    "toolkit.errors",
     "toolkit.api",
     "toolkit.iceberg.schema",
     "toolkit.iceberg.duckdb",
     "toolkit.iceberg.commit",
     "toolkit.iceberg.lineage",
     "toolkit.iceberg.quarantine",
+    "toolkit.iceberg.views",
+    "toolkit.pipeline.replay",
     "toolkit.ops",
     "toolkit.core.jsonlines",
     *(f"toolkit.core.{m.name}" for m in pkgutil.iter_modules(toolkit.core.__path__)),

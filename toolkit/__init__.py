@@ -9,40 +9,43 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolkit import ops
+from toolkit import errors, ops
 from toolkit.api import Simulation, coalesce_sql, make_options, profile, simulate
 from toolkit.core.options import Options
 from toolkit.core.profile import Profile
+from toolkit.errors import *  # noqa: F403 (every error, importable from ``toolkit``)
 
 #: Public names that live outside the pure core, loaded on first use: ``import toolkit``
 #: must stay light and must never start a JVM.
 _LAZY = {
     "catalog": "toolkit.iceberg.catalog",
     "spark_session": "toolkit.spark.session",
-    "ingest": "toolkit.pipeline",
-    "IngestReport": "toolkit.pipeline",
+    "ingest": "toolkit.pipeline.ingest",
+    "IngestReport": "toolkit.pipeline.ingest",
     "statistics": "toolkit.iceberg.statistics",
-    "stream": "toolkit.streaming",
+    "stream": "toolkit.pipeline.stream",
     "create_coalesce_view": "toolkit.spark.views",
     "explore": "toolkit.notebook",
     "preview": "toolkit.notebook",
-    "plan_preview": "toolkit.pipeline",
+    "plan_preview": "toolkit.pipeline.preview",
     "evolve": "toolkit.iceberg.operations",
     "preview_evolution": "toolkit.iceberg.operations",
     "lineage": "toolkit.iceberg.lineage",
     "undo": "toolkit.iceberg.lineage",
     "quarantine": "toolkit.iceberg.quarantine",
-    "replay": "toolkit.iceberg.quarantine",
+    "replay": "toolkit.pipeline.replay",
     "inspect_quarantine": "toolkit.notebook.quarantine_widget",
     "edit_schema": "toolkit.notebook.evolution_widget",
     "compare_policies": "toolkit.notebook",
 }
 
 __all__ = [
+    *errors.__all__,
     "Options",
     "Profile",
     "Simulation",
     "coalesce_sql",
+    "errors",
     "make_options",
     "ops",
     "profile",

@@ -1,4 +1,5 @@
-"""The toolkit's in-memory API: ``simulate``, ``profile`` and ``coalesce_sql``.
+"""The toolkit's in-memory API: ``simulate``, ``profile`` and ``coalesce_sql``
+(``toolkit.iceberg.views``).
 
 >>> result = simulate([[{"size": 4}], [{"size": 2.3}]])
 >>> print(result.schema)
@@ -20,58 +21,16 @@ from typing import Any
 from pyiceberg.schema import Schema
 
 from toolkit.core import profile as _profile
-from toolkit.core.conversions import EpochUnit, LongTimestampUnit
 from toolkit.core.engine import Run, simulate_batches
-from toolkit.core.lattice import STRICT, UPSOLVER, Lattice
-from toolkit.core.options import POLICIES, Options, Policy
+from toolkit.core.options import make_options
 from toolkit.core.planner import Plan
 from toolkit.core.profile import Profile
-from toolkit.core.quarantine import OnIncompatible, Quarantined
+from toolkit.core.quarantine import Quarantined
 from toolkit.core.types import Struct
-from toolkit.core.views import Dialect
-from toolkit.core.views import coalesce_sql as _coalesce_sql
-from toolkit.iceberg.schema import from_iceberg, to_iceberg
-
-LATTICES: dict[str, Lattice] = {"upsolver": UPSOLVER, "strict": STRICT}
+from toolkit.iceberg.schema import to_iceberg
+from toolkit.iceberg.views import as_struct, coalesce_sql
 
 Records = Iterable[Mapping[str, Any]]
-
-
-def make_options(
-    *,
-    detect_dates: bool = True,
-    timestamp_unit: EpochUnit = "ms",
-    long_timestamp_unit: LongTimestampUnit = "auto",
-    lattice: Lattice | str = UPSOLVER,
-    policy: Policy = "upsolver",
-    on_incompatible: OnIncompatible = "quarantine",
-    allow_rewrites: bool = True,
-) -> Options:
-    """Options from keyword arguments (see :class:`~toolkit.core.options.Options`);
-    ``lattice`` may be a name (``upsolver``, ``strict``)."""
-    if policy not in POLICIES:
-        raise ValueError(f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}")
-    if on_incompatible not in ("fail", "quarantine"):
-        raise ValueError(
-            f"unknown on_incompatible {on_incompatible!r}; choose 'fail' or 'quarantine'"
-        )
-    if isinstance(lattice, str):
-        try:
-            lattice = LATTICES[lattice]
-        except KeyError:
-            raise ValueError(
-                f"unknown lattice {lattice!r}; choose one of {', '.join(LATTICES)}"
-            ) from None
-    return Options(
-        detect_dates, timestamp_unit, long_timestamp_unit, lattice, policy, on_incompatible,
-        allow_rewrites,
-    )
-
-
-def _struct(schema: Schema | Struct | None) -> Struct:
-    if schema is None:
-        return Struct()
-    return schema if isinstance(schema, Struct) else from_iceberg(schema)
 
 
 @dataclass(frozen=True)
@@ -127,7 +86,7 @@ def simulate(
     >>> [(q.reason, q.field, q.observed, q.table_type) for q in sim.quarantined]
     [('incompatible', 'n', 'boolean', 'double')]
     """
-    return Simulation(simulate_batches(batches, _struct(schema), make_options(**options)))
+    return Simulation(simulate_batches(batches, as_struct(schema), make_options(**options)))
 
 
 def profile(records: Records, *, batch: int = 0, **options: Any) -> Profile:
@@ -136,24 +95,4 @@ def profile(records: Records, *, batch: int = 0, **options: Any) -> Profile:
     return _profile.profile(records, batch=batch, options=make_options(**options))  # type: ignore[arg-type]
 
 
-def coalesce_sql(
-    schema: Schema | Struct,
-    table: str,
-    dialect: Dialect = "spark",
-    *,
-    view: str | None = None,
-    pretty: bool = False,
-    **options: Any,
-) -> str:
-    """The COALESCE view of RULES 7 over ``table``, for ``spark``, ``trino``, ``duckdb`` or
-    ``athena``; with ``view=``, the ``CREATE OR REPLACE VIEW`` statement."""
-    opts = make_options(**options)
-    return _coalesce_sql(
-        _struct(schema),
-        table,
-        dialect,
-        view=view,
-        lattice=opts.lattice,
-        timestamp_unit=opts.timestamp_unit,
-        pretty=pretty,
-    )
+__all__ = ["Records", "Simulation", "coalesce_sql", "make_options", "profile", "simulate"]

@@ -32,7 +32,6 @@ from __future__ import annotations
 from toolkit.core.operations import (
     Evolution,
     Operation,
-    OperationError,
     SortKey,
     TableLayout,
     add,
@@ -48,6 +47,7 @@ from toolkit.core.operations import (
     sort_by,
 )
 from toolkit.core.operations import widen_to as widen
+from toolkit.errors import OperationError
 
 __all__ = [
     "Evolution",

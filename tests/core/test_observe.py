@@ -6,9 +6,10 @@ import datetime as dt
 
 import pytest
 
-from toolkit.core.observe import Classifier, UnsupportedValueError, observe_struct
+from toolkit.core.observe import Classifier, observe_struct
 from toolkit.core.options import Options
 from toolkit.core.types import Kind
+from toolkit.errors import UnsupportedValueError
 
 classify = Classifier(Options()).kind
 

@@ -9,7 +9,6 @@ from toolkit.core.operations import (
     AddPartitionField,
     Evolution,
     MoveField,
-    OperationError,
     PartitionField,
     RemovePartitionField,
     SortField,
@@ -22,6 +21,7 @@ from toolkit.core.operations import (
     plan_evolution,
 )
 from toolkit.core.types import Column, ListOf, Struct, type_to_str
+from toolkit.errors import OperationError
 
 TABLE = Struct(
     (

@@ -8,9 +8,9 @@ import random
 import pytest
 
 import toolkit
-from toolkit.core.quarantine import IncompatibleRecordError
 from toolkit.core.types import Column, ListOf, MapOf, Struct, type_to_str
 from toolkit.core.widening import MATRIX, MATRIX_TYPES, in_place, widen
+from toolkit.errors import IncompatibleRecordError
 
 # RULES 5 as written in the spec, row = incoming, column = table type; X = incompatible.
 SPEC = """

@@ -18,8 +18,10 @@ from pyiceberg.types import StringType
 
 from toolkit.core.engine import Engine
 from toolkit.core.planner import Plan
+from toolkit.core.state import TableState
 from toolkit.core.types import Column, Struct
-from toolkit.iceberg.commit import StalePlanError, TableState, commit_plan
+from toolkit.errors import StalePlanError
+from toolkit.iceberg.commit import commit_plan
 from toolkit.iceberg.schema import from_iceberg, to_iceberg
 
 ENGINE = Engine()

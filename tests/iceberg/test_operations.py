@@ -19,18 +19,18 @@ from sqlglot import exp
 
 import toolkit
 from toolkit import ops
+from toolkit.core.lineage import plan_lineage_properties
 from toolkit.core.observe import observe_struct
-from toolkit.core.operations import OperationError
 from toolkit.core.options import Options
 from toolkit.core.planner import plan_batch
-from toolkit.iceberg.commit import StalePlanError
-from toolkit.iceberg.lineage import IrreversibleError, lineage, plan_lineage_properties, undo
-from toolkit.iceberg.operations import (
+from toolkit.errors import (
+    IrreversibleError,
+    OperationError,
     RewriteNotApprovedError,
-    evolve,
-    layout_of,
-    preview_evolution,
+    StalePlanError,
 )
+from toolkit.iceberg.lineage import lineage, undo
+from toolkit.iceberg.operations import evolve, layout_of, preview_evolution
 from toolkit.iceberg.schema import from_iceberg, type_to_iceberg
 
 if TYPE_CHECKING:

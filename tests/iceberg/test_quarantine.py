@@ -19,23 +19,20 @@ from pyiceberg.io.pyarrow import schema_to_pyarrow
 import toolkit
 import toolkit.iceberg.quarantine as quarantine_module
 from toolkit.core.quarantine import Quarantined
+from toolkit.errors import NotReplayableError, UnknownIdsError
 from toolkit.iceberg import catalog
 from toolkit.iceberg.commit import BATCH_ID_PROPERTY, batch_id_of
 from toolkit.iceberg.quarantine import (
     ARROW_SCHEMA,
     QUARANTINE_SCHEMA,
-    NotReplayableError,
-    UnknownIdsError,
     append_quarantined,
     discard,
     quarantine,
     quarantine_rows,
     quarantine_table_id,
     quarantine_tuples,
-    replay,
-    replay_batch_id,
-    replay_selection,
 )
+from toolkit.pipeline.replay import replay, replay_batch_id, replay_selection
 
 TABLE = "db.events"
 AT = dt.datetime(2024, 5, 1, 10, 0, tzinfo=dt.UTC)

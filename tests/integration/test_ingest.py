@@ -20,12 +20,15 @@ from tests.integration.readers import (
     read_pyiceberg,
     read_spark,
 )
-from toolkit import pipeline
 from toolkit.core.engine import Engine
 from toolkit.core.planner import Plan
-from toolkit.iceberg.commit import StalePlanError, TableState, commit_plan
+from toolkit.core.state import TableState
+from toolkit.errors import StalePlanError
+from toolkit.iceberg.commit import commit_plan
 from toolkit.iceberg.schema import from_iceberg
-from toolkit.pipeline import ingest
+from toolkit.pipeline import ingest as pipeline
+from toolkit.pipeline.ingest import ingest
+from toolkit.spark import batches as spark_batches
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -113,7 +116,7 @@ def test_a_batch_the_jvm_router_refuses_is_routed_in_python(
 ) -> None:
     """A kind the JVM's table does not foresee fails its job before anything is committed;
     the Python router then writes the batch, once."""
-    made = pipeline.jvm_routing
+    made = spark_batches.jvm_routing
 
     def without_texts(*args: Any) -> Any:
         table = made(*args)
@@ -121,7 +124,7 @@ def test_a_batch_the_jvm_router_refuses_is_routed_in_python(
             col["rules"] = [r for r in col["rules"] if r[0] != 4]
         return table
 
-    monkeypatch.setattr(pipeline, "jvm_routing", without_texts)
+    monkeypatch.setattr(spark_batches, "jvm_routing", without_texts)
     path = tmp_path / "day.jsonl"
     path.write_text('{"a": 1}\n{"a": "x", "b": [1]}\n')
     report = ingest(str(path), "diff.refused", lakehouse, spark, batch_id="day")
@@ -212,8 +215,8 @@ def test_ingest_re_plans_when_another_writer_commits_between_plan_and_commit(
 def test_an_approved_preview_commits_exactly_its_plan_or_is_refused(
     lakehouse: Catalog, spark: SparkSession
 ) -> None:
-    from toolkit.iceberg.commit import PlanChangedError
-    from toolkit.pipeline import plan_preview as preview
+    from toolkit.errors import PlanChangedError
+    from toolkit.pipeline.preview import plan_preview as preview
 
     first = preview([{"a": 1}], "diff.approve", lakehouse)
     assert [c.column.name for c in first.plan.changes] == ["a"]

@@ -19,7 +19,8 @@ from pyiceberg.catalog import Catalog
 import toolkit
 from tests.integration.readers import read_pyiceberg
 from toolkit.core.quarantine import Quarantined
-from toolkit.iceberg.commit import BATCH_ID_PROPERTY, StalePlanError, batch_id_of
+from toolkit.errors import StalePlanError
+from toolkit.iceberg.commit import BATCH_ID_PROPERTY, batch_id_of
 from toolkit.iceberg.quarantine import (
     ARROW_SCHEMA,
     PENDING_REPLAY_PROPERTY,
@@ -27,11 +28,9 @@ from toolkit.iceberg.quarantine import (
     quarantine,
     quarantine_table_id,
     quarantine_tuples,
-    replay,
-    replay_batch_id,
-    replay_preview,
 )
-from toolkit.pipeline import ingest
+from toolkit.pipeline.ingest import ingest
+from toolkit.pipeline.replay import replay, replay_batch_id, replay_preview
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -19,10 +19,11 @@ from pyiceberg.table import Table
 from pyiceberg.types import ListType, NestedField, StructType
 
 import toolkit
+from toolkit.errors import CheckpointLostError
 from toolkit.iceberg.commit import batch_id_of
 from toolkit.iceberg.duckdb import duckdb_connection, read_table
-from toolkit.pipeline import IngestReport, ingest
-from toolkit.streaming import CheckpointLostError, StreamLog, reports, stream
+from toolkit.pipeline.ingest import IngestReport, ingest
+from toolkit.pipeline.stream import StreamLog, reports, stream
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

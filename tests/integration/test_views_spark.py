@@ -9,7 +9,7 @@ import pytest
 from pyiceberg.catalog import Catalog
 
 from toolkit.iceberg.duckdb import duckdb_connection, read_table, run_view
-from toolkit.pipeline import ingest
+from toolkit.pipeline.ingest import ingest
 from toolkit.spark.views import create_coalesce_view
 
 if TYPE_CHECKING:

@@ -27,10 +27,10 @@ from pyiceberg.types import (
 import toolkit
 from tests.integration.readers import canonical, read_duckdb, read_spark
 from tests.integration.test_ingest import schema_summary
-from toolkit.core.quarantine import IncompatibleRecordError
+from toolkit.errors import IncompatibleRecordError
 from toolkit.iceberg.quarantine import quarantine
 from toolkit.iceberg.schema import from_iceberg
-from toolkit.pipeline import ingest
+from toolkit.pipeline.ingest import ingest
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -153,8 +153,8 @@ def test_lines_that_are_no_records_go_to_quarantine_and_the_rest_is_written(
 def test_a_rewrite_waits_for_approval_then_keeps_the_name_and_old_snapshots(
     lakehouse: Catalog, spark: SparkSession
 ) -> None:
-    from toolkit.iceberg.quarantine import replay
-    from toolkit.pipeline import plan_preview
+    from toolkit.pipeline.preview import plan_preview
+    from toolkit.pipeline.replay import replay
 
     name = "widen.rewrite"
     ingest([{"n": 1}, {"n": 2}], name, lakehouse, spark, batch_id="r0", policy="widen")

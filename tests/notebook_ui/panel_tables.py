@@ -17,8 +17,9 @@ from pyiceberg.table import Table
 
 from toolkit.core.engine import Engine, read_rows
 from toolkit.core.jsonlines import read_jsonl
+from toolkit.core.state import TableState
 from toolkit.core.types import Struct
-from toolkit.iceberg.commit import BATCH_ID_PROPERTY, TableState, commit_plan
+from toolkit.iceberg.commit import BATCH_ID_PROPERTY, commit_plan
 from toolkit.iceberg.schema import from_iceberg, to_iceberg
 
 DATA = Path(__file__).resolve().parents[2] / "toolkit" / "data"

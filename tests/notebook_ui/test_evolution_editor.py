@@ -30,14 +30,14 @@ from toolkit.core.operations import (
     AddField,
     AddPartitionField,
     MoveField,
-    OperationError,
     ReplaceSortOrder,
     SortKey,
     TableLayout,
 )
+from toolkit.core.state import ABSENT
 from toolkit.core.types import Column, ListOf, Struct
+from toolkit.errors import OperationError
 from toolkit.iceberg import catalog
-from toolkit.iceberg.commit import ABSENT
 from toolkit.iceberg.lineage import lineage
 from toolkit.notebook.evolution import (
     OPERATION_KINDS,

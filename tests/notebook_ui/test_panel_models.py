@@ -12,11 +12,12 @@ from pyiceberg.catalog import Catalog
 import toolkit
 import toolkit.notebook.models as models
 from tests.notebook_ui.panel_tables import sample_day, write_batches
-from toolkit.core.engine import Engine, NotARecordError
-from toolkit.core.jsonlines import MalformedLineError, read_jsonl
+from toolkit.core.engine import Engine
+from toolkit.core.jsonlines import read_jsonl
 from toolkit.core.profile import profile
+from toolkit.core.state import ABSENT, TableState
+from toolkit.errors import MalformedLineError, NotARecordError, PlanChangedError, StalePlanError
 from toolkit.iceberg import catalog
-from toolkit.iceberg.commit import ABSENT, PlanChangedError, StalePlanError, TableState
 from toolkit.iceberg.statistics import statistics
 from toolkit.notebook.models import (
     CommitOutcome,
@@ -24,7 +25,8 @@ from toolkit.notebook.models import (
     StatisticsModel,
     preview_batch_id,
 )
-from toolkit.pipeline import IngestReport, Preview, plan_preview
+from toolkit.pipeline.ingest import IngestReport
+from toolkit.pipeline.preview import Preview, plan_preview
 
 
 @pytest.fixture

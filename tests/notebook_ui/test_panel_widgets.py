@@ -15,13 +15,15 @@ import toolkit
 import toolkit.notebook
 from tests.notebook_ui.panel_tables import DATA, sample_day, write_batches
 from toolkit.core.profile import Profile, profile
+from toolkit.core.state import TableState
+from toolkit.errors import StalePlanError
 from toolkit.iceberg import catalog
-from toolkit.iceberg.commit import StalePlanError, TableState
 from toolkit.notebook import ExplorePanel, PreviewPanel, explore, preview
 from toolkit.notebook.models import CommitRequest, FieldRow, Page, TypeCount
 from toolkit.notebook.render import field_table_html
 from toolkit.notebook.widgets import PLOTLY_MIME
-from toolkit.pipeline import IngestReport, plan_preview
+from toolkit.pipeline.ingest import IngestReport
+from toolkit.pipeline.preview import plan_preview
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 

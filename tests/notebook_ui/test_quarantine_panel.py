@@ -13,17 +13,11 @@ from pyiceberg.catalog import Catalog
 
 import toolkit
 import toolkit.notebook.quarantine_model as model_module
-from toolkit.core.quarantine import Quarantined
+from toolkit.core.quarantine import Quarantine, Quarantined
+from toolkit.core.state import TableState
+from toolkit.errors import StalePlanError
 from toolkit.iceberg import catalog
-from toolkit.iceberg.commit import StalePlanError, TableState
-from toolkit.iceberg.quarantine import (
-    Quarantine,
-    ReplayReport,
-    append_quarantined,
-    quarantine,
-    replay_batch_id,
-    replay_preview,
-)
+from toolkit.iceberg.quarantine import append_quarantined, quarantine
 from toolkit.notebook.quarantine_model import (
     QuarantineModel,
     ReplayRequest,
@@ -31,6 +25,7 @@ from toolkit.notebook.quarantine_model import (
     samples_html,
 )
 from toolkit.notebook.quarantine_widget import QuarantinePanel, inspect_quarantine
+from toolkit.pipeline.replay import ReplayReport, replay_batch_id, replay_preview
 
 TABLE = "db.events"
 

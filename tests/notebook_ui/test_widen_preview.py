@@ -16,12 +16,12 @@ from pyiceberg.types import BooleanType, IntegerType, LongType, NestedField
 
 import toolkit
 from toolkit.core.profile import Profile
+from toolkit.core.state import TableState
 from toolkit.iceberg import catalog
-from toolkit.iceberg.commit import TableState
 from toolkit.iceberg.operations import rewrite_cost
 from toolkit.notebook import preview
 from toolkit.notebook.models import CommitOutcome, CommitRequest
-from toolkit.pipeline import IngestReport
+from toolkit.pipeline.ingest import IngestReport
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

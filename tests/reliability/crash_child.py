@@ -26,7 +26,8 @@ from typing import Any
 
 import toolkit
 from tests.reliability.children import CHILD_SPARK
-from toolkit import pipeline
+from toolkit.pipeline import ingest as pipeline
+from toolkit.spark import batches as spark_batches
 
 #: this child's process group (its own session): killing it kills Spark's JVM too
 GROUP = os.getpgrp()
@@ -71,7 +72,7 @@ def arm(stage: str) -> None:
         pipeline._plan_and_commit = after(pipeline._plan_and_commit)
     elif stage == "writing":
         pipeline.as_dataframe = split_in_two(pipeline.as_dataframe)
-        pipeline.route_partition = route_then_die
+        spark_batches.route_partition = route_then_die
     elif stage == "committed":
         pipeline.write_batch = after(pipeline.write_batch)
     else:

@@ -21,13 +21,18 @@ from sqlglot import exp
 
 import toolkit
 from tests.integration.readers import read_duckdb, read_pyiceberg, read_spark
-from toolkit.core.engine import NotARecordError
-from toolkit.core.jsonlines import LineTooDeepError, MalformedLineError, parse_lines, read_jsonl
-from toolkit.core.observe import MAX_DEPTH, NestingTooDeepError
-from toolkit.core.quarantine import IncompatibleRecordError
+from toolkit.core.jsonlines import parse_lines, read_jsonl
+from toolkit.core.observe import MAX_DEPTH
 from toolkit.core.types import ListOf, Struct
+from toolkit.errors import (
+    IncompatibleRecordError,
+    LineTooDeepError,
+    MalformedLineError,
+    NestingTooDeepError,
+    NotARecordError,
+)
 from toolkit.iceberg.schema import from_iceberg
-from toolkit.pipeline import ingest
+from toolkit.pipeline.ingest import ingest
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

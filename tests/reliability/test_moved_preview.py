@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from pyiceberg.catalog import Catalog
 
-from toolkit.iceberg.commit import TableState
+from toolkit.core.state import TableState
 from toolkit.notebook import PreviewPanel, preview
-from toolkit.pipeline import ingest
+from toolkit.pipeline.ingest import ingest
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

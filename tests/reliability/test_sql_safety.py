@@ -19,7 +19,7 @@ from toolkit.core.types import Struct
 from toolkit.core.views import DIALECTS, Dialect
 from toolkit.iceberg.duckdb import duckdb_connection, run_view
 from toolkit.iceberg.schema import from_iceberg
-from toolkit.pipeline import ingest
+from toolkit.pipeline.ingest import ingest
 from toolkit.spark.views import create_coalesce_view
 
 if TYPE_CHECKING:

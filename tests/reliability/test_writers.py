@@ -34,11 +34,11 @@ import toolkit
 from tests.integration.readers import canonical, read_duckdb
 from tests.integration.test_ingest import schema_summary
 from tests.reliability import children
-from toolkit import pipeline
 from toolkit.core.types import Struct
 from toolkit.iceberg.commit import batch_id_of
 from toolkit.iceberg.schema import from_iceberg
-from toolkit.pipeline import IngestReport
+from toolkit.pipeline import ingest as pipeline
+from toolkit.pipeline.ingest import IngestReport
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

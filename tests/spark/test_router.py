@@ -19,7 +19,7 @@ from toolkit.core.conversions import render_double
 from toolkit.core.engine import make_plan
 from toolkit.core.options import Options
 from toolkit.core.types import Struct, iter_ids
-from toolkit.pipeline import _spark_schema, observe_on_spark
+from toolkit.spark.batches import observe_on_spark, spark_schema
 from toolkit.spark.router import jvm_routing, route_on_jvm
 from toolkit.spark.workers import route_partition
 
@@ -43,7 +43,7 @@ def both_routes(
     table = jvm_routing(schema, seen.codes, options)
     if table is None:
         return None
-    target = _spark_schema(spark, schema)
+    target = spark_schema(spark, schema)
     fn = functools.partial(route_partition, mode="json", options=options, schema=schema,
                            arrow_schema=to_arrow_schema(target))
     python = df.mapInArrow(fn, target)
@@ -162,6 +162,6 @@ def test_lines_the_router_refuses(jvm: SparkSession, line: str, why: str) -> Non
     table = jvm_routing(schema, seen.codes, Options())
     assert table is not None
     df = frame(jvm, ['{"s": "ok", "n": 3}', line], parts=1)
-    routed = route_on_jvm(df, table, _spark_schema(jvm, schema), Options())
+    routed = route_on_jvm(df, table, spark_schema(jvm, schema), Options())
     with pytest.raises(Exception, match=why):
         routed.collect()

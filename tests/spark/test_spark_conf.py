@@ -12,8 +12,9 @@ import pytest
 from pyiceberg.catalog import load_catalog
 from pyiceberg.catalog.sql import SqlCatalog
 
+from toolkit.errors import SparkSetupError
 from toolkit.iceberg import catalog
-from toolkit.spark import SparkSetupError, iceberg_runtime_jar, spark_conf
+from toolkit.spark import iceberg_runtime_jar, spark_conf
 
 
 def test_runtime_jar_is_the_pinned_iceberg_build() -> None:

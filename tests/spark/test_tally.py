@@ -17,7 +17,7 @@ from toolkit.core.jsonlines import parse_line
 from toolkit.core.options import Options
 from toolkit.core.profile import Profile, profile_of
 from toolkit.core.summary import Summary, summarize
-from toolkit.pipeline import observe_on_spark, observe_partitions
+from toolkit.spark.batches import observe_on_spark, observe_partitions
 from toolkit.spark.tally import Tallied, observe_json
 
 if TYPE_CHECKING:

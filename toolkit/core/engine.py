@@ -26,21 +26,10 @@ from toolkit.core.routing import Router, conform, rows_of
 from toolkit.core.summary import summarize
 from toolkit.core.types import Struct
 from toolkit.core.widen_policy import plan_widen, route_widen
+from toolkit.errors import NotARecordError
 
 T = TypeVar("T")
 V = TypeVar("V")
-
-
-class NotARecordError(TypeError):
-    """A batch item that is not a JSON object (dict)."""
-
-    def __init__(self, batch: int, index: int, value: Any) -> None:
-        self.batch, self.index, self.value = batch, index, value
-        text = repr(value)
-        super().__init__(
-            f"batch {batch}, record {index}: expected a JSON object (dict), got "
-            f"{type(value).__name__} {text[:80]}"
-        )
 
 
 @dataclass(frozen=True)

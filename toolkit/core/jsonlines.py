@@ -24,26 +24,11 @@ from typing import Any, Final
 
 import orjson
 
+from toolkit.errors import LineTooDeepError, MalformedLineError
+
 _LONG_DIGITS: Final = re.compile(r"\d{19}")
 #: an escape of a UTF-16 surrogate: orjson refuses lone ones, the standard library not
 _SURROGATE_ESCAPE: Final = re.compile(r"\\u[dD][89a-fA-F]")
-
-
-class MalformedLineError(ValueError):
-    """A line of a JSON-lines source that is not JSON."""
-
-    def __init__(self, line: str, reason: str, number: int | None = None) -> None:
-        self.line, self.number = line, number
-        where = f"line {number}: " if number is not None else ""
-        shown = line.rstrip("\r\n")[:120]
-        super().__init__(f"{where}malformed JSON {shown!r}: {reason}")
-
-
-class LineTooDeepError(MalformedLineError):
-    """A line of valid JSON nested deeper than the parser walks (about 1,000 levels)."""
-
-    def __init__(self, line: str, number: int | None = None) -> None:
-        super().__init__(line, "nested too deeply to parse (over 1,000 objects and arrays)", number)
 
 
 def parse_line(line: str | bytes, number: int | None = None) -> Any:

@@ -31,6 +31,7 @@ from toolkit.core.conversions import (
 )
 from toolkit.core.options import Options
 from toolkit.core.types import RECORD, Kind
+from toolkit.errors import NestingTooDeepError, UnsupportedValueError
 
 INT64_MIN: Final = -(2**63)
 INT64_MAX: Final = 2**63 - 1
@@ -79,32 +80,6 @@ _EMPTY: Final[dict[str, Any]] = {}
 #: reading time grows threefold per list level past 20 (minutes at 31), and pickle,
 #: sqlglot and the engine's own walks recurse once per level.
 MAX_DEPTH: Final = 20
-
-
-class UnsupportedValueError(TypeError):
-    """A value of a Python type the engine does not know how to type (RULES 1)."""
-
-    def __init__(self, path: Sequence[str], value: Any) -> None:
-        self.path = tuple(path)
-        self.value = value
-        super().__init__(
-            f"field {'.'.join(self.path)!r}: value {value!r} of type {type(value).__name__} "
-            "is not JSON-like (null, bool, int, float, str, date, datetime, dict or list)"
-        )
-
-
-class NestingTooDeepError(ValueError):
-    """A value nested deeper than :data:`MAX_DEPTH` objects and arrays."""
-
-    def __init__(self, path: Sequence[str], depth: int, limit: int = MAX_DEPTH) -> None:
-        self.path, self.depth, self.limit = tuple(path), depth, limit
-        shown = ".".join(self.path)
-        if len(shown) > 120:  # a path as deep as the value: its start and its end
-            shown = f"{shown[:60]}…{shown[-40:]}"
-        super().__init__(
-            f"field {shown!r}: value nested at least {depth} levels deep (objects and "
-            f"arrays, the record counted); the limit is {limit}"
-        )
 
 
 class Classifier:
@@ -327,7 +302,7 @@ def observe_struct(
     """
     classifier = options if isinstance(options, Classifier) else Classifier(options)
     if depth > MAX_DEPTH and rows:
-        raise NestingTooDeepError(path, depth)
+        raise NestingTooDeepError(path, depth, MAX_DEPTH)
     keys: set[str] = set().union(*rows) if rows else set()
     fields = {}
     for key in sorted(keys):
@@ -337,7 +312,7 @@ def observe_struct(
         # array dimensions come from iterative walks; nothing recursive has seen them yet
         deepest = depth + max((k.dim for k in fobs.counts), default=0)
         if deepest > MAX_DEPTH:
-            raise NestingTooDeepError(fobs.path, deepest)
+            raise NestingTooDeepError(fobs.path, deepest, MAX_DEPTH)
     return StructObservation(path, rows, fields)
 
 

@@ -22,7 +22,7 @@ user: 2 operation(s): undo
 >>> rename("nope", "x").apply(table)
 Traceback (most recent call last):
 ...
-toolkit.core.operations.OperationError: rename nope: no field 'nope' (fields: id, name)
+toolkit.errors.OperationError: rename nope: no field 'nope' (fields: id, name)
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from typing import Any, ClassVar, Final, Literal, TypeAlias, get_args
 
 from toolkit.core.types import Column, ColumnType, ListOf, Opaque, Struct, iter_ids, type_to_str
 from toolkit.core.widening import in_place, matrix_name, widen
+from toolkit.errors import OperationError
 
 Path: TypeAlias = tuple[str, ...]
 #: a path as a tuple of names, or a dotted string (only when no name contains a dot)
@@ -46,14 +47,6 @@ DIRECTIONS: Final = get_args(Direction)
 NULL_ORDERS: Final = get_args(NullOrder)
 
 ELEMENT: Final = "element"
-
-
-class OperationError(ValueError):
-    """An operation that cannot apply to the table as it is; names the operation and field."""
-
-    def __init__(self, operation: str, message: str) -> None:
-        self.operation, self.detail = operation, message
-        super().__init__(f"{operation}: {message}")
 
 
 def as_path(path: PathLike) -> Path:

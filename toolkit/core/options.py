@@ -11,7 +11,7 @@ from functools import cached_property
 from typing import Literal, TypeAlias
 
 from toolkit.core.conversions import Conversions, EpochUnit, LongTimestampUnit
-from toolkit.core.lattice import UPSOLVER, Lattice
+from toolkit.core.lattice import STRICT, UPSOLVER, Lattice
 from toolkit.core.quarantine import OnIncompatible
 
 #: ``upsolver``: the automatic policy, suffixed columns (RULES 3-4); ``widen``: one column
@@ -48,3 +48,36 @@ class Options:
     @cached_property
     def conversions(self) -> Conversions:
         return Conversions(self.timestamp_unit, self.long_timestamp_unit)
+
+
+LATTICES: dict[str, Lattice] = {"upsolver": UPSOLVER, "strict": STRICT}
+
+def make_options(
+    *,
+    detect_dates: bool = True,
+    timestamp_unit: EpochUnit = "ms",
+    long_timestamp_unit: LongTimestampUnit = "auto",
+    lattice: Lattice | str = UPSOLVER,
+    policy: Policy = "upsolver",
+    on_incompatible: OnIncompatible = "quarantine",
+    allow_rewrites: bool = True,
+) -> Options:
+    """Options from keyword arguments (see :class:`~toolkit.core.options.Options`);
+    ``lattice`` may be a name (``upsolver``, ``strict``)."""
+    if policy not in POLICIES:
+        raise ValueError(f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}")
+    if on_incompatible not in ("fail", "quarantine"):
+        raise ValueError(
+            f"unknown on_incompatible {on_incompatible!r}; choose 'fail' or 'quarantine'"
+        )
+    if isinstance(lattice, str):
+        try:
+            lattice = LATTICES[lattice]
+        except KeyError:
+            raise ValueError(
+                f"unknown lattice {lattice!r}; choose one of {', '.join(LATTICES)}"
+            ) from None
+    return Options(
+        detect_dates, timestamp_unit, long_timestamp_unit, lattice, policy, on_incompatible,
+        allow_rewrites,
+    )

@@ -151,6 +151,18 @@ class Plan:
             and self.optionals == other.optionals
         )
 
+    def describe_changes(self) -> str:
+        """The columns the plan adds, in one line (what approval compares, in words).
+
+        >>> from toolkit.core.types import Column
+        >>> Plan(0, Struct(), Struct(), (AddColumn((), Column(1, "a", "long"), "a", ""),)
+        ...      ).describe_changes()
+        'add a long'
+        """
+        return "; ".join(
+            f"add {'.'.join(c.path)} {type_to_str(c.column.type)}" for c in self.changes
+        )
+
     def __str__(self) -> str:
         if not self.changed and not self.pending:
             return f"batch {self.batch}: no schema change"

@@ -13,10 +13,15 @@ inspected and replayed once a plan accepts it.
 
 from __future__ import annotations
 
+import datetime as dt
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
+from typing import Any, Final, Literal, TypeAlias, cast
 
 from toolkit.core.conversions import render_json
+from toolkit.core.jsonlines import parse_line
+from toolkit.errors import IncompatibleRecordError, UnknownIdsError
 
 #: Why a record was quarantined.
 Reason: TypeAlias = Literal[
@@ -63,12 +68,196 @@ class Quarantined:
         return self.record if isinstance(self.record, str) else render_json(self.record)
 
 
-class IncompatibleRecordError(ValueError):
-    """A record the table cannot take, under ``on_incompatible="fail"``."""
+# --- a quarantine table's rows, grouped (what the inspector and replay read) ------------------
 
-    def __init__(self, item: Quarantined) -> None:
-        self.item = item
-        super().__init__(f"batch {item.batch}: {item.detail}")
+#: Reasons whose rows cannot go back through ``ingest``: a line that never parsed, and
+#: JSON that is not an object (ingest takes records). They stay until discarded
+#: (``toolkit.iceberg.quarantine.discard``).
+UNREPLAYABLE: Final[frozenset[str]] = frozenset({"malformed", "not-a-record"})
 
 
-__all__ = ["REASONS", "IncompatibleRecordError", "OnIncompatible", "Quarantined", "Reason"]
+@dataclass(frozen=True)
+class QuarantinedRow:
+    """One row of a quarantine table: a :class:`~toolkit.core.quarantine.Quarantined` with
+    its row ``id``, the ``batch_id`` that set it aside and when."""
+
+    id: str
+    raw: str
+    reason: str
+    field: str | None
+    observed: str | None
+    table_type: str | None
+    detail: str
+    batch_id: str
+    position: int
+    quarantined_at: dt.datetime | None
+
+    @property
+    def replayable(self) -> bool:
+        """Whether replay (``toolkit.pipeline.replay``) can send it back through ``ingest``
+        (a JSON object)."""
+        return self.reason not in UNREPLAYABLE
+
+    @property
+    def record(self) -> Any:
+        """The record, parsed with every value exact; a line that never parsed is its text."""
+        if self.reason == "malformed":
+            return self.raw
+        return parse_line(self.raw)
+
+    def as_quarantined(self) -> Quarantined:
+        return Quarantined(
+            self.record, cast(Reason, self.reason), self.field, self.observed,
+            self.table_type, self.batch_id, self.detail,
+        )
+
+
+GroupKey = tuple[str, str | None, str | None, str | None]
+
+
+@dataclass(frozen=True)
+class QuarantineGroup:
+    """Rows that share a reason, a field, an observed type and a table type."""
+
+    reason: str
+    field: str | None
+    observed: str | None
+    table_type: str | None
+    rows: tuple[QuarantinedRow, ...]
+
+    @property
+    def count(self) -> int:
+        return len(self.rows)
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return tuple(r.id for r in self.rows)
+
+    @property
+    def replayable(self) -> bool:
+        return self.reason not in UNREPLAYABLE
+
+    @property
+    def label(self) -> str:
+        """``incompatible: flag (string into boolean)``, in plain words."""
+        return group_label(self.reason, self.field, self.observed, self.table_type)
+
+
+def group_label(
+    reason: str, field: str | None, observed: str | None, table_type: str | None
+) -> str:
+    """A group of quarantined records in plain words.
+
+    >>> group_label("incompatible", "flag", "string", "boolean")
+    'incompatible: flag (string into boolean)'
+    """
+    text = reason
+    if field is not None:
+        text += f": {field}"
+    if observed is not None or table_type is not None:
+        text += f" ({observed or '?'} into {table_type or '?'})"
+    return text
+
+
+def _key(r: QuarantinedRow) -> tuple[str, str, str, str]:
+    return (r.reason, r.field or "", r.observed or "", r.table_type or "")
+
+
+@dataclass(frozen=True)
+class Quarantine:
+    """What a target table's quarantine holds, read once.
+
+    ``exists`` is False when nothing was ever quarantined for the table (no quarantine
+    table); ``rows`` are in the order they were set aside.
+    """
+
+    table: str
+    quarantine_table: str
+    exists: bool
+    rows: tuple[QuarantinedRow, ...]
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __bool__(self) -> bool:
+        return bool(self.rows)
+
+    @property
+    def empty(self) -> bool:
+        return not self.rows
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return tuple(r.id for r in self.rows)
+
+    def counts(self) -> dict[str, int]:
+        """Rows per reason, most frequent first."""
+        return dict(Counter(r.reason for r in self.rows).most_common())
+
+    def by_reason(self) -> dict[str, tuple[QuarantinedRow, ...]]:
+        """Rows grouped by reason, most frequent reason first."""
+        return {
+            reason: tuple(r for r in self.rows if r.reason == reason) for reason in self.counts()
+        }
+
+    def groups(self) -> tuple[QuarantineGroup, ...]:
+        """Rows grouped by reason, field, observed type and table type, largest first."""
+        grouped: dict[tuple[str, str, str, str], list[QuarantinedRow]] = {}
+        for r in self.rows:
+            grouped.setdefault(_key(r), []).append(r)
+        ordered = sorted(grouped.values(), key=lambda rs: (-len(rs), _key(rs[0])))
+        return tuple(
+            QuarantineGroup(rs[0].reason, rs[0].field, rs[0].observed, rs[0].table_type, tuple(rs))
+            for rs in ordered
+        )
+
+    def select(
+        self,
+        *,
+        ids: Iterable[str] | None = None,
+        reason: str | None = None,
+        field: str | None = None,
+        observed: str | None = None,
+    ) -> Quarantine:
+        """The rows matching every criterion given; unknown ``ids`` raise
+        :class:`UnknownIdsError`."""
+        rows = self.rows
+        if ids is not None:
+            wanted = set(ids)
+            missing = wanted - {r.id for r in rows}
+            if missing:
+                raise UnknownIdsError(self.quarantine_table, missing)
+            rows = tuple(r for r in rows if r.id in wanted)
+        if reason is not None:
+            rows = tuple(r for r in rows if r.reason == reason)
+        if field is not None:
+            rows = tuple(r for r in rows if r.field == field)
+        if observed is not None:
+            rows = tuple(r for r in rows if r.observed == observed)
+        return Quarantine(self.table, self.quarantine_table, self.exists, rows)
+
+    def __str__(self) -> str:
+        if not self.exists:
+            return f"{self.table}: no quarantine table; no record was ever quarantined"
+        if not self.rows:
+            return f"{self.quarantine_table}: empty; nothing is quarantined"
+        lines = [f"{self.quarantine_table}: {len(self.rows)} record(s)"]
+        for g in self.groups():
+            note = "" if g.replayable else "  (cannot be replayed; discard(ids) removes them)"
+            lines.append(f"  {g.count:>6}  {g.label}{note}")
+        return "\n".join(lines)
+
+
+__all__ = [
+    "REASONS",
+    "UNREPLAYABLE",
+    "IncompatibleRecordError",
+    "OnIncompatible",
+    "Quarantine",
+    "QuarantineGroup",
+    "Quarantined",
+    "QuarantinedRow",
+    "Reason",
+    "group_label",
+]
+

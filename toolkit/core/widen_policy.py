@@ -46,7 +46,7 @@ from toolkit.core.planner import (
     max_field_id,
     struct_prefix,
 )
-from toolkit.core.quarantine import IncompatibleRecordError, Quarantined, Reason
+from toolkit.core.quarantine import Quarantined, Reason
 from toolkit.core.types import (
     ICEBERG_TYPE_OF,
     RECORD,
@@ -60,6 +60,7 @@ from toolkit.core.types import (
     type_to_str,
 )
 from toolkit.core.widening import in_place, matrix_name, widen
+from toolkit.errors import IncompatibleRecordError
 
 #: Texts are strings in JSON: a value observed as a date or timestamp is still a string
 #: to a string column (docs/rules.md, widening policy).

@@ -14,6 +14,8 @@ from pathlib import Path
 
 from pyiceberg.catalog import Catalog, load_catalog
 from pyiceberg.catalog.sql import SqlCatalog
+from pyiceberg.exceptions import NoSuchTableError
+from pyiceberg.table import Table
 from sqlalchemy.engine import make_url
 
 DEFAULT_FOLDER = "lakehouse"
@@ -21,7 +23,7 @@ DEFAULT_NAME = "lakehouse"
 CATALOG_DB = "catalog.db"
 WAREHOUSE = "warehouse"
 
-__all__ = ["EmbeddedCatalog", "catalog", "embedded", "embedded_folder"]
+__all__ = ["EmbeddedCatalog", "catalog", "embedded", "embedded_folder", "load_table"]
 
 
 def catalog(
@@ -113,3 +115,11 @@ def embedded_folder(cat: Catalog) -> Path | None:
     """The folder of an embedded SQLite catalog, or ``None`` for any other catalog."""
     info = embedded(cat)
     return None if info is None else info.folder
+
+
+def load_table(cat: Catalog, identifier: str) -> Table | None:
+    """The table ``identifier`` of ``cat``, or None when it does not exist (yet)."""
+    try:
+        return cat.load_table(identifier)
+    except NoSuchTableError:
+        return None

@@ -6,7 +6,7 @@ has moved on since; :class:`StalePlanError` says what changed, and the caller re
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from pyiceberg.exceptions import CommitFailedException
 from pyiceberg.schema import Schema, index_by_id
@@ -27,10 +27,12 @@ from pyiceberg.table.update import (
     TableUpdate,
 )
 
+from toolkit.core.lineage import plan_lineage_properties
 from toolkit.core.planner import Plan, max_field_id
-from toolkit.core.types import ColumnType, ListOf, Struct, type_to_str
+from toolkit.core.state import TableState
+from toolkit.core.types import ColumnType, ListOf, Struct
 from toolkit.core.widening import in_place
-from toolkit.iceberg.lineage import plan_lineage_properties
+from toolkit.errors import StalePlanError
 from toolkit.iceberg.schema import from_iceberg, to_iceberg
 
 #: the snapshot summary property that records which batch a commit wrote
@@ -42,63 +44,6 @@ def batch_id_of(snapshot: Snapshot) -> str | None:
     if snapshot.summary is None:
         return None
     return snapshot.summary.additional_properties.get(BATCH_ID_PROPERTY)
-
-
-@dataclass(frozen=True)
-class TableState:
-    """What a plan was made against: the table's schema and its latest snapshot."""
-
-    schema_id: int
-    snapshot_id: int | None
-
-    @classmethod
-    def of(cls, table: Table | None) -> TableState:
-        """The state of ``table``; a table that does not exist yet is :data:`ABSENT`."""
-        if table is None:
-            return ABSENT
-        snap = table.current_snapshot()
-        return cls(table.schema().schema_id, None if snap is None else snap.snapshot_id)
-
-
-#: the state of a table that does not exist yet
-ABSENT = TableState(-1, None)
-
-
-class PlanChangedError(RuntimeError):
-    """The data needs other schema changes than the plan that was approved."""
-
-    def __init__(self, table: str, approved: Plan, needed: Plan) -> None:
-        self.table, self.approved, self.needed = table, approved, needed
-        super().__init__(
-            f"table {table}: the batch needs other changes than the approved plan "
-            f"(approved: {describe_changes(approved) or 'none'}; needed: "
-            f"{describe_changes(needed) or 'none'}); nothing was applied: preview again"
-        )
-
-
-class StalePlanError(RuntimeError):
-    """The table moved since the plan was made; the plan was not applied."""
-
-    def __init__(self, table: str, planned: TableState, now: TableState, detail: str = "") -> None:
-        self.table, self.planned, self.now = table, planned, now
-        parts = []
-        if planned == ABSENT or now == ABSENT:
-            parts.append("it was created" if planned == ABSENT else "it was dropped")
-        elif planned.schema_id != now.schema_id:
-            parts.append(f"its schema went from id {planned.schema_id} to {now.schema_id}")
-        if ABSENT not in (planned, now) and planned.snapshot_id != now.snapshot_id:
-            parts.append(f"its snapshot went from {planned.snapshot_id} to {now.snapshot_id}")
-        moved = " and ".join(parts) or "another writer committed first"
-        super().__init__(
-            f"table {table} moved since the plan was made ({moved}){detail}: "
-            "the plan was not applied; preview or ingest again to re-plan"
-        )
-
-
-def describe_changes(plan: Plan) -> str:
-    return "; ".join(
-        f"add {'.'.join(c.path)} {type_to_str(c.column.type)}" for c in plan.changes
-    )
 
 
 def commit_plan(

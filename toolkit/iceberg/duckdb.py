@@ -30,8 +30,8 @@ from pyiceberg.schema import Schema
 from pyiceberg.table import Table
 from sqlglot import exp
 
-from toolkit.api import coalesce_sql
 from toolkit.core.types import Struct
+from toolkit.iceberg.views import coalesce_sql
 
 __all__ = ["duckdb_connection", "extension_path", "read_table", "register", "run_view"]
 

@@ -44,6 +44,7 @@ from pyiceberg.types import (
 )
 
 from toolkit.core.conversions import LOSSY, Conversions, long_to_double, render_double
+from toolkit.core.lineage import LINEAGE_PREFIX, LineageEntry, lineage_properties, read_lineage
 from toolkit.core.operations import (
     AddField,
     AddPartitionField,
@@ -63,38 +64,12 @@ from toolkit.core.operations import (
     field_at,
     plan_evolution,
 )
-from toolkit.iceberg.commit import StalePlanError, TableState
-from toolkit.iceberg.lineage import LineageEntry, lineage, lineage_properties
+from toolkit.core.state import TableState
+from toolkit.errors import RewriteLossError, RewriteNotApprovedError, StalePlanError
 from toolkit.iceberg.schema import from_iceberg, type_to_iceberg
 
 #: snapshot summary property naming the lineage entry a rewrite belongs to
 REWRITE_PROPERTY: Final = "toolkit.rewrite-of"
-
-
-class RewriteNotApprovedError(ValueError):
-    """A widening needs a data rewrite that the plan did not approve; nothing was applied."""
-
-    def __init__(self, table: str, op: WidenField, old: str) -> None:
-        self.table, self.operation = table, op
-        touched = ", ".join(
-            f"{n:,} {unit}" for n, unit in ((op.rows, "rows"), (op.bytes, "bytes")) if n is not None
-        )
-        super().__init__(
-            f"table {table}: widening {dotted(op.path)} from {old} to {op.to} rewrites the data"
-            f"{f' ({touched})' if touched else ''}; approve it by committing the previewed "
-            "plan, or write the operation with rewrite=True. Nothing was applied"
-        )
-
-
-class RewriteLossError(ValueError):
-    """A rewrite would change a value (a long beyond 2**53 as a double, say); refused."""
-
-    def __init__(self, field: str, old: str, new: str, value: Any) -> None:
-        self.field, self.old, self.new, self.value = field, old, new, value
-        super().__init__(
-            f"cannot rewrite {field} from {old} to {new}: value {value!r} would change; "
-            "nothing was applied"
-        )
 
 
 def layout_of(table: Table) -> TableLayout:
@@ -256,7 +231,7 @@ def _commit(tbl: Table, name: str, plan: Evolution, state: TableState) -> Lineag
         tbl.refresh()
         raise StalePlanError(name, state, TableState.of(tbl), f" ({exc})") from exc
     tbl.refresh()
-    logged = [e for e in lineage(tbl) if f"toolkit.lineage.{e.seq}" in entry_props]
+    logged = [e for e in read_lineage(tbl.properties) if f"{LINEAGE_PREFIX}{e.seq}" in entry_props]
     return logged[0]
 
 

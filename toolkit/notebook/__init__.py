@@ -26,9 +26,9 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolkit.api import make_options
 from toolkit.core.engine import Engine
 from toolkit.core.jsonlines import read_jsonl
+from toolkit.core.options import make_options
 from toolkit.core.profile import Profile, profile_of
 from toolkit.core.types import Struct
 from toolkit.notebook.models import CommitRequest, StatisticsModel
@@ -40,7 +40,8 @@ if TYPE_CHECKING:
     from toolkit.iceberg.statistics import WrittenDataStatistics
     from toolkit.notebook.evolution_widget import EvolutionEditor, edit_schema
     from toolkit.notebook.widgets import ExplorePanel, PolicyComparisonPanel, PreviewPanel
-    from toolkit.pipeline import IngestReport, Preview
+    from toolkit.pipeline.ingest import IngestReport
+    from toolkit.pipeline.preview import Preview
 
 __all__ = [
     "EvolutionEditor",
@@ -134,7 +135,8 @@ def statistics_model(
     first = batch or 0
     if _is_dataframe(source) or (spark is not None and _is_path(source)):
         from toolkit.core.engine import make_plan
-        from toolkit.pipeline import as_dataframe, observe_on_spark
+        from toolkit.pipeline.sources import as_dataframe
+        from toolkit.spark.batches import observe_on_spark
 
         session = spark if spark is not None else source.sparkSession
         df, mode = as_dataframe(session, source)
@@ -196,7 +198,7 @@ def ingest_commit(
     running one reused) when a plan is approved."""
 
     def commit(request: CommitRequest) -> IngestReport:
-        from toolkit.pipeline import ingest
+        from toolkit.pipeline.ingest import ingest
 
         session = spark
         if session is None:
@@ -262,7 +264,7 @@ def preview(
     """
     from toolkit.iceberg.statistics import statistics
     from toolkit.notebook.widgets import PreviewPanel
-    from toolkit.pipeline import plan_preview
+    from toolkit.pipeline.preview import plan_preview
 
     opts = make_options(**options)
 

@@ -8,7 +8,7 @@ validation (:mod:`toolkit.core.operations`) decides whether the plan holds. The 
 
 >>> from toolkit.core.types import Column, Struct
 >>> from toolkit.core.operations import TableLayout
->>> from toolkit.iceberg.commit import ABSENT
+>>> from toolkit.core.state import ABSENT
 >>> m = EvolutionEditorModel("db.t", TableLayout(Struct((Column(1, "name", "string"),))), ABSENT)
 >>> m = m.with_operation(build_operation("rename", {"path": ("name",), "new_name": "full"}))
 >>> print(m.plan_text)
@@ -31,7 +31,6 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
 from toolkit.core.operations import (
     Evolution,
     Operation,
-    OperationError,
     SortKey,
     TableLayout,
     WidenField,
@@ -49,15 +48,16 @@ from toolkit.core.operations import (
     sort_by,
     widen_to,
 )
+from toolkit.core.state import ABSENT, TableState
 from toolkit.core.types import Column, ColumnType, ListOf, Struct, iter_ids
-from toolkit.iceberg.commit import ABSENT, PlanChangedError, StalePlanError, TableState
+from toolkit.errors import OperationError, PlanChangedError, StalePlanError
 from toolkit.notebook.models import SchemaNode, schema_tree
 from toolkit.notebook.render import STYLE, schema_tree_html
 
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
 
-    from toolkit.iceberg.lineage import LineageEntry
+    from toolkit.core.lineage import LineageEntry
 
 __all__ = [
     "OPERATION_KINDS",
@@ -188,7 +188,7 @@ def build_operation(kind: OperationKind, values: Mapping[str, Any]) -> Operation
     >>> build_operation("rename", {"path": ("a",), "new_name": " "})
     Traceback (most recent call last):
     ...
-    toolkit.core.operations.OperationError: rename: give the new name
+    toolkit.errors.OperationError: rename: give the new name
     """
     form_of(kind)  # a clear error for an unknown kind
     if kind == "rename":

@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
 
-from toolkit.core.operations import Operation, OperationError, as_path
-from toolkit.iceberg.commit import TableState
+from toolkit.core.operations import Operation, as_path
+from toolkit.core.state import TableState
+from toolkit.errors import OperationError
 from toolkit.notebook.evolution import (
     OPERATION_KINDS,
     EvolutionEditorModel,
@@ -42,7 +43,7 @@ from toolkit.notebook.render import outcome_html
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
 
-    from toolkit.iceberg.lineage import LineageEntry
+    from toolkit.core.lineage import LineageEntry
 
 __all__ = ["EvolutionEditor", "edit_schema"]
 

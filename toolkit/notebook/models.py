@@ -25,28 +25,23 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from toolkit.core.engine import Engine, NotARecordError
+from toolkit.core.engine import Engine
 from toolkit.core.families import families
-from toolkit.core.jsonlines import MalformedLineError
 from toolkit.core.options import Options
 from toolkit.core.planner import MakeOptional, Plan, Retype
 from toolkit.core.profile import FieldStats, Profile
 from toolkit.core.quarantine import Quarantined
 from toolkit.core.routing import Router, explain_record
+from toolkit.core.state import ABSENT, TableState
 from toolkit.core.types import RECORD, Column, ColumnType, ListOf, Struct, iter_ids, type_to_str
 from toolkit.core.views import DIALECTS, Dialect, coalesce_sql
 from toolkit.core.widen_policy import WidenRouter, primary_columns
-from toolkit.iceberg.commit import (
-    ABSENT,
-    PlanChangedError,
-    StalePlanError,
-    TableState,
-    describe_changes,
-)
+from toolkit.errors import MalformedLineError, NotARecordError, PlanChangedError, StalePlanError
 
 if TYPE_CHECKING:
     from toolkit.iceberg.statistics import ColumnStatistics, WrittenDataStatistics
-    from toolkit.pipeline import IngestReport, Preview
+    from toolkit.pipeline.ingest import IngestReport
+    from toolkit.pipeline.preview import Preview
 
 __all__ = [
     "BatchCounts",
@@ -970,8 +965,8 @@ def _explain(exc: BaseException) -> tuple[OutcomeKind, str, str, str | None]:
             "plan_changed",
             "The data needs another plan",
             "The data needs other schema changes than the plan you approved "
-            f"(approved: {describe_changes(exc.approved) or 'no change'}; needed now: "
-            f"{describe_changes(exc.needed) or 'no change'}). Nothing was applied. "
+            f"(approved: {exc.approved.describe_changes() or 'no change'}; needed now: "
+            f"{exc.needed.describe_changes() or 'no change'}). Nothing was applied. "
             "Preview again.",
             exc.table,
         )

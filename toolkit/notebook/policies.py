@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any, Final
 
 from pyiceberg.table import Table as PyIcebergTable
 
-from toolkit.api import make_options, simulate
+from toolkit.api import simulate
 from toolkit.core.families import families
 from toolkit.core.observe import Classifier
-from toolkit.core.options import Options
+from toolkit.core.options import Options, make_options
 from toolkit.core.types import RECORD, Column, Kind, Shape, Struct
 from toolkit.core.widen_policy import primary_columns
 from toolkit.iceberg.schema import from_iceberg

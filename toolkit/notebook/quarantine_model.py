@@ -17,21 +17,16 @@ from dataclasses import dataclass
 from html import escape
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
-from toolkit.iceberg.commit import TableState, describe_changes
-from toolkit.iceberg.quarantine import (
-    NotReplayableError,
-    Quarantine,
-    QuarantineGroup,
-    ReplayReport,
-    UnknownIdsError,
-    group_label,
-)
+from toolkit.core.quarantine import Quarantine, QuarantineGroup, group_label
+from toolkit.core.state import TableState
+from toolkit.errors import NotReplayableError, UnknownIdsError
 from toolkit.notebook.models import CommitOutcome, clip
 from toolkit.notebook.render import STYLE
+from toolkit.pipeline.replay import ReplayReport
 
 if TYPE_CHECKING:
     from toolkit.core.planner import Plan
-    from toolkit.pipeline import Preview
+    from toolkit.pipeline.preview import Preview
 
 __all__ = [
     "GroupRow",
@@ -162,7 +157,7 @@ class ReplayPlan:
     @classmethod
     def from_preview(cls, ids: Sequence[str], preview: Preview) -> ReplayPlan:
         return cls(
-            tuple(ids), describe_changes(preview.plan) or "no schema change",
+            tuple(ids), preview.plan.describe_changes() or "no schema change",
             preview.plan, preview.state,
         )
 

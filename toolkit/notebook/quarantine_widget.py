@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
 
-from toolkit.iceberg.quarantine import Quarantine, ReplayReport
+from toolkit.core.quarantine import Quarantine
 from toolkit.notebook.quarantine_model import (
     QuarantineModel,
     ReplayOutcome,
@@ -31,12 +31,13 @@ from toolkit.notebook.quarantine_model import (
     replay_plan_html,
     samples_html,
 )
+from toolkit.pipeline.replay import ReplayReport
 
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
     from pyspark.sql import SparkSession
 
-    from toolkit.pipeline import Preview
+    from toolkit.pipeline.preview import Preview
 
 __all__ = ["QuarantinePanel", "inspect_quarantine"]
 
@@ -218,18 +219,20 @@ def inspect_quarantine(
     **options: Any,
 ) -> QuarantinePanel:
     """The quarantine inspector of ``table``: its groups, and "Replay selected", which
-    replays the chosen records with :func:`toolkit.iceberg.quarantine.replay` under the
+    replays the chosen records with :func:`toolkit.pipeline.replay.replay` under the
     plan shown for them (refused if the table moved meanwhile). ``options`` (``policy=``,
     ``on_incompatible=``...) are those of ``toolkit.ingest``. Without ``spark``, a session
     on ``catalog`` is started (or the running one reused) when a replay is asked for.
     """
-    from toolkit.iceberg import quarantine as q
+    from toolkit.iceberg.quarantine import discard as discard_rows
+    from toolkit.iceberg.quarantine import quarantine
+    from toolkit.pipeline import replay as r
 
     def reload() -> Quarantine:
-        return q.quarantine(catalog, table)
+        return quarantine(catalog, table)
 
     def plan(ids: Sequence[str]) -> Preview:
-        return q.replay_preview(catalog, table, ids=ids, **options)
+        return r.replay_preview(catalog, table, ids=ids, **options)
 
     def replay(request: ReplayRequest) -> ReplayReport:
         session = spark
@@ -237,13 +240,13 @@ def inspect_quarantine(
             from toolkit.spark import spark_session
 
             session = spark_session(catalog)
-        return q.replay(
+        return r.replay(
             catalog, table, session, ids=request.ids, approved=request.approved,
             expected=request.expected, **options,
         )
 
     def discard(ids: Sequence[str]) -> int:
-        return q.discard(catalog, table, ids)
+        return discard_rows(catalog, table, ids)
 
     return QuarantinePanel(
         reload(), replay, reload=reload, plan=plan, discard=discard, samples=samples

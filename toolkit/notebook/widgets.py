@@ -43,7 +43,8 @@ from toolkit.notebook.render import (
 if TYPE_CHECKING:
     from toolkit.iceberg.statistics import WrittenDataStatistics
     from toolkit.notebook.policies import PolicyComparison
-    from toolkit.pipeline import IngestReport, Preview
+    from toolkit.pipeline.ingest import IngestReport
+    from toolkit.pipeline.preview import Preview
 
 __all__ = [
     "CommitFunction", "ExplorePanel", "PolicyComparisonPanel", "PreviewPanel", "figure_output",

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from pyiceberg.catalog import Catalog
 from pyiceberg.catalog.sql import SqlCatalog
 
+from toolkit.errors import SparkSetupError
 from toolkit.iceberg.catalog import embedded
 
 if TYPE_CHECKING:
@@ -38,10 +39,6 @@ _JAVA_TYPES = {
     "HiveCatalog": "hive",
     "GlueCatalog": "glue",
 }
-
-
-class SparkSetupError(RuntimeError):
-    """Something Spark needs on this machine (Java, a jar) is missing."""
 
 
 def iceberg_runtime_jar() -> Path:

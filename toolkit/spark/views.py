@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyiceberg.schema import Schema
 
-from toolkit.api import coalesce_sql
+from toolkit.iceberg.views import coalesce_sql
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -15,7 +15,7 @@ from typing import Any, Literal, TypeAlias
 import pyarrow as pa
 
 from toolkit.core.engine import Engine, RoutedBatch, gc_paused
-from toolkit.core.jsonlines import MalformedLineError, has_lone_surrogate, parse_line
+from toolkit.core.jsonlines import has_lone_surrogate, parse_line
 from toolkit.core.observe import StructObservation
 from toolkit.core.options import Options
 from toolkit.core.planner import Plan
@@ -24,6 +24,7 @@ from toolkit.core.quarantine import Quarantined
 from toolkit.core.summary import Summary, summarize
 from toolkit.core.types import Struct
 from toolkit.core.widen_policy import WidenRouter
+from toolkit.errors import MalformedLineError
 
 #: How a source DataFrame carries records: JSON text, pickled Python dicts, or typed rows.
 Mode: TypeAlias = Literal["json", "pickle", "rows"]

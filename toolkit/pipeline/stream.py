@@ -1,6 +1,6 @@
 """Continuous ingest: Spark Structured Streaming over a folder of JSON-lines files.
 
-Each micro-batch is one batch (one task time) of :func:`toolkit.pipeline.ingest`, committed
+Each micro-batch is one batch (one task time) of :func:`toolkit.pipeline.ingest.ingest`, committed
 with the batch id ``<query_name>:<epoch>``. Spark's checkpoint remembers which files each
 epoch read; ``ingest`` skips a batch id already committed, so a query restarted on the same
 checkpoint (after a crash between the Iceberg commit and Spark's own bookkeeping, say)
@@ -9,7 +9,7 @@ never writes a micro-batch twice.
 A notebook session, processing what is in the folder now and stopping::
 
     import toolkit
-    from toolkit.streaming import reports, stream
+    from toolkit.pipeline.stream import reports, stream
 
     cat = toolkit.catalog()                       # ./lakehouse
     spark = toolkit.spark_session(cat)
@@ -39,8 +39,9 @@ from urllib.parse import urlparse
 from pyiceberg.catalog import Catalog
 from pyiceberg.exceptions import NoSuchTableError
 
+from toolkit.errors import CheckpointLostError
 from toolkit.iceberg.catalog import embedded
-from toolkit.pipeline import IngestReport, ingest, ingested_batches
+from toolkit.pipeline.ingest import IngestReport, ingest, ingested_batches
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -50,11 +51,6 @@ __all__ = ["CheckpointLostError", "StreamLog", "batch_id", "reports", "stream"]
 
 #: folder of an embedded catalog under which default checkpoints live
 CHECKPOINTS = "checkpoints"
-
-
-class CheckpointLostError(RuntimeError):
-    """A query starts on a new checkpoint, yet the table already holds batches committed
-    under its query name: its epochs would restart at 0 and be skipped as already ingested."""
 
 
 def batch_id(query_name: str, epoch_id: int) -> str:
@@ -68,7 +64,7 @@ def batch_id(query_name: str, epoch_id: int) -> str:
 
 @dataclass
 class StreamLog:
-    """The :class:`~toolkit.pipeline.IngestReport` of each micro-batch of one run of a query
+    """The :class:`~toolkit.pipeline.ingest.IngestReport` of each micro-batch of one run of a query
     (thread-safe: micro-batches run in a Spark callback thread)."""
 
     query_name: str
@@ -126,7 +122,7 @@ def reports(query: StreamingQuery) -> StreamLog:
     try:
         return _LOGS[str(query.id)]
     except KeyError:
-        raise KeyError(f"query {query.id} was not started by toolkit.streaming.stream") from None
+        raise KeyError(f"query {query.id} was not started by toolkit.stream") from None
 
 
 def _default_query_name(table: str) -> str:
@@ -188,7 +184,7 @@ def stream(
     * ``query_name``: the query's name, default ``ingest_<table>``. Batch ids are
       ``<query_name>:<epoch>``: keep it the same across restarts, and give each source
       feeding the same table its own name (and checkpoint).
-    * ``on_batch``: called with the :class:`~toolkit.pipeline.IngestReport` of each
+    * ``on_batch``: called with the :class:`~toolkit.pipeline.ingest.IngestReport` of each
       micro-batch, in Spark's callback thread; :func:`reports` keeps them all anyway.
     * ``source_options``: options of Spark's text source (``maxFilesPerTrigger``,
       ``pathGlobFilter``, ``recursiveFileLookup``...).

@@ -1,0 +1,256 @@
+"""Lineage (RULES 6): every committed plan is logged in the table, with its inverse.
+
+Each plan is one table property ``toolkit.lineage.<n>`` (``n`` = 1, 2, ... in commit
+order) holding compact JSON: what changed, who or which rule decided it, the batch that
+triggered it, and its inverse when it has one. The property is written in the same
+commit as the change it describes, so the log never disagrees with the table.
+
+>>> from toolkit.core.operations import plan_evolution, rename
+>>> from toolkit.core.types import Column, Struct
+>>> plan = plan_evolution(Struct((Column(1, "a", "long"),)), [rename("a", "b")], batch="day2")
+>>> props = lineage_properties(plan, {}, at_ms=0)
+>>> props
+{'toolkit.lineage.1': '{"at":0,"by":"user","batch":"day2","ops":[{"op":"rename","path":["a"],\
+"to":"b"}],"inverse":[{"op":"rename","path":["b"],"to":"a"}],"guard":[1]}'}
+>>> entry = read_lineage(props)[0]
+>>> entry.seq, entry.inverse()
+(1, (RenameField(path=('b',), new_name='a'),))
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from toolkit.core.operations import (
+    AddField,
+    Evolution,
+    MakeOptional,
+    Operation,
+    OperationError,
+    TableLayout,
+    WidenField,
+    operation_from_json,
+    operation_to_json,
+    plan_evolution,
+)
+from toolkit.core.planner import Plan
+
+#: table properties holding the log: ``toolkit.lineage.1``, ``toolkit.lineage.2``...
+LINEAGE_PREFIX: Final = "toolkit.lineage."
+#: who decided the columns of the automatic policy (RULES 3)
+AUTOMATIC_RULE: Final = "RULES 3"
+#: who decided the changes of the widening policy (RULES 5)
+WIDENING_RULE: Final = "RULES 5"
+
+
+@dataclass(frozen=True)
+class LineageEntry:
+    """One committed plan, as logged in the table."""
+
+    seq: int
+    at_ms: int
+    decided_by: str
+    batch: str | None
+    reason: str | None
+    operations: tuple[Operation, ...]
+    reasons: tuple[str | None, ...]
+    inverse_operations: tuple[Operation, ...] | None
+    irreversible: tuple[str, ...]
+    guard: tuple[int | None, ...]
+    """per inverse operation, the field ID it must act on (see ``Evolution.subject_ids``)"""
+    schema_id: int | None = None
+    """the table's schema ID once the plan was committed (for time travel)"""
+
+    @property
+    def reversible(self) -> bool:
+        return self.inverse_operations is not None
+
+    def inverse(self) -> tuple[Operation, ...] | None:
+        """The operations that undo this plan (on the table as it was right after it), or
+        None when it has none (:attr:`irreversible` says why)."""
+        return self.inverse_operations
+
+    def __str__(self) -> str:
+        head = f"#{self.seq} by {self.decided_by}"
+        if self.batch is not None:
+            head += f", batch {self.batch}"
+        if self.reason:
+            head += f": {self.reason}"
+        lines = [head, *(f"  {op}" for op in self.operations)]
+        lines.append(
+            "  undo: " + ("; ".join(str(op) for op in self.inverse_operations) or "nothing")
+            if self.inverse_operations is not None
+            else "  irreversible: " + "; ".join(self.irreversible)
+        )
+        return "\n".join(lines)
+
+
+def next_seq(properties: Mapping[str, str]) -> int:
+    """The number the next logged plan gets."""
+    seqs = [int(k[len(LINEAGE_PREFIX) :]) for k in properties if _is_entry_key(k)]
+    return max(seqs, default=0) + 1
+
+
+def _is_entry_key(key: str) -> bool:
+    return key.startswith(LINEAGE_PREFIX) and key[len(LINEAGE_PREFIX) :].isdigit()
+
+
+def lineage_properties(
+    plan: Evolution,
+    properties: Mapping[str, str],
+    *,
+    schema_id: int | None = None,
+    at_ms: int | None = None,
+) -> dict[str, str]:
+    """The table property update that logs ``plan`` (set it in the plan's own commit).
+
+    ``properties`` are the table's current properties (to number the entry).
+    """
+    inverse = plan.inverse()
+    return _entry_properties(
+        properties,
+        at_ms=at_ms,
+        decided_by=plan.decided_by,
+        batch=plan.batch,
+        reason=plan.reason,
+        operations=plan.operations,
+        reasons=plan.reasons,
+        inverse=None if inverse is None else inverse.operations,
+        irreversible=plan.irreversible,
+        guard=None if inverse is None else inverse.subject_ids(),
+        schema_id=schema_id,
+    )
+
+
+def _entry_properties(
+    properties: Mapping[str, str],
+    *,
+    at_ms: int | None,
+    decided_by: str,
+    batch: str | None,
+    reason: str | None,
+    operations: Sequence[Operation],
+    reasons: Sequence[str | None],
+    inverse: Sequence[Operation] | None,
+    irreversible: Sequence[str],
+    guard: Sequence[int | None] | None,
+    schema_id: int | None,
+) -> dict[str, str]:
+    entry: dict[str, Any] = {
+        "at": int(time.time() * 1000) if at_ms is None else at_ms,
+        "by": decided_by,
+        "batch": batch,
+        "reason": reason,
+        "ops": [operation_to_json(op) for op in operations],
+        "why": list(reasons) if any(reasons) else None,
+        "inverse": None if inverse is None else [operation_to_json(op) for op in inverse],
+        "irreversible": list(irreversible) or None,
+        "guard": None if guard is None else list(guard),
+        "schema": schema_id,
+    }
+    compact = {k: v for k, v in entry.items() if v is not None}
+    text = json.dumps(compact, separators=(",", ":"), ensure_ascii=False)
+    return {f"{LINEAGE_PREFIX}{next_seq(properties)}": text}
+
+
+def _rule_of(reasons: Sequence[str]) -> str:
+    """Which policy decided a plan, read from its changes' reasons."""
+    return WIDENING_RULE if any(r.startswith(WIDENING_RULE) for r in reasons) else AUTOMATIC_RULE
+
+
+def evolution_of_plan(plan: Plan, batch_id: str | None = None) -> Evolution:
+    """A policy's plan (RULES 3: columns added per batch; RULES 5: also widenings in place
+    and columns made optional) as an :class:`Evolution`: one operation per change, each
+    with the rule's reason. Rewrites are logged by the commit that runs them."""
+    ops: list[Operation] = [AddField(c.path, c.column.type, c.column.doc) for c in plan.changes]
+    ops += [WidenField(r.path, r.after, False) for r in plan.retypes if r.in_place]
+    ops += [MakeOptional(o.path) for o in plan.optionals]
+    reasons = [c.reason for c in plan.changes]
+    reasons += [r.reason for r in plan.retypes if r.in_place]
+    reasons += [o.reason for o in plan.optionals]
+    return plan_evolution(
+        TableLayout(plan.before),
+        ops,
+        decided_by=_rule_of(reasons),
+        batch=str(plan.batch) if batch_id is None else batch_id,
+        reasons=reasons,
+    )
+
+
+def plan_lineage_properties(
+    plan: Plan,
+    properties: Mapping[str, str],
+    batch_id: str | None = None,
+    *,
+    schema_id: int | None = None,
+) -> dict[str, str]:
+    """The property update logging an automatic plan (empty when it changes nothing), for
+    the commit that applies it (``properties``: the table's current ones). Its inverse
+    drops the columns it added; each add carries the rule's reason (RULES 3.x)."""
+    if not (plan.changes or plan.optionals or any(r.in_place for r in plan.retypes)):
+        return {}
+    try:
+        return lineage_properties(
+            evolution_of_plan(plan, batch_id), properties, schema_id=schema_id
+        )
+    except OperationError as exc:
+        # A plan the preview cannot replay is still logged (never a failed ingest for
+        # want of a log line), without an inverse.
+        ops = [AddField(c.path, c.column.type, c.column.doc) for c in plan.changes]
+        return _entry_properties(
+            properties,
+            at_ms=None,
+            decided_by=_rule_of([c.reason for c in plan.changes]),
+            batch=str(plan.batch) if batch_id is None else batch_id,
+            reason=None,
+            operations=ops,
+            reasons=[c.reason for c in plan.changes],
+            inverse=None,
+            irreversible=[f"the plan could not be replayed to compute its inverse: {exc}"],
+            guard=None,
+            schema_id=schema_id,
+        )
+
+
+def read_lineage(properties: Mapping[str, str]) -> tuple[LineageEntry, ...]:
+    """The log held in a table's properties, oldest first."""
+    entries = []
+    for key, text in properties.items():
+        if not _is_entry_key(key):
+            continue
+        data = json.loads(text)
+        inverse = data.get("inverse")
+        entries.append(
+            LineageEntry(
+                seq=int(key[len(LINEAGE_PREFIX) :]),
+                at_ms=data["at"],
+                decided_by=data["by"],
+                batch=data.get("batch"),
+                reason=data.get("reason"),
+                operations=tuple(operation_from_json(op) for op in data["ops"]),
+                reasons=tuple(data.get("why") or ()),
+                inverse_operations=(
+                    None if inverse is None else tuple(operation_from_json(op) for op in inverse)
+                ),
+                irreversible=tuple(data.get("irreversible") or ()),
+                guard=tuple(data.get("guard") or ()),
+                schema_id=data.get("schema"),
+            )
+        )
+    return tuple(sorted(entries, key=lambda e: e.seq))
+
+
+__all__ = [
+    "AUTOMATIC_RULE",
+    "LINEAGE_PREFIX",
+    "LineageEntry",
+    "evolution_of_plan",
+    "lineage_properties",
+    "next_seq",
+    "plan_lineage_properties",
+    "read_lineage",
+]

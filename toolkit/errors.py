@@ -1,0 +1,254 @@
+"""Every error the toolkit raises on purpose, under one root: :class:`ToolkitError`.
+
+Each class also keeps the built-in base it always had (``ValueError``, ``TypeError``,
+``KeyError``, ``RuntimeError``), so code that catches those keeps working. Each carries
+what it is about as attributes (the field, the value, the table), and its message says
+what to do next. All are importable from ``toolkit``::
+
+    try:
+        toolkit.ingest(batch, "db.t", cat, spark, approved=p.plan, expected=p.state)
+    except toolkit.StalePlanError:
+        ...  # the table moved since the preview: preview again
+
+>>> issubclass(StalePlanError, ToolkitError), issubclass(StalePlanError, RuntimeError)
+(True, True)
+>>> str(OperationError("rename a", "no field 'a'"))
+"rename a: no field 'a'"
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol
+
+from toolkit.core.state import TableState
+
+
+# What an error reads of the values it names (the core's Plan, Quarantined, WidenField),
+# as protocols: the errors sit below everything else and import none of it.
+class _Plan(Protocol):
+    def describe_changes(self) -> str: ...
+
+
+class _SetAside(Protocol):
+    @property
+    def batch(self) -> int | str: ...
+
+    @property
+    def detail(self) -> str: ...
+
+
+class _Widening(Protocol):
+    @property
+    def path(self) -> tuple[str, ...]: ...
+
+    @property
+    def to(self) -> str: ...
+
+    @property
+    def rows(self) -> int | None: ...
+
+    @property
+    def bytes(self) -> int | None: ...
+
+
+class ToolkitError(Exception):
+    """The root of every error the toolkit raises on purpose."""
+
+
+# --- bad input (RULES 1) ---------------------------------------------------------------------
+
+
+class MalformedLineError(ToolkitError, ValueError):
+    """A line of a JSON-lines source that is not JSON."""
+
+    def __init__(self, line: str, reason: str, number: int | None = None) -> None:
+        self.line, self.number = line, number
+        where = f"line {number}: " if number is not None else ""
+        shown = line.rstrip("\r\n")[:120]
+        super().__init__(f"{where}malformed JSON {shown!r}: {reason}")
+
+
+class LineTooDeepError(MalformedLineError):
+    """A line of valid JSON nested deeper than the parser walks (about 1,000 levels)."""
+
+    def __init__(self, line: str, number: int | None = None) -> None:
+        super().__init__(line, "nested too deeply to parse (over 1,000 objects and arrays)", number)
+
+
+class UnsupportedValueError(ToolkitError, TypeError):
+    """A value of a Python type the engine does not know how to type (RULES 1)."""
+
+    def __init__(self, path: Sequence[str], value: Any) -> None:
+        self.path = tuple(path)
+        self.value = value
+        super().__init__(
+            f"field {'.'.join(self.path)!r}: value {value!r} of type {type(value).__name__} "
+            "is not JSON-like (null, bool, int, float, str, date, datetime, dict or list)"
+        )
+
+
+class NestingTooDeepError(ToolkitError, ValueError):
+    """A value nested deeper than the engine's limit of objects and arrays
+    (``toolkit.core.observe.MAX_DEPTH``)."""
+
+    def __init__(self, path: Sequence[str], depth: int, limit: int) -> None:
+        self.path, self.depth, self.limit = tuple(path), depth, limit
+        shown = ".".join(self.path)
+        if len(shown) > 120:  # a path as deep as the value: its start and its end
+            shown = f"{shown[:60]}…{shown[-40:]}"
+        super().__init__(
+            f"field {shown!r}: value nested at least {depth} levels deep (objects and "
+            f"arrays, the record counted); the limit is {limit}"
+        )
+
+
+class NotARecordError(ToolkitError, TypeError):
+    """A batch item that is not a JSON object (dict)."""
+
+    def __init__(self, batch: int, index: int, value: Any) -> None:
+        self.batch, self.index, self.value = batch, index, value
+        text = repr(value)
+        super().__init__(
+            f"batch {batch}, record {index}: expected a JSON object (dict), got "
+            f"{type(value).__name__} {text[:80]}"
+        )
+
+
+class IncompatibleRecordError(ToolkitError, ValueError):
+    """A record the table cannot take, under ``on_incompatible="fail"`` (RULES 5)."""
+
+    def __init__(self, item: _SetAside) -> None:
+        self.item = item
+        super().__init__(f"batch {item.batch}: {item.detail}")
+
+
+# --- plans and operations (RULES 6) ----------------------------------------------------------
+
+
+class OperationError(ToolkitError, ValueError):
+    """An operation that cannot apply to the table as it is; names the operation and field."""
+
+    def __init__(self, operation: str, message: str) -> None:
+        self.operation, self.detail = operation, message
+        super().__init__(f"{operation}: {message}")
+
+
+class IrreversibleError(ToolkitError, ValueError):
+    """The logged plan has no inverse made of schema changes; nothing was committed."""
+
+    def __init__(self, seq: int, reasons: tuple[str, ...]) -> None:
+        self.seq, self.reasons = seq, reasons
+        super().__init__(f"lineage entry {seq} cannot be undone: " + "; ".join(reasons))
+
+
+class StalePlanError(ToolkitError, RuntimeError):
+    """The table moved since the plan was made; the plan was not applied."""
+
+    def __init__(self, table: str, planned: TableState, now: TableState, detail: str = "") -> None:
+        self.table, self.planned, self.now = table, planned, now
+        moved = planned.moved_to(now) or "another writer committed first"
+        super().__init__(
+            f"table {table} moved since the plan was made ({moved}){detail}: "
+            "the plan was not applied; preview or ingest again to re-plan"
+        )
+
+
+class PlanChangedError(ToolkitError, RuntimeError):
+    """The data needs other schema changes than the plan that was approved."""
+
+    def __init__(self, table: str, approved: _Plan, needed: _Plan) -> None:
+        self.table, self.approved, self.needed = table, approved, needed
+        super().__init__(
+            f"table {table}: the batch needs other changes than the approved plan "
+            f"(approved: {approved.describe_changes() or 'none'}; needed: "
+            f"{needed.describe_changes() or 'none'}); nothing was applied: preview again"
+        )
+
+
+class RewriteNotApprovedError(ToolkitError, ValueError):
+    """A widening needs a data rewrite that the plan did not approve; nothing was applied."""
+
+    def __init__(self, table: str, op: _Widening, old: str) -> None:
+        self.table, self.operation = table, op
+        touched = ", ".join(
+            f"{n:,} {unit}" for n, unit in ((op.rows, "rows"), (op.bytes, "bytes")) if n is not None
+        )
+        super().__init__(
+            f"table {table}: widening {'.'.join(op.path)} from {old} to {op.to} rewrites the "
+            f"data{f' ({touched})' if touched else ''}; approve it by committing the previewed "
+            "plan, or write the operation with rewrite=True. Nothing was applied"
+        )
+
+
+class RewriteLossError(ToolkitError, ValueError):
+    """A rewrite would change a value (a long beyond 2**53 as a double, say); refused."""
+
+    def __init__(self, field: str, old: str, new: str, value: Any) -> None:
+        self.field, self.old, self.new, self.value = field, old, new, value
+        super().__init__(
+            f"cannot rewrite {field} from {old} to {new}: value {value!r} would change; "
+            "nothing was applied"
+        )
+
+
+# --- quarantine and replay (RULES 5) ---------------------------------------------------------
+
+
+class UnknownIdsError(ToolkitError, KeyError):
+    """Ids that are not (or no longer) in the quarantine table."""
+
+    def __init__(self, table: str, ids: Iterable[str]) -> None:
+        self.table, self.ids = table, tuple(sorted(ids))
+        shown = ", ".join(self.ids[:5]) + (" ..." if len(self.ids) > 5 else "")
+        super().__init__(f"{table}: {len(self.ids)} id(s) not in the quarantine: {shown}")
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class NotReplayableError(ToolkitError, ValueError):
+    """Chosen rows that cannot go back through ingest (a malformed line, not a record)."""
+
+    def __init__(self, table: str, rows: Sequence[Any]) -> None:
+        self.table, self.ids = table, tuple(r.id for r in rows)
+        reasons = ", ".join(sorted({r.reason for r in rows}))
+        sample = rows[0].raw if rows else ""
+        super().__init__(
+            f"{table}: {len(rows)} chosen row(s) cannot be replayed ({reasons}: e.g. "
+            f"{sample[:80]!r}); they are not JSON objects. They stay in the quarantine; "
+            f"discard(catalog, table, ids) removes them for good"
+        )
+
+
+# --- the machine and the stream ----------------------------------------------------------------
+
+
+class SparkSetupError(ToolkitError, RuntimeError):
+    """Something Spark needs on this machine (Java, a jar) is missing."""
+
+
+class CheckpointLostError(ToolkitError, RuntimeError):
+    """A query starts on a new checkpoint, yet the table already holds batches committed
+    under its query name: its epochs would restart at 0 and be skipped as already ingested."""
+
+
+__all__ = [
+    "CheckpointLostError",
+    "IncompatibleRecordError",
+    "IrreversibleError",
+    "LineTooDeepError",
+    "MalformedLineError",
+    "NestingTooDeepError",
+    "NotARecordError",
+    "NotReplayableError",
+    "OperationError",
+    "PlanChangedError",
+    "RewriteLossError",
+    "RewriteNotApprovedError",
+    "SparkSetupError",
+    "StalePlanError",
+    "ToolkitError",
+    "UnknownIdsError",
+    "UnsupportedValueError",
+]

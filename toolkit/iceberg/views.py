@@ -1,0 +1,55 @@
+"""RULES 7 COALESCE views over an Iceberg schema: the core's view SQL, fed a PyIceberg
+``Schema`` (or the core's own ``Struct``) and the evolution options by keyword.
+
+>>> from pyiceberg.schema import Schema
+>>> from pyiceberg.types import LongType, NestedField, StringType
+>>> schema = Schema(NestedField(1, "a", LongType()),
+...                 NestedField(2, "a_string", StringType(), doc="upsolver_evolved_from:a"))
+>>> print(coalesce_sql(schema, "db.t", "trino"))
+SELECT COALESCE("a_string", CAST("a" AS VARCHAR)) AS "a" FROM db.t
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyiceberg.schema import Schema
+
+from toolkit.core.options import make_options
+from toolkit.core.types import Struct
+from toolkit.core.views import Dialect
+from toolkit.core.views import coalesce_sql as _coalesce_sql
+from toolkit.iceberg.schema import from_iceberg
+
+__all__ = ["as_struct", "coalesce_sql"]
+
+
+def as_struct(schema: Schema | Struct | None) -> Struct:
+    """A PyIceberg schema in the core's model (a ``Struct`` as it is; None: no columns)."""
+    if schema is None:
+        return Struct()
+    return schema if isinstance(schema, Struct) else from_iceberg(schema)
+
+
+def coalesce_sql(
+    schema: Schema | Struct,
+    table: str,
+    dialect: Dialect = "spark",
+    *,
+    view: str | None = None,
+    pretty: bool = False,
+    **options: Any,
+) -> str:
+    """The COALESCE view of RULES 7 over ``table``, for ``spark``, ``trino``, ``duckdb`` or
+    ``athena``; with ``view=``, the ``CREATE OR REPLACE VIEW`` statement. ``options`` as
+    for :func:`toolkit.simulate` (``lattice``, ``timestamp_unit``...)."""
+    opts = make_options(**options)
+    return _coalesce_sql(
+        as_struct(schema),
+        table,
+        dialect,
+        view=view,
+        lattice=opts.lattice,
+        timestamp_unit=opts.timestamp_unit,
+        pretty=pretty,
+    )

@@ -1,0 +1,263 @@
+"""Ingest one batch into a real Iceberg table: profile on Spark, plan with the core engine,
+commit with PyIceberg, route on Spark, append with Spark's Iceberg writer.
+
+Every decision is the same core code :func:`toolkit.simulate` runs, so a table ingested
+batch by batch equals the simulation of the same batches. JSON lines are profiled and
+routed inside the JVM (``toolkit.spark.tally``, ``toolkit.spark.router``: the core still
+decides, the JVM converts); everything else runs the core itself in Spark's Python workers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pyiceberg.catalog import Catalog
+from pyiceberg.exceptions import (
+    NamespaceAlreadyExistsError,
+    TableAlreadyExistsError,
+)
+from pyiceberg.table import Table
+
+from toolkit.core.engine import make_plan
+from toolkit.core.lineage import plan_lineage_properties
+from toolkit.core.options import Options, make_options
+from toolkit.core.planner import Plan
+from toolkit.core.profile import Profile
+from toolkit.core.state import TableState
+from toolkit.core.summary import Summary
+from toolkit.core.types import Struct
+from toolkit.core.widen_policy import without_rewrites
+from toolkit.errors import IncompatibleRecordError, PlanChangedError, StalePlanError
+from toolkit.iceberg.catalog import load_table
+from toolkit.iceberg.commit import batch_id_of, commit_plan
+from toolkit.iceberg.quarantine import append_quarantined, quarantine_table_id
+from toolkit.iceberg.schema import from_iceberg, to_iceberg
+from toolkit.pipeline.sources import as_dataframe
+from toolkit.spark.batches import observe_on_spark, quarantine_on_spark, snapshot_of, write_batch
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+#: how often a batch is re-planned when another writer changed the table first
+MAX_ATTEMPTS = 10
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class IngestReport:
+    """What one :func:`ingest` call (one batch, one task time) did."""
+
+    table: str
+    batch_id: str
+    plan: Plan
+    rows_written: int
+    snapshot_id: int | None
+    profile: Profile
+    skipped: bool = False  # the batch id was already ingested: nothing written
+    attempts: int = 1  # plans made (more than one when another writer moved the table)
+    quarantined: int = 0  # records set aside in the quarantine table (RULES 5)
+    #: where the rows were routed: ``jvm`` (toolkit.spark.router) or ``python`` workers
+    routed_in: str = "python"
+
+    @property
+    def quarantine_table(self) -> str:
+        """Where records the table could not take went (see :func:`toolkit.quarantine`)."""
+        return quarantine_table_id(self.table)
+
+    def __str__(self) -> str:
+        if self.skipped:
+            return f"{self.table}: batch {self.batch_id} was already ingested; nothing written"
+        aside = (
+            f"; {self.quarantined} set aside in {self.quarantine_table}"
+            if self.quarantined
+            else ""
+        )
+        return (
+            f"{self.table}: batch {self.batch_id} wrote {self.rows_written} rows "
+            f"(snapshot {self.snapshot_id}){aside}\n{self.plan}"
+        )
+
+
+
+
+
+
+
+
+
+
+
+
+def ingested_batches(table: Table) -> set[str]:
+    """The batch ids committed to ``table`` so far (from its snapshot summaries)."""
+    return {b for b in map(batch_id_of, table.snapshots()) if b is not None}
+
+
+def _plan_and_commit(
+    catalog: Catalog,
+    identifier: str,
+    summary: Summary,
+    options: Options,
+    batch: int,
+    approved: Plan | None = None,
+    expected: TableState | None = None,
+    check: Callable[[Plan], None] | None = None,
+    batch_id: str | None = None,
+) -> tuple[Table, Plan, int]:
+    """Plan against the table as it is, commit; re-plan when another writer got there
+    first (RULES 6: a stale plan is never applied as is). With ``expected`` (the state a
+    user previewed), a moved table is refused instead of re-planned; with ``approved``, a
+    plan other than the approved one is refused. ``check`` sees each plan before it is
+    committed, and may refuse it by raising."""
+    moved: StalePlanError | None = None
+    for attempt in range(1, MAX_ATTEMPTS + 1):
+        table = load_table(catalog, identifier)
+        if expected is not None and TableState.of(table) != expected:
+            raise StalePlanError(identifier, expected, TableState.of(table))
+        current = Struct() if table is None else from_iceberg(table.schema())
+        assigned = 0 if table is None else table.metadata.last_column_id
+        plan = make_plan(current, summary, options, batch, assigned)
+        if approved is not None and not plan.same_changes(approved):
+            raise PlanChangedError(identifier, approved, plan)
+        if check is not None:
+            check(plan)
+        if table is None:
+            namespace = identifier.rsplit(".", 1)[0]
+            with contextlib.suppress(NamespaceAlreadyExistsError):
+                catalog.create_namespace(namespace)
+            try:
+                log = plan_lineage_properties(plan, {}, batch_id)  # RULES 6 lineage
+                table = catalog.create_table(
+                    identifier, schema=to_iceberg(plan.after), properties=log
+                )
+            except TableAlreadyExistsError:
+                continue
+            return table, plan, attempt
+        state = TableState.of(table)
+        try:
+            table = commit_plan(table, without_rewrites(plan), state, batch_id=batch_id)
+            if plan.rewrites:
+                table = _rewrite(catalog, identifier, table, plan, batch_id)
+            return table, plan, attempt
+        except StalePlanError as exc:
+            if expected is not None:
+                raise
+            moved = exc
+    raise RuntimeError(
+        f"{identifier}: other writers kept changing the table; gave up after "
+        f"{MAX_ATTEMPTS} plans"
+    ) from moved
+
+
+def _rewrite(
+    catalog: Catalog, identifier: str, table: Table, plan: Plan, batch_id: str | None
+) -> Table:
+    """RULES 5: the approved rewrites of a plan, in one commit after its other changes
+    (:func:`toolkit.evolve` rewrites the data files and the schema together, so readers
+    never see a half-done state, and logs it)."""
+    from toolkit.core.operations import widen_to
+    from toolkit.iceberg.operations import evolve
+
+    evolve(
+        catalog, identifier, [widen_to(r.path, r.after, rewrite=True) for r in plan.rewrites],
+        expected=TableState.of(table), decided_by="RULES 5",
+        batch=str(plan.batch) if batch_id is None else batch_id,
+        reason="; ".join(r.reason for r in plan.rewrites),
+    )
+    table.refresh()
+    return table
+
+
+def ingest(
+    source: Any,
+    table: str,
+    catalog: Catalog,
+    spark: SparkSession,
+    batch_id: str | None = None,
+    *,
+    approved: Plan | None = None,
+    expected: TableState | None = None,
+    **options: Any,
+) -> IngestReport:
+    """Ingest one batch (one task time) into ``table`` (``namespace.name``).
+
+    ``source``: a list of dicts, a path or glob of JSON-lines files, or a Spark DataFrame
+    (one string column of raw JSON, or typed columns). The table and its namespace are
+    created on first ingest. ``batch_id`` is stored in the snapshot summary; a batch id
+    already ingested writes nothing the second time. ``options`` as for
+    :func:`toolkit.simulate`.
+
+    ``approved`` and ``expected`` hold the batch to a plan a user approved (see
+    :func:`plan_preview`): if the table is no longer in the ``expected`` state it raises
+    :class:`~toolkit.iceberg.commit.StalePlanError`, and if the batch needs other changes
+    than ``approved`` it raises :class:`~toolkit.iceberg.commit.PlanChangedError`; either
+    way nothing is applied.
+    """
+    if "allow_rewrites" not in options:  # RULES 5: a rewrite runs only when approved
+        options["allow_rewrites"] = approved is not None and bool(approved.rewrites)
+    opts = make_options(**options)
+    batch_id = batch_id or uuid.uuid4().hex
+    existing = load_table(catalog, table)
+    batch_index = 0 if existing is None else len(existing.snapshots())
+    df, mode = as_dataframe(spark, source)
+    if existing is not None and batch_id in ingested_batches(existing):
+        current = from_iceberg(existing.schema())
+        nothing = Plan(batch_index, current, current, ())
+        return IngestReport(table, batch_id, nothing, 0, None, Profile(), skipped=True)
+
+    seen = observe_on_spark(df, mode, opts, batch_index)
+    fail = opts.on_incompatible == "fail"
+    if fail and seen.first_aside is not None:
+        raise IncompatibleRecordError(seen.first_aside)
+    widen = opts.policy == "widen"
+    if seen.summary.rows == 0:
+        schema = Struct() if existing is None else from_iceberg(existing.schema())
+        plan = Plan(batch_index, schema, schema, ())
+        aside = quarantine_on_spark(df, mode, opts, plan, batch_id) if seen.aside else []
+        quarantined = append_quarantined(catalog, table, aside, batch_id)
+        return IngestReport(table, batch_id, plan, 0, None, seen.profile,
+                            quarantined=quarantined)
+
+    def refuse_incompatible(plan: Plan) -> None:
+        items = quarantine_on_spark(df, mode, opts, plan, batch_id)
+        if items:
+            raise IncompatibleRecordError(items[0])
+
+    tbl, plan, attempts = _plan_and_commit(
+        catalog, table, seen.summary, opts, batch_index, approved, expected,
+        check=refuse_incompatible if fail and widen else None, batch_id=batch_id,
+    )
+    quarantined = 0
+    if widen or seen.aside:
+        aside = quarantine_on_spark(df, mode, opts, plan, batch_id)
+        quarantined = append_quarantined(catalog, table, aside, batch_id)
+    written = write_batch(
+        df, mode, opts, tbl, catalog, spark, table, batch_id, plan, clean=not seen.aside,
+        codes=seen.codes,
+    )
+    tbl.refresh()
+    snap = snapshot_of(tbl, batch_id)
+    return IngestReport(
+        table, batch_id, plan, written.rows, snap.snapshot_id,
+        seen.profile, attempts=attempts, quarantined=quarantined, routed_in=written.where,
+    )
+
+
+
+
+
+
+
+
+
+
+
+
+
+

@@ -1,0 +1,223 @@
+"""Spark execution of one batch: observe its records, find what to set aside, route and
+append them with Spark's Iceberg writer.
+
+Nothing here decides: observation, planning and routing are the core's (in Spark's Python
+workers, ``toolkit.spark.workers``), or the JVM's tally and router fed by the core
+(``toolkit.spark.tally``, ``toolkit.spark.router``). The orchestrator
+(``toolkit.pipeline.ingest``) calls these in order.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import pickle
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+from pyiceberg.catalog import Catalog
+from pyiceberg.table import Table
+from pyiceberg.table.snapshots import Snapshot
+
+from toolkit.core.options import Options
+from toolkit.core.planner import Plan
+from toolkit.core.profile import Profile
+from toolkit.core.quarantine import Quarantined
+from toolkit.core.summary import Summary
+from toolkit.core.types import Struct
+from toolkit.iceberg.commit import BATCH_ID_PROPERTY, batch_id_of
+from toolkit.iceberg.schema import from_iceberg, to_iceberg
+from toolkit.spark.router import jvm_routing, route_on_jvm
+from toolkit.spark.tally import jvm_tally_ready, observe_json
+from toolkit.spark.workers import Mode, observe_partition, quarantine_partition, route_partition
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+#: how often an append is tried again when another writer changed the schema meanwhile
+MAX_ATTEMPTS = 10
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "SparkObservation",
+    "Written",
+    "observe_on_spark",
+    "observe_partitions",
+    "quarantine_on_spark",
+    "snapshot_of",
+    "spark_schema",
+    "write_batch",
+]
+
+
+@dataclass(frozen=True)
+class SparkObservation:
+    """A batch observed on Spark: the merged summary and profile of its records, and how
+    many items were set aside (not records, malformed, untypable), with the first one."""
+
+    summary: Summary
+    profile: Profile
+    aside: int = 0
+    first_aside: Quarantined | None = None
+    #: kind codes seen per field path when the JVM tallied every line (the JVM router's
+    #: table covers them); None when Python workers observed some
+    codes: Mapping[tuple[str, ...], frozenset[int]] | None = None
+
+
+def observe_on_spark(
+    df: DataFrame, mode: Mode, options: Options, batch: int
+) -> SparkObservation:
+    """Distributed observation: each partition summarizes and profiles its records; the
+    driver merges them (both merge exactly). JSON lines are tallied inside the JVM when
+    the session has the tally jar (``toolkit.spark.tally``), with the same result."""
+    if mode == "json" and jvm_tally_ready(df.sparkSession):
+        # partitions the JVM hands back (a line it cannot read as Python does) go through
+        # the Python workers, which set malformed lines and non-objects aside as usual
+        tally = observe_json(
+            df, options, batch, lambda d: observe_partitions(d, mode, options, batch)
+        )
+        aside = [(n, q) for _, _, n, q in tally.handed_back]
+        first = next((q for _, q in aside if q is not None), None)
+        codes = None if tally.handed_back else tally.codes
+        return SparkObservation(
+            tally.summary, tally.profile, sum(n for n, _ in aside), first, codes
+        )
+    summary, prof, aside_n, first = Summary(), Profile(), 0, None
+    for s, p, n, q in observe_partitions(df, mode, options, batch):
+        summary, prof, aside_n, first = summary + s, prof + p, aside_n + n, first or q
+    return SparkObservation(summary, prof, aside_n, first)
+
+
+def observe_partitions(
+    df: DataFrame, mode: Mode, options: Options, batch: int
+) -> list[tuple[Summary, Profile, int, Quarantined | None]]:
+    """Observation in Spark's Python workers: per partition, in order, its summary, profile,
+    and how many items it set aside, with the first."""
+    fn = functools.partial(observe_partition, mode=mode, options=options, batch=batch)
+    return [pickle.loads(row.payload) for row in df.mapInArrow(fn, "payload binary").collect()]
+
+
+def quarantine_on_spark(
+    df: DataFrame, mode: Mode, options: Options, plan: Plan, batch_id: str
+) -> list[Quarantined]:
+    """Every record of the batch the table cannot take under ``plan``, in source order."""
+    fn = functools.partial(
+        quarantine_partition, mode=mode, options=options, plan=plan, batch_id=batch_id
+    )
+    out: list[Quarantined] = []
+    for row in df.mapInArrow(fn, "payload binary").collect():
+        out += pickle.loads(row.payload)
+    return out
+
+
+def spark_schema(spark: SparkSession, schema: Struct) -> Any:
+    """``schema`` as Spark's Iceberg catalog shows a table of that schema (Iceberg's own
+    ``SparkSchemaUtil`` converts it)."""
+    from pyspark.sql.types import StructType
+
+    jvm: Any = spark._jvm
+    jschema = jvm.org.apache.iceberg.SchemaParser.fromJson(to_iceberg(schema).model_dump_json())
+    converted = jvm.org.apache.iceberg.spark.SparkSchemaUtil.convert(jschema)
+    return StructType.fromJson(json.loads(converted.json()))
+
+
+@dataclass(frozen=True)
+class Written:
+    """What :func:`write_batch` appended, and where the rows were routed."""
+
+    rows: int
+    where: str  # "jvm" or "python"
+
+
+def write_batch(
+    df: DataFrame,
+    mode: Mode,
+    options: Options,
+    table: Table,
+    catalog: Catalog,
+    spark: SparkSession,
+    identifier: str,
+    batch_id: str,
+    plan: Plan | None = None,
+    *,
+    clean: bool = True,
+    codes: Mapping[tuple[str, ...], frozenset[int]] | None = None,
+) -> Written:
+    """Route every record and append them in one Iceberg commit. ``plan`` is the batch's
+    plan (the widening policy routes by it); ``clean`` says no record of the batch is to
+    be set aside; ``codes`` are the kind codes the JVM tally saw: with them, JSON lines
+    are routed inside the JVM (``toolkit.spark.router``), else in Python workers."""
+    from pyspark.errors import AnalysisException
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    spark_name = f"{catalog.name}.{identifier}"
+    # RULES 6: the rows are routed against the schema the batch's own plan made, not the
+    # table's schema now, which another writer may have moved on meanwhile
+    schema = from_iceberg(table.schema()) if plan is None else plan.after
+    arrow_schema = to_arrow_schema(spark_schema(spark, schema))
+    assert [c.name for c in schema.fields] == arrow_schema.names, "Spark and PyIceberg disagree"
+    jvm_table = (
+        jvm_routing(schema, codes, options) if mode == "json" and clean else None
+    )
+    attempt = 0
+    while True:
+        target = spark.table(spark_name).schema
+        # the JVM routes into the plan's own schema: padding for another writer's columns
+        # is left to the Python path
+        on_jvm = jvm_table is not None and target == spark_schema(spark, schema)
+        if on_jvm:
+            assert jvm_table is not None
+            frame = route_on_jvm(df, jvm_table, target, options)
+        else:
+            fn = functools.partial(
+                _routed_as, target=to_arrow_schema(target), route=route_partition, mode=mode,
+                options=options, schema=schema, arrow_schema=arrow_schema, plan=plan,
+                clean=clean,
+            )
+            frame = df.mapInArrow(fn, target)
+        writer = frame.writeTo(spark_name)
+        try:
+            writer.option(f"snapshot-property.{BATCH_ID_PROPERTY}", batch_id).append()
+            break
+        except AnalysisException as exc:
+            # Another writer changed the schema between our reading it and the append's
+            # own reading (nothing was written): pad to the schema as it is now.
+            attempt += 1
+            if "INCOMPATIBLE_DATA_FOR_TABLE" not in str(exc) or attempt == MAX_ATTEMPTS:
+                raise
+        except Exception as exc:
+            if not on_jvm:
+                raise
+            # The JVM router met what its table does not foresee and failed the job before
+            # anything was committed: the Python router does the batch.
+            log.warning("batch %s: the JVM router refused it (%s); routing in Python "
+                        "workers", batch_id, str(exc).splitlines()[0][:300])
+            jvm_table = None
+    table.refresh()
+    summary = snapshot_of(table, batch_id).summary
+    assert summary is not None
+    rows = int(summary.additional_properties.get("added-records", 0))
+    return Written(rows, "jvm" if on_jvm else "python")
+
+
+def _routed_as(
+    batches: Iterator[pa.RecordBatch], *, target: pa.Schema, route: Any, **routing: Any
+) -> Iterator[pa.RecordBatch]:
+    """Runs in Spark's workers: ``route``'s chunks as rows of the table's ``target``
+    schema, which may hold columns (nested ones too) another writer added after the
+    batch's plan; they are null in these rows, as in the simulation of the batches in
+    the order of their plans."""
+    for chunk in route(batches, **routing):
+        if chunk.schema.equals(target):
+            yield chunk
+        else:
+            yield pa.RecordBatch.from_pylist(chunk.to_pylist(), schema=target)
+
+
+def snapshot_of(table: Table, batch_id: str) -> Snapshot:
+    """The snapshot that wrote ``batch_id`` (another writer may have committed since)."""
+    return next(s for s in reversed(table.snapshots()) if batch_id_of(s) == batch_id)
