@@ -29,11 +29,11 @@ expected=preview.state)`` commits it atomically and logs it (``toolkit.lineage(t
 
 from __future__ import annotations
 
+from toolkit.core.evolution import Evolution, plan_evolution
+from toolkit.core.layout import TableLayout
 from toolkit.core.operations import (
-    Evolution,
     Operation,
     SortKey,
-    TableLayout,
     add,
     drop,
     make_optional,
@@ -41,7 +41,6 @@ from toolkit.core.operations import (
     move_before,
     move_first,
     partition_by,
-    plan_evolution,
     remove_partition,
     rename,
     sort_by,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import toolkit
-from toolkit.core.operations import field_at
+from toolkit.core.layout import field_at
 from toolkit.core.types import Column, Struct, type_to_str
 
 

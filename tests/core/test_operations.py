@@ -5,22 +5,21 @@ from __future__ import annotations
 import pytest
 
 from toolkit import ops
-from toolkit.core.operations import (
-    AddPartitionField,
+from toolkit.core.evolution import (
     Evolution,
-    MoveField,
-    PartitionField,
-    RemovePartitionField,
-    SortField,
-    SortKey,
-    TableLayout,
-    WidenField,
     operation_from_json,
     operation_to_json,
-    parse_type,
     plan_evolution,
 )
-from toolkit.core.types import Column, ListOf, Struct, type_to_str
+from toolkit.core.layout import PartitionField, SortField, TableLayout
+from toolkit.core.operations import (
+    AddPartitionField,
+    MoveField,
+    RemovePartitionField,
+    SortKey,
+    WidenField,
+)
+from toolkit.core.types import Column, ListOf, Struct, parse_type, type_to_str
 from toolkit.errors import OperationError
 
 TABLE = Struct(

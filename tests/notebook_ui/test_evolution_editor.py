@@ -26,13 +26,13 @@ from pyiceberg.types import (
 import toolkit
 import toolkit.notebook
 import toolkit.notebook.evolution
+from toolkit.core.layout import TableLayout
 from toolkit.core.operations import (
     AddField,
     AddPartitionField,
     MoveField,
     ReplaceSortOrder,
     SortKey,
-    TableLayout,
 )
 from toolkit.core.state import ABSENT
 from toolkit.core.types import Column, ListOf, Struct

@@ -5,7 +5,8 @@ order) holding compact JSON: what changed, who or which rule decided it, the bat
 triggered it, and its inverse when it has one. The property is written in the same
 commit as the change it describes, so the log never disagrees with the table.
 
->>> from toolkit.core.operations import plan_evolution, rename
+>>> from toolkit.core.evolution import plan_evolution
+>>> from toolkit.core.operations import rename
 >>> from toolkit.core.types import Column, Struct
 >>> plan = plan_evolution(Struct((Column(1, "a", "long"),)), [rename("a", "b")], batch="day2")
 >>> props = lineage_properties(plan, {}, at_ms=0)
@@ -25,19 +26,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from toolkit.core.operations import (
-    AddField,
+from toolkit.core.evolution import (
     Evolution,
-    MakeOptional,
-    Operation,
-    OperationError,
-    TableLayout,
-    WidenField,
     operation_from_json,
     operation_to_json,
     plan_evolution,
 )
+from toolkit.core.layout import TableLayout
+from toolkit.core.operations import AddField, MakeOptional, Operation, WidenField
 from toolkit.core.planner import Plan
+from toolkit.errors import OperationError
 
 #: table properties holding the log: ``toolkit.lineage.1``, ``toolkit.lineage.2``...
 LINEAGE_PREFIX: Final = "toolkit.lineage."

@@ -2,23 +2,18 @@
 
 Each operation is a frozen dataclass. Schema operations preview purely with
 ``apply(struct) -> Struct`` and Iceberg-like validation (errors name the field); every
-operation applies to a whole :class:`TableLayout` (schema, partition spec, sort order) with
-``apply_to`` and offers ``inverse(before)``: the operation that undoes it, or None when no
-schema change can (``why_irreversible`` says why). An :class:`Evolution` groups operations
-with who decided them and why, previews the result, and offers its own inverse.
+operation applies to a whole :class:`~toolkit.core.layout.TableLayout` (schema, partition
+spec, sort order) with ``apply_to`` and offers ``inverse(before)``: the operation that
+undoes it, or None when no schema change can (``why_irreversible`` says why). A plan of
+them is a :class:`~toolkit.core.evolution.Evolution`.
 
 Paths are tuples of names (keys may contain dots); the constructors also take a dotted
 string for convenience.
 
 >>> from toolkit.core.types import Column, Struct
 >>> table = Struct((Column(1, "id", "long"), Column(2, "name", "string")))
->>> evo = plan_evolution(table, [rename("name", "full_name"), add("age", "int")])
->>> [(c.id, c.name, c.type) for c in evo.schema.fields]
-[(1, 'id', 'long'), (2, 'full_name', 'string'), (3, 'age', 'int')]
->>> print(evo.inverse())
-user: 2 operation(s): undo
-  - drop age
-  ~ rename full_name -> name
+>>> [(c.id, c.name) for c in rename("name", "full_name").apply(table).fields]
+[(1, 'id'), (2, 'full_name')]
 >>> rename("nope", "x").apply(table)
 Traceback (most recent call last):
 ...
@@ -28,424 +23,50 @@ toolkit.errors.OperationError: rename nope: no field 'nope' (fields: id, name)
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from functools import cached_property
-from typing import Any, ClassVar, Final, Literal, TypeAlias, get_args
+from dataclasses import dataclass, replace
+from typing import ClassVar, Final, TypeAlias, get_args
 
-from toolkit.core.types import Column, ColumnType, ListOf, Opaque, Struct, iter_ids, type_to_str
+from toolkit.core.layout import (
+    DIRECTIONS,
+    ELEMENT,
+    NULL_ORDERS,
+    Direction,
+    NullOrder,
+    PartitionField,
+    Path,
+    PathLike,
+    Position,
+    SortField,
+    TableLayout,
+    as_layout,
+    as_path,
+    canonical,
+    check_free,
+    dotted,
+    edit_struct,
+    find,
+    fresh_ids,
+    id_counter,
+    id_of_name,
+    inside_list,
+    path_of_id,
+    referenced_by_layout,
+    replace_column,
+    sort_text,
+    strip_elements,
+    struct_in,
+)
+from toolkit.core.types import (
+    Column,
+    ColumnType,
+    ListOf,
+    Opaque,
+    Struct,
+    as_type,
+    type_to_str,
+)
 from toolkit.core.widening import in_place, matrix_name, widen
 from toolkit.errors import OperationError
-
-Path: TypeAlias = tuple[str, ...]
-#: a path as a tuple of names, or a dotted string (only when no name contains a dot)
-PathLike: TypeAlias = "str | Sequence[str]"
-Position: TypeAlias = Literal["first", "before", "after"]
-Direction: TypeAlias = Literal["asc", "desc"]
-NullOrder: TypeAlias = Literal["nulls-first", "nulls-last"]
-DIRECTIONS: Final = get_args(Direction)
-NULL_ORDERS: Final = get_args(NullOrder)
-
-ELEMENT: Final = "element"
-
-
-def as_path(path: PathLike) -> Path:
-    """A tuple of names; a string is split on dots (pass a tuple when a name has a dot)."""
-    parts = tuple(path.split(".")) if isinstance(path, str) else tuple(path)
-    if not parts or any(not p for p in parts):
-        raise ValueError(f"invalid field path {path!r}: names must be non-empty")
-    return parts
-
-
-def dotted(path: Path) -> str:
-    return ".".join(path)
-
-
-# --- Iceberg type strings --------------------------------------------------------------------
-
-_PRIMITIVE_NAMES: Final = frozenset(
-    {
-        "boolean", "int", "long", "float", "double", "date", "time", "timestamp",
-        "timestamptz", "timestamp_ns", "timestamptz_ns", "string", "uuid", "binary",
-    }
-)  # fmt: skip
-_DECIMAL: Final = re.compile(r"decimal\(\s*(\d+)\s*,\s*(\d+)\s*\)")
-_FIXED: Final = re.compile(r"fixed\[\s*(\d+)\s*\]")
-
-
-def parse_type(text: str) -> ColumnType:
-    """An Iceberg type string (``"long"``, ``"decimal(9,2)"``, ``"list<string>"``,
-    ``"struct<a: long, b: list<int>>"``) in the core's model; field IDs are 0 until the
-    type is added to a table.
-
-    >>> parse_type("struct<a: long, b: list<decimal(9,2)>>")
-    Struct(fields=(Column(id=0, name='a', type='long', doc=None, required=False), \
-Column(id=0, name='b', type=ListOf(element_id=0, element='decimal(9, 2)'), doc=None, \
-required=False)))
-    """
-    parser = _TypeParser(text)
-    t = parser.type()
-    parser.end()
-    return t
-
-
-class _TypeParser:
-    def __init__(self, text: str) -> None:
-        self.text, self.pos = text, 0
-
-    def error(self, why: str) -> ValueError:
-        return ValueError(f"invalid Iceberg type {self.text!r} at position {self.pos}: {why}")
-
-    def skip(self) -> None:
-        while self.pos < len(self.text) and self.text[self.pos].isspace():
-            self.pos += 1
-
-    def take(self, token: str) -> bool:
-        self.skip()
-        if self.text.startswith(token, self.pos):
-            self.pos += len(token)
-            return True
-        return False
-
-    def expect(self, token: str) -> None:
-        if not self.take(token):
-            raise self.error(f"expected {token!r}")
-
-    def end(self) -> None:
-        self.skip()
-        if self.pos != len(self.text):
-            raise self.error("unexpected text after the type")
-
-    def type(self) -> ColumnType:
-        self.skip()
-        if self.take("list<"):
-            element = self.type()
-            self.expect(">")
-            return ListOf(0, element)
-        if self.take("struct<"):
-            fields: list[Column] = []
-            if not self.take(">"):
-                while True:
-                    fields.append(self.field())
-                    if self.take(">"):
-                        break
-                    self.expect(",")
-            return Struct(tuple(fields))
-        if self.text.startswith("map<", self.pos):
-            raise self.error("maps cannot be added by a plan (the core keeps them opaque)")
-        match = re.compile(r"[a-z_]+(\([^)]*\)|\[[^\]]*\])?").match(self.text, self.pos)
-        if match is None:
-            raise self.error("expected a type name")
-        self.pos = match.end()
-        word = match[0]
-        if word in _PRIMITIVE_NAMES:
-            return word
-        if (d := _DECIMAL.fullmatch(word)) is not None:
-            precision, scale = int(d[1]), int(d[2])
-            if not 0 < precision <= 38 or scale > precision:
-                raise self.error(f"decimal({precision}, {scale}) is out of range")
-            return f"decimal({precision}, {scale})"
-        if (f := _FIXED.fullmatch(word)) is not None:
-            return f"fixed[{int(f[1])}]"
-        raise self.error(f"unknown type {word!r}")
-
-    def field(self) -> Column:
-        self.skip()
-        colon = self.text.find(":", self.pos)
-        if colon < 0:
-            raise self.error("expected 'name: type'")
-        name = self.text[self.pos : colon].strip()
-        if not name:
-            raise self.error("a struct field needs a name")
-        self.pos = colon + 1
-        return Column(0, name, self.type())
-
-
-def _as_type(t: ColumnType | str) -> ColumnType:
-    return parse_type(t) if isinstance(t, str) else t
-
-
-# --- the table an operation applies to -------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class PartitionField:
-    """One field of a partition spec; the source is tracked by field ID, like Iceberg."""
-
-    source_id: int
-    transform: str
-    name: str
-
-
-@dataclass(frozen=True)
-class SortField:
-    """One field of a sort order, by source field ID."""
-
-    source_id: int
-    transform: str = "identity"
-    direction: Direction = "asc"
-    null_order: NullOrder = "nulls-first"
-
-
-@dataclass(frozen=True)
-class TableLayout:
-    """What evolution operations change: the schema, partition spec and sort order.
-
-    ``last_column_id`` is the highest field ID the table ever assigned (Iceberg never
-    reuses one, even after a drop); by default the highest in ``schema``.
-    """
-
-    schema: Struct
-    partition: tuple[PartitionField, ...] = ()
-    sort: tuple[SortField, ...] = ()
-    last_column_id: int = -1
-    format_version: int = 2
-
-    def __post_init__(self) -> None:
-        if self.last_column_id < 0:
-            object.__setattr__(self, "last_column_id", max(iter_ids(self.schema), default=0))
-
-    def column_name(self, field_id: int) -> str:
-        """The dotted full name of a field, or ``<dropped id N>``."""
-        path = _path_of_id(self.schema, field_id)
-        return f"<dropped id {field_id}>" if path is None else dotted(path)
-
-    def __str__(self) -> str:
-        lines = ["table {"]
-        lines += [f"  {c.id}: {c.name}: {_col_text(c)}" for c in self.schema.fields]
-        lines.append("}")
-        if self.partition:
-            lines.append(
-                "partitioned by "
-                + ", ".join(
-                    f"{p.transform}({self.column_name(p.source_id)}) as {p.name}"
-                    for p in self.partition
-                )
-            )
-        if self.sort:
-            lines.append(
-                "sorted by "
-                + ", ".join(
-                    f"{_sort_text(s.transform, self.column_name(s.source_id))} "
-                    f"{s.direction} {s.null_order}"
-                    for s in self.sort
-                )
-            )
-        return "\n".join(lines)
-
-
-def _col_text(c: Column) -> str:
-    text = f"{'required' if c.required else 'optional'} {type_to_str(c.type)}"
-    return text + (f" ({c.doc})" if c.doc else "")
-
-
-def _sort_text(transform: str, name: str) -> str:
-    return name if transform == "identity" else f"{transform}({name})"
-
-
-def _layout(before: TableLayout | Struct) -> TableLayout:
-    return before if isinstance(before, TableLayout) else TableLayout(before)
-
-
-# --- walking the schema by path --------------------------------------------------------------
-
-
-def _struct_in(t: ColumnType) -> Struct | None:
-    """The struct a path continues into from a column of type ``t`` (through lists)."""
-    while isinstance(t, ListOf):
-        t = t.element
-    return t if isinstance(t, Struct) else None
-
-
-@dataclass(frozen=True)
-class _Found:
-    column: Column
-    parent: Path  # the canonical path of the enclosing struct's column (no "element")
-    siblings: Struct
-
-
-def _find(struct: Struct, path: Path, op: str) -> _Found:
-    """The field at ``path``; list levels may be written as ``element`` or skipped."""
-    parent: Path = ()
-    cur = struct
-    names = [n for n in path]
-    while True:
-        name = names.pop(0)
-        col = cur.by_name().get(name)
-        if col is None:
-            where = f" in {dotted(parent)}" if parent else ""
-            near = [c.name for c in cur.fields if c.name.lower() == name.lower()]
-            hint = f"; did you mean {near[0]!r}? names are case-sensitive" if near else ""
-            known = ", ".join(c.name for c in cur.fields) or "none"
-            raise OperationError(op, f"no field {name!r}{where} (fields: {known}){hint}")
-        if not names:
-            return _Found(col, parent, cur)
-        while names and names[0] == ELEMENT and isinstance(col.type, ListOf):
-            names.pop(0)  # written out, as in Iceberg's full names
-        if not names:
-            raise OperationError(op, f"{dotted(path)} is a list element, not a field")
-        inner = _struct_in(col.type)
-        if inner is None:
-            raise OperationError(
-                op, f"{dotted((*parent, col.name))} is {type_to_str(col.type)}, not a struct"
-            )
-        parent, cur = (*parent, col.name), inner
-
-
-def field_at(struct: Struct, path: Path) -> tuple[Column, Struct]:
-    """The column at ``path`` (list levels written as ``element`` or skipped) and the
-    struct that holds it, for adapters staging an operation the core already checked.
-
-    >>> s = Struct((Column(1, "a", ListOf(2, Struct((Column(3, "b", "long"),)))),))
-    >>> field_at(s, ("a", "b"))[0].id, field_at(s, ("a", "element", "b"))[0].id
-    (3, 3)
-    """
-    found = _find(struct, path, "find")
-    return found.column, found.siblings
-
-
-def _edit_struct(struct: Struct, parent: Path, edit: Callable[[Struct], Struct]) -> Struct:
-    """``struct`` with the struct at canonical path ``parent`` replaced by ``edit(it)``."""
-    if not parent:
-        return edit(struct)
-    head, rest = parent[0], parent[1:]
-
-    def into(t: ColumnType) -> ColumnType:
-        if isinstance(t, ListOf):
-            return replace(t, element=into(t.element))
-        assert isinstance(t, Struct)
-        return _edit_struct(t, rest, edit)
-
-    return Struct(
-        tuple(replace(c, type=into(c.type)) if c.name == head else c for c in struct.fields)
-    )
-
-
-def _inside_list(struct: Struct, parent: Path, op: str) -> bool:
-    """Whether a field under the canonical ``parent`` sits inside a list."""
-    return any(
-        isinstance(_find(struct, parent[: i + 1], op).column.type, ListOf)
-        for i in range(len(parent))
-    )
-
-
-def _replace_column(struct: Struct, found: _Found, new: Column | None) -> Struct:
-    def edit(s: Struct) -> Struct:
-        out = (new if c.id == found.column.id else c for c in s.fields)
-        return Struct(tuple(c for c in out if c is not None))
-
-    return _edit_struct(struct, found.parent, edit)
-
-
-def _full_names(struct: Struct) -> set[str]:
-    """Lower-cased Iceberg full names of every field (list elements as ``element``)."""
-    out: set[str] = set()
-
-    def walk(prefix: Path, t: ColumnType) -> None:
-        if isinstance(t, ListOf):
-            inner = (*prefix, ELEMENT)
-            out.add(dotted(inner).lower())
-            walk(inner, t.element)
-        elif isinstance(t, Struct):
-            for c in t.fields:
-                out.add(dotted((*prefix, c.name)).lower())
-                walk((*prefix, c.name), c.type)
-
-    walk((), struct)
-    return out
-
-
-def _iceberg_name(struct: Struct, parent: Path) -> Path:
-    """The Iceberg full name of the struct at canonical ``parent`` (with list elements)."""
-    out: list[str] = []
-    cur: ColumnType = struct
-    for name in parent:
-        s = _struct_in(cur)
-        assert s is not None
-        col = s.by_name()[name]
-        out.append(name)
-        t = col.type
-        while isinstance(t, ListOf):
-            out.append(ELEMENT)
-            t = t.element
-        cur = t
-    return tuple(out)
-
-
-def _check_free(
-    struct: Struct, parent: Path, name: str, op: str, own_id: int | None = None
-) -> None:
-    """RULES 4 / Iceberg: names are unique per struct case-insensitively, and as full names."""
-    if not name or name.strip() != name:
-        raise OperationError(op, f"invalid field name {name!r}")
-    siblings = _find(struct, parent, op).column.type if parent else struct
-    inner = _struct_in(siblings) if parent else struct
-    assert inner is not None
-    for c in inner.fields:
-        if c.name.lower() == name.lower() and c.id != own_id:
-            where = f" in {dotted(parent)}" if parent else ""
-            raise OperationError(op, f"name {name!r} is taken by field {c.name!r}{where}")
-    full = dotted((*_iceberg_name(struct, parent), name)).lower()
-    taken = _full_names(struct)
-    if own_id is not None:
-        own = _path_of_id(struct, own_id)
-        if own is not None:
-            taken -= {n for n in taken if n == dotted(own).lower()}
-    if full in taken:
-        raise OperationError(op, f"full name {full!r} is taken by another field")
-
-
-def _path_of_id(struct: Struct, field_id: int) -> Path | None:
-    """The canonical path (no ``element``) of field ``field_id``."""
-    for c in struct.fields:
-        if c.id == field_id:
-            return (c.name,)
-        inner = _struct_in(c.type)
-        if inner is not None:
-            sub = _path_of_id(inner, field_id)
-            if sub is not None:
-                return (c.name, *sub)
-    return None
-
-
-def _fresh_ids(t: ColumnType, next_id: Callable[[], int]) -> ColumnType:
-    """``t`` renumbered as Iceberg assigns a new column's type: a struct's fields first,
-    then their types; a list's element, then its type."""
-    if isinstance(t, Struct):
-        ids = [next_id() for _ in t.fields]
-        return Struct(
-            tuple(
-                replace(c, id=i, type=_fresh_ids(c.type, next_id))
-                for i, c in zip(ids, t.fields, strict=True)
-            )
-        )
-    if isinstance(t, ListOf):
-        element_id = next_id()
-        return ListOf(element_id, _fresh_ids(t.element, next_id))
-    return t
-
-
-def _counter(start: int) -> Callable[[], int]:
-    box = [start]
-
-    def next_id() -> int:
-        box[0] += 1
-        return box[0]
-
-    return next_id
-
-
-def _referenced_by_layout(layout: TableLayout, col: Column) -> str | None:
-    """Which partition or sort field uses ``col`` or a field inside it, if any."""
-    ids = {col.id, *iter_ids(col.type)}
-    for p in layout.partition:
-        if p.source_id in ids:
-            return f"partition field {p.name!r}"
-    for s in layout.sort:
-        if s.source_id in ids:
-            return "the sort order"
-    return None
-
 
 # --- schema operations -----------------------------------------------------------------------
 
@@ -487,10 +108,10 @@ class AddField(_SchemaOperation):
     verb: ClassVar[str] = "add"
 
     def apply_to(self, table: TableLayout) -> TableLayout:
-        parent, name = _strip_elements(self.path[:-1]), self.path[-1]
+        parent, name = strip_elements(self.path[:-1]), self.path[-1]
         if parent:
-            holder = _find(table.schema, parent, self.name).column
-            if _struct_in(holder.type) is None:
+            holder = find(table.schema, parent, self.name).column
+            if struct_in(holder.type) is None:
                 raise OperationError(
                     self.name,
                     f"{dotted(parent)} is {type_to_str(holder.type)}, not a struct: "
@@ -498,14 +119,14 @@ class AddField(_SchemaOperation):
                 )
         if isinstance(self.type, Opaque):
             raise OperationError(self.name, f"type {self.type.text} cannot be added by a plan")
-        _check_free(table.schema, parent, name, self.name)
-        next_id = _counter(table.last_column_id)
-        col = Column(next_id(), name, _fresh_ids(self.type, next_id), self.doc)
+        check_free(table.schema, parent, name, self.name)
+        next_id = id_counter(table.last_column_id)
+        col = Column(next_id(), name, fresh_ids(self.type, next_id), self.doc)
 
         def edit(s: Struct) -> Struct:
             return Struct((*s.fields, col))
 
-        schema = _edit_struct(table.schema, _canonical(table.schema, parent, self.name), edit)
+        schema = edit_struct(table.schema, canonical(table.schema, parent, self.name), edit)
         return replace(table, schema=schema, last_column_id=next_id() - 1)
 
     def inverse(self, before: TableLayout | Struct) -> DropField:
@@ -514,22 +135,6 @@ class AddField(_SchemaOperation):
     def __str__(self) -> str:
         doc = f"  doc={self.doc!r}" if self.doc else ""
         return f"+ add {dotted(self.path)}: {type_to_str(self.type)}{doc}"
-
-
-def _strip_elements(parent: Path) -> Path:
-    """A struct's Iceberg full name (``items.element``) as the path of its column."""
-    while parent and parent[-1] == ELEMENT:
-        parent = parent[:-1]
-    return parent
-
-
-def _canonical(struct: Struct, parent: Path, op: str) -> Path:
-    """``parent`` without written-out ``element`` levels."""
-    parent = _strip_elements(parent)
-    if not parent:
-        return ()
-    found = _find(struct, parent, op)
-    return (*found.parent, found.column.name)
 
 
 @dataclass(frozen=True)
@@ -541,15 +146,15 @@ class DropField(_SchemaOperation):
     verb: ClassVar[str] = "drop"
 
     def apply_to(self, table: TableLayout) -> TableLayout:
-        found = _find(table.schema, self.path, self.name)
-        user = _referenced_by_layout(table, found.column)
+        found = find(table.schema, self.path, self.name)
+        user = referenced_by_layout(table, found.column)
         if user is not None:
             raise OperationError(
                 self.name, f"{dotted(self.path)} is used by {user}: change that first"
             )
         if not found.parent and len(table.schema.fields) == 1:
             raise OperationError(self.name, "a table keeps at least one column")
-        return replace(table, schema=_replace_column(table.schema, found, None))
+        return replace(table, schema=replace_column(table.schema, found, None))
 
     def inverse(self, before: TableLayout | Struct) -> None:
         return None
@@ -576,13 +181,13 @@ class RenameField(_SchemaOperation):
     verb: ClassVar[str] = "rename"
 
     def apply_to(self, table: TableLayout) -> TableLayout:
-        found = _find(table.schema, self.path, self.name)
-        _check_free(table.schema, found.parent, self.new_name, self.name, found.column.id)
+        found = find(table.schema, self.path, self.name)
+        check_free(table.schema, found.parent, self.new_name, self.name, found.column.id)
         renamed = replace(found.column, name=self.new_name)
-        return replace(table, schema=_replace_column(table.schema, found, renamed))
+        return replace(table, schema=replace_column(table.schema, found, renamed))
 
     def inverse(self, before: TableLayout | Struct) -> RenameField:
-        old = _find(_layout(before).schema, self.path, self.name)
+        old = find(as_layout(before).schema, self.path, self.name)
         return RenameField((*old.parent, self.new_name), old.column.name)
 
     def __str__(self) -> str:
@@ -611,7 +216,7 @@ class WidenField(_SchemaOperation):
         """The column being widened and its current (leaf) type; checks the widening."""
         target = self.path
         element = target[-1] == ELEMENT and len(target) > 1
-        found = _find(table.schema, target[:-1] if element else target, self.name)
+        found = find(table.schema, target[:-1] if element else target, self.name)
         old: ColumnType = found.column.type
         if element:
             if not isinstance(old, ListOf):
@@ -646,7 +251,7 @@ class WidenField(_SchemaOperation):
 
     def apply_to(self, table: TableLayout) -> TableLayout:
         col, old = self.resolve(table)
-        found = _find(
+        found = find(
             table.schema, self.path[:-1] if self.path[-1] == ELEMENT else self.path, self.name
         )
         if in_place(old, self.to, table.format_version):
@@ -654,15 +259,15 @@ class WidenField(_SchemaOperation):
                 new_col = replace(col, type=replace(col.type, element=self.to))
             else:
                 new_col = replace(col, type=self.to)
-            return replace(table, schema=_replace_column(table.schema, found, new_col))
+            return replace(table, schema=replace_column(table.schema, found, new_col))
         # A rewrite: the column is replaced by one of the new type, same name and place.
-        if self.path[-1] == ELEMENT or _inside_list(table.schema, found.parent, self.name):
+        if self.path[-1] == ELEMENT or inside_list(table.schema, found.parent, self.name):
             raise OperationError(
                 self.name,
                 f"widening {dotted(self.path)} from {old} to {self.to} rewrites the data, "
                 "which is supported for fields outside lists only",
             )
-        user = _referenced_by_layout(table, col)
+        user = referenced_by_layout(table, col)
         if user is not None:
             raise OperationError(
                 self.name,
@@ -673,7 +278,7 @@ class WidenField(_SchemaOperation):
         new_col = replace(col, id=new_id, type=self.to)
         return replace(
             table,
-            schema=_replace_column(table.schema, found, new_col),
+            schema=replace_column(table.schema, found, new_col),
             last_column_id=new_id,
         )
 
@@ -710,11 +315,11 @@ class MakeOptional(_SchemaOperation):
     verb: ClassVar[str] = "make optional"
 
     def apply_to(self, table: TableLayout) -> TableLayout:
-        found = _find(table.schema, self.path, self.name)
+        found = find(table.schema, self.path, self.name)
         if not found.column.required:
             raise OperationError(self.name, f"{dotted(self.path)} is already optional")
         new = replace(found.column, required=False)
-        return replace(table, schema=_replace_column(table.schema, found, new))
+        return replace(table, schema=replace_column(table.schema, found, new))
 
     def inverse(self, before: TableLayout | Struct) -> None:
         return None
@@ -746,12 +351,12 @@ class MoveField(_SchemaOperation):
             )
 
     def apply_to(self, table: TableLayout) -> TableLayout:
-        found = _find(table.schema, self.path, self.name)
+        found = find(table.schema, self.path, self.name)
         fields = [c for c in found.siblings.fields if c.id != found.column.id]
         if self.anchor is None:
             index = 0
         else:
-            anchor = _find(table.schema, self.anchor, self.name)
+            anchor = find(table.schema, self.anchor, self.name)
             if anchor.parent != found.parent or anchor.siblings != found.siblings:
                 raise OperationError(
                     self.name,
@@ -762,11 +367,11 @@ class MoveField(_SchemaOperation):
             index = [c.id for c in fields].index(anchor.column.id)
             index += 1 if self.position == "after" else 0
         fields.insert(index, found.column)
-        schema = _edit_struct(table.schema, found.parent, lambda _: Struct(tuple(fields)))
+        schema = edit_struct(table.schema, found.parent, lambda _: Struct(tuple(fields)))
         return replace(table, schema=schema)
 
     def inverse(self, before: TableLayout | Struct) -> MoveField:
-        found = _find(_layout(before).schema, self.path, self.name)
+        found = find(as_layout(before).schema, self.path, self.name)
         index = [c.id for c in found.siblings.fields].index(found.column.id)
         if index == 0:
             return MoveField(self.path, "first")
@@ -832,8 +437,8 @@ def _partition_name(source: str, transform: str) -> str:
 
 
 def _partition_source(table: TableLayout, path: Path, transform: str, op: str) -> Column:
-    found = _find(table.schema, path, op)
-    if _inside_list(table.schema, found.parent, op):
+    found = find(table.schema, path, op)
+    if inside_list(table.schema, found.parent, op):
         raise OperationError(op, f"{dotted(path)} is inside a list: it cannot be a source")
     t = found.column.type
     if not isinstance(t, str):
@@ -860,7 +465,7 @@ class AddPartitionField:
     def apply_to(self, table: TableLayout) -> TableLayout:
         transform = _check_transform(self.transform, self.name)
         col = _partition_source(table, self.source, transform, self.name)
-        source_name = dotted(_path_of_id(table.schema, col.id) or self.source)
+        source_name = dotted(path_of_id(table.schema, col.id) or self.source)
         name = self.partition_name or _partition_name(source_name, transform)
         for p in table.partition:
             if p.source_id == col.id and p.transform == transform:
@@ -878,14 +483,14 @@ class AddPartitionField:
                     "remove it first",
                 )
         # Iceberg: a partition name may equal a column name only for identity on that column
-        clash = _path_of_name(table.schema, name)
+        clash = id_of_name(table.schema, name)
         if clash is not None and not (transform == "identity" and clash == col.id):
             raise OperationError(self.name, f"partition name {name!r} is a column's name")
         field_ = PartitionField(col.id, transform, name)
         return replace(table, partition=(*table.partition, field_))
 
     def inverse(self, before: TableLayout | Struct) -> RemovePartitionField:
-        after = self.apply_to(_layout(before))
+        after = self.apply_to(as_layout(before))
         return RemovePartitionField(after.partition[-1].name)
 
     @property
@@ -895,13 +500,6 @@ class AddPartitionField:
     def __str__(self) -> str:
         alias = f" as {self.partition_name}" if self.partition_name else ""
         return f"+ partition by {self.transform}({dotted(self.source)}){alias}"
-
-
-def _path_of_name(struct: Struct, name: str) -> int | None:
-    for c in struct.fields:
-        if c.name == name:
-            return c.id
-    return None
 
 
 @dataclass(frozen=True)
@@ -924,9 +522,9 @@ class RemovePartitionField:
         return replace(table, partition=kept)
 
     def inverse(self, before: TableLayout | Struct) -> AddPartitionField:
-        layout = _layout(before)
+        layout = as_layout(before)
         removed = next(p for p in layout.partition if p.name == self.partition_name)
-        source = _path_of_id(layout.schema, removed.source_id)
+        source = path_of_id(layout.schema, removed.source_id)
         assert source is not None
         return AddPartitionField(source, removed.transform, removed.name)
 
@@ -959,7 +557,7 @@ class SortKey:
         return self.null_order
 
     def __str__(self) -> str:
-        return f"{_sort_text(self.transform, dotted(self.source))} {self.direction} {self.nulls}"
+        return f"{sort_text(self.transform, dotted(self.source))} {self.direction} {self.nulls}"
 
 
 @dataclass(frozen=True)
@@ -983,10 +581,10 @@ class ReplaceSortOrder:
         return replace(table, sort=tuple(fields))
 
     def inverse(self, before: TableLayout | Struct) -> ReplaceSortOrder:
-        layout = _layout(before)
+        layout = as_layout(before)
         keys = []
         for s in layout.sort:
-            path = _path_of_id(layout.schema, s.source_id)
+            path = path_of_id(layout.schema, s.source_id)
             assert path is not None
             keys.append(SortKey(path, s.direction, s.null_order, s.transform))
         return ReplaceSortOrder(tuple(keys))
@@ -1011,7 +609,7 @@ SCHEMA_OPERATIONS: Final = (AddField, DropField, RenameField, WidenField, MakeOp
 
 def add(path: PathLike, type: ColumnType | str, doc: str | None = None) -> AddField:
     """Add an optional column: ``add("address.zip", "string")``, ``add(("a.b",), "long")``."""
-    return AddField(as_path(path), _as_type(type), doc)
+    return AddField(as_path(path), as_type(type), doc)
 
 
 def drop(path: PathLike) -> DropField:
@@ -1069,246 +667,28 @@ def sort_by(*keys: PathLike | SortKey) -> ReplaceSortOrder:
     )
 
 
-# --- plans -----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Evolution:
-    """A plan of operations against one layout of a table, with who decided it and why.
-
-    ``decided_by`` is ``"user"`` or the rule that made the plan (``"RULES 3"``); ``batch``
-    the batch that triggered it; ``reasons`` an optional reason per operation. Build one
-    with :func:`plan_evolution`, which checks every operation in order.
-    """
-
-    before: TableLayout
-    operations: tuple[Operation, ...]
-    decided_by: str = "user"
-    batch: str | None = None
-    reason: str | None = None
-    reasons: tuple[str | None, ...] = field(default=())
-
-    @cached_property
-    def layouts(self) -> tuple[TableLayout, ...]:
-        """The layout before each operation, then after the last one."""
-        out = [self.before]
-        for i, op in enumerate(self.operations):
-            try:
-                out.append(op.apply_to(out[-1]))
-            except OperationError as exc:
-                raise OperationError(f"operation {i + 1} ({exc.operation})", exc.detail) from exc
-        return tuple(out)
-
-    @property
-    def after(self) -> TableLayout:
-        return self.layouts[-1]
-
-    @property
-    def schema(self) -> Struct:
-        """The schema the table has once the plan is committed."""
-        return self.after.schema
-
-    @property
-    def rewrites(self) -> tuple[WidenField, ...]:
-        """The widenings that rewrite data (shown with the rows/bytes they touch)."""
-        return tuple(op for op in self.operations if isinstance(op, WidenField) and op.rewrite)
-
-    @property
-    def irreversible(self) -> tuple[str, ...]:
-        """Why the plan cannot be undone by schema changes (empty: :meth:`inverse` works)."""
-        return tuple(w for op in self.operations if (w := op.why_irreversible) is not None)
-
-    def inverse(self) -> Evolution | None:
-        """The plan that undoes this one, applied to the layout after it; None when one of
-        its operations has no inverse (see :attr:`irreversible`)."""
-        if self.irreversible:
-            return None
-        undo: list[Operation] = []
-        for op, before in zip(self.operations, self.layouts, strict=False):
-            back = op.inverse(before)
-            assert back is not None
-            undo.append(back)
-        return plan_evolution(
-            self.after,
-            reversed(undo),
-            decided_by=self.decided_by,
-            batch=self.batch,
-            reason=f"undo: {self.reason}" if self.reason else "undo",
-        )
-
-    def subject_ids(self) -> tuple[int | None, ...]:
-        """Per operation, the field ID of the field it acts on when it applies (None for
-        adds and partition removals). Undo compares them so it never acts on a field that
-        merely has the same name as the one the plan changed."""
-        return tuple(
-            subject_id(op, before)
-            for op, before in zip(self.operations, self.layouts, strict=False)
-        )
-
-    def __str__(self) -> str:
-        head = f"{self.decided_by}: {len(self.operations)} operation(s)"
-        if self.batch is not None:
-            head += f" (batch {self.batch})"
-        if self.reason:
-            head += f": {self.reason}"
-        lines = [head]
-        for i, op in enumerate(self.operations):
-            lines.append(f"  {op}")
-            why = self.reasons[i] if i < len(self.reasons) else None
-            if why:
-                lines.append(f"      {why}")
-        return "\n".join(lines)
-
-
-def subject_id(op: Operation, layout: TableLayout) -> int | None:
-    """The field ID an operation acts on in ``layout`` (None: adds, partition removals and
-    sort orders)."""
-    if isinstance(op, AddField | RemovePartitionField | ReplaceSortOrder):
-        return None
-    if isinstance(op, AddPartitionField):
-        return _find(layout.schema, op.source, op.name).column.id
-    path = op.path[:-1] if op.path[-1] == ELEMENT else op.path
-    return _find(layout.schema, path, op.name).column.id
-
-
-def plan_evolution(
-    before: TableLayout | Struct,
-    operations: Iterable[Operation],
-    *,
-    decided_by: str = "user",
-    batch: str | None = None,
-    reason: str | None = None,
-    reasons: Sequence[str | None] = (),
-) -> Evolution:
-    """Check ``operations`` in order against ``before`` and return the plan; raises
-    :class:`OperationError` naming the first operation and field that cannot apply.
-
-    Each widening is marked as a rewrite exactly when Iceberg cannot do it in place, so
-    the preview shows it; committing such a plan is the approval of that rewrite.
-    """
-    layout = _layout(before)
-    ops: list[Operation] = []
-    current = layout
-    for i, op in enumerate(operations):
-        if isinstance(op, WidenField):
-            try:
-                op = replace(op, rewrite=op.needs_rewrite(current))
-            except OperationError as exc:
-                raise OperationError(f"operation {i + 1} ({exc.operation})", exc.detail) from exc
-        try:
-            current = op.apply_to(current)
-        except OperationError as exc:
-            raise OperationError(f"operation {i + 1} ({exc.operation})", exc.detail) from exc
-        ops.append(op)
-    return Evolution(layout, tuple(ops), decided_by, batch, reason, tuple(reasons))
-
-
-# --- a plan as JSON (lineage) ----------------------------------------------------------------
-
-
-def operation_to_json(op: Operation) -> dict[str, Any]:
-    """A compact JSON-able form of an operation (types as Iceberg type strings)."""
-    if isinstance(op, AddField):
-        out: dict[str, Any] = {"op": "add", "path": list(op.path), "type": type_to_str(op.type)}
-        if op.doc is not None:
-            out["doc"] = op.doc
-        return out
-    if isinstance(op, DropField):
-        return {"op": "drop", "path": list(op.path)}
-    if isinstance(op, RenameField):
-        return {"op": "rename", "path": list(op.path), "to": op.new_name}
-    if isinstance(op, WidenField):
-        out = {"op": "widen", "path": list(op.path), "to": op.to, "rewrite": op.rewrite}
-        out.update({k: v for k, v in (("rows", op.rows), ("bytes", op.bytes)) if v is not None})
-        return out
-    if isinstance(op, MakeOptional):
-        return {"op": "optional", "path": list(op.path)}
-    if isinstance(op, MoveField):
-        out = {"op": "move", "path": list(op.path), "position": op.position}
-        if op.anchor is not None:
-            out["anchor"] = list(op.anchor)
-        return out
-    if isinstance(op, AddPartitionField):
-        out = {"op": "partition", "source": list(op.source), "transform": op.transform}
-        if op.partition_name is not None:
-            out["name"] = op.partition_name
-        return out
-    if isinstance(op, RemovePartitionField):
-        return {"op": "unpartition", "name": op.partition_name}
-    return {
-        "op": "sort",
-        "keys": [
-            {"source": list(k.source), "direction": k.direction, "nulls": k.nulls,
-             "transform": k.transform}
-            for k in op.keys
-        ],
-    }  # fmt: skip
-
-
-def operation_from_json(data: Mapping[str, Any]) -> Operation:
-    """The operation :func:`operation_to_json` wrote."""
-    kind = data.get("op")
-    path = tuple(data.get("path", ()))
-    if kind == "add":
-        return AddField(path, parse_type(data["type"]), data.get("doc"))
-    if kind == "drop":
-        return DropField(path)
-    if kind == "rename":
-        return RenameField(path, data["to"])
-    if kind == "widen":
-        return WidenField(path, data["to"], data["rewrite"], data.get("rows"), data.get("bytes"))
-    if kind == "optional":
-        return MakeOptional(path)
-    if kind == "move":
-        anchor = data.get("anchor")
-        return MoveField(path, data["position"], None if anchor is None else tuple(anchor))
-    if kind == "partition":
-        return AddPartitionField(tuple(data["source"]), data["transform"], data.get("name"))
-    if kind == "unpartition":
-        return RemovePartitionField(data["name"])
-    if kind == "sort":
-        return ReplaceSortOrder(
-            tuple(
-                SortKey(tuple(k["source"]), k["direction"], k["nulls"], k["transform"])
-                for k in data["keys"]
-            )
-        )
-    raise ValueError(f"unknown operation {kind!r} in {dict(data)!r}")
-
-
 __all__ = [
+    "SCHEMA_OPERATIONS",
     "AddField",
     "AddPartitionField",
     "DropField",
-    "Evolution",
     "MakeOptional",
     "MoveField",
     "Operation",
-    "OperationError",
-    "PartitionField",
     "RemovePartitionField",
     "RenameField",
     "ReplaceSortOrder",
-    "SortField",
     "SortKey",
-    "TableLayout",
     "WidenField",
     "add",
-    "as_path",
     "drop",
-    "field_at",
     "make_optional",
     "move_after",
     "move_before",
     "move_first",
-    "operation_from_json",
-    "operation_to_json",
-    "parse_type",
     "partition_by",
-    "plan_evolution",
     "remove_partition",
     "rename",
     "sort_by",
-    "subject_id",
     "widen_to",
 ]

@@ -14,8 +14,9 @@ Shape(type='long', dim=1)
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
-from typing import Literal, NamedTuple, TypeAlias, get_args
+from typing import Final, Literal, NamedTuple, TypeAlias, get_args
 
 #: Primitive types of the lattice (RULES 2), by their Iceberg names.
 Primitive: TypeAlias = Literal["boolean", "long", "double", "date", "timestamp", "string"]
@@ -208,3 +209,107 @@ def type_to_str(t: ColumnType) -> str:
     if isinstance(t, Opaque):
         return t.text
     return t
+
+
+# --- Iceberg type strings --------------------------------------------------------------------
+
+_PRIMITIVE_NAMES: Final = frozenset(
+    {
+        "boolean", "int", "long", "float", "double", "date", "time", "timestamp",
+        "timestamptz", "timestamp_ns", "timestamptz_ns", "string", "uuid", "binary",
+    }
+)  # fmt: skip
+_DECIMAL: Final = re.compile(r"decimal\(\s*(\d+)\s*,\s*(\d+)\s*\)")
+_FIXED: Final = re.compile(r"fixed\[\s*(\d+)\s*\]")
+
+
+def parse_type(text: str) -> ColumnType:
+    """An Iceberg type string (``"long"``, ``"decimal(9,2)"``, ``"list<string>"``,
+    ``"struct<a: long, b: list<int>>"``) in the core's model; field IDs are 0 until the
+    type is added to a table.
+
+    >>> parse_type("struct<a: long, b: list<decimal(9,2)>>")
+    Struct(fields=(Column(id=0, name='a', type='long', doc=None, required=False), \
+Column(id=0, name='b', type=ListOf(element_id=0, element='decimal(9, 2)'), doc=None, \
+required=False)))
+    """
+    parser = _TypeParser(text)
+    t = parser.type()
+    parser.end()
+    return t
+
+
+class _TypeParser:
+    def __init__(self, text: str) -> None:
+        self.text, self.pos = text, 0
+
+    def error(self, why: str) -> ValueError:
+        return ValueError(f"invalid Iceberg type {self.text!r} at position {self.pos}: {why}")
+
+    def skip(self) -> None:
+        while self.pos < len(self.text) and self.text[self.pos].isspace():
+            self.pos += 1
+
+    def take(self, token: str) -> bool:
+        self.skip()
+        if self.text.startswith(token, self.pos):
+            self.pos += len(token)
+            return True
+        return False
+
+    def expect(self, token: str) -> None:
+        if not self.take(token):
+            raise self.error(f"expected {token!r}")
+
+    def end(self) -> None:
+        self.skip()
+        if self.pos != len(self.text):
+            raise self.error("unexpected text after the type")
+
+    def type(self) -> ColumnType:
+        self.skip()
+        if self.take("list<"):
+            element = self.type()
+            self.expect(">")
+            return ListOf(0, element)
+        if self.take("struct<"):
+            fields: list[Column] = []
+            if not self.take(">"):
+                while True:
+                    fields.append(self.field())
+                    if self.take(">"):
+                        break
+                    self.expect(",")
+            return Struct(tuple(fields))
+        if self.text.startswith("map<", self.pos):
+            raise self.error("maps cannot be added by a plan (the core keeps them opaque)")
+        match = re.compile(r"[a-z_]+(\([^)]*\)|\[[^\]]*\])?").match(self.text, self.pos)
+        if match is None:
+            raise self.error("expected a type name")
+        self.pos = match.end()
+        word = match[0]
+        if word in _PRIMITIVE_NAMES:
+            return word
+        if (d := _DECIMAL.fullmatch(word)) is not None:
+            precision, scale = int(d[1]), int(d[2])
+            if not 0 < precision <= 38 or scale > precision:
+                raise self.error(f"decimal({precision}, {scale}) is out of range")
+            return f"decimal({precision}, {scale})"
+        if (f := _FIXED.fullmatch(word)) is not None:
+            return f"fixed[{int(f[1])}]"
+        raise self.error(f"unknown type {word!r}")
+
+    def field(self) -> Column:
+        self.skip()
+        colon = self.text.find(":", self.pos)
+        if colon < 0:
+            raise self.error("expected 'name: type'")
+        name = self.text[self.pos : colon].strip()
+        if not name:
+            raise self.error("a struct field needs a name")
+        self.pos = colon + 1
+        return Column(0, name, self.type())
+
+
+def as_type(t: ColumnType | str) -> ColumnType:
+    return parse_type(t) if isinstance(t, str) else t

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from toolkit.core.evolution import plan_evolution
 from toolkit.core.lineage import LineageEntry, read_lineage
-from toolkit.core.operations import plan_evolution
 from toolkit.errors import IrreversibleError, OperationError
 from toolkit.iceberg.operations import evolve, layout_of
 

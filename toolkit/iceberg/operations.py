@@ -1,6 +1,6 @@
 """Commit a plan of Iceberg evolution operations (RULES 6) to a real table, atomically.
 
-A plan (:class:`~toolkit.core.operations.Evolution`) is staged in one PyIceberg
+A plan (:class:`~toolkit.core.evolution.Evolution`) is staged in one PyIceberg
 transaction: one schema update per operation, in order (so each sees the previous one,
 exactly as the preview did), partition spec and sort order updates, the lineage property,
 and for a widening Iceberg cannot do in place, an overwrite snapshot replacing every data
@@ -44,25 +44,20 @@ from pyiceberg.types import (
 )
 
 from toolkit.core.conversions import LOSSY, Conversions, long_to_double, render_double
+from toolkit.core.evolution import Evolution, plan_evolution
+from toolkit.core.layout import PartitionField, SortField, TableLayout, dotted, field_at
 from toolkit.core.lineage import LINEAGE_PREFIX, LineageEntry, lineage_properties, read_lineage
 from toolkit.core.operations import (
     AddField,
     AddPartitionField,
     DropField,
-    Evolution,
     MakeOptional,
     MoveField,
     Operation,
-    PartitionField,
     RemovePartitionField,
     RenameField,
     ReplaceSortOrder,
-    SortField,
-    TableLayout,
     WidenField,
-    dotted,
-    field_at,
-    plan_evolution,
 )
 from toolkit.core.state import TableState
 from toolkit.errors import RewriteLossError, RewriteNotApprovedError, StalePlanError

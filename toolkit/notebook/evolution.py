@@ -7,7 +7,7 @@ validation (:mod:`toolkit.core.operations`) decides whether the plan holds. The 
 :mod:`toolkit.notebook.evolution_widget`.
 
 >>> from toolkit.core.types import Column, Struct
->>> from toolkit.core.operations import TableLayout
+>>> from toolkit.core.layout import TableLayout
 >>> from toolkit.core.state import ABSENT
 >>> m = EvolutionEditorModel("db.t", TableLayout(Struct((Column(1, "name", "string"),))), ABSENT)
 >>> m = m.with_operation(build_operation("rename", {"path": ("name",), "new_name": "full"}))
@@ -28,21 +28,19 @@ from functools import cached_property
 from html import escape
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
 
+from toolkit.core.evolution import Evolution, plan_evolution
+from toolkit.core.layout import TableLayout, as_path
 from toolkit.core.operations import (
-    Evolution,
     Operation,
     SortKey,
-    TableLayout,
     WidenField,
     add,
-    as_path,
     drop,
     make_optional,
     move_after,
     move_before,
     move_first,
     partition_by,
-    plan_evolution,
     remove_partition,
     rename,
     sort_by,

@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
 
-from toolkit.core.operations import Operation, as_path
+from toolkit.core.layout import as_path
+from toolkit.core.operations import Operation
 from toolkit.core.state import TableState
 from toolkit.errors import OperationError
 from toolkit.notebook.evolution import (

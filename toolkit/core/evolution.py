@@ -1,0 +1,252 @@
+"""A plan of Iceberg operations (RULES 6): checked in order against a table's layout,
+with who decided it and why, its preview, its inverse, and its JSON form (lineage).
+
+>>> from toolkit.core.operations import add, rename
+>>> from toolkit.core.types import Column, Struct
+>>> table = Struct((Column(1, "id", "long"), Column(2, "name", "string")))
+>>> evo = plan_evolution(table, [rename("name", "full_name"), add("age", "int")])
+>>> [(c.id, c.name, c.type) for c in evo.schema.fields]
+[(1, 'id', 'long'), (2, 'full_name', 'string'), (3, 'age', 'int')]
+>>> print(evo.inverse())
+user: 2 operation(s): undo
+  - drop age
+  ~ rename full_name -> name
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import Any
+
+from toolkit.core.layout import (
+    ELEMENT,
+    TableLayout,
+    as_layout,
+    find,
+)
+from toolkit.core.operations import (
+    AddField,
+    AddPartitionField,
+    DropField,
+    MakeOptional,
+    MoveField,
+    Operation,
+    RemovePartitionField,
+    RenameField,
+    ReplaceSortOrder,
+    SortKey,
+    WidenField,
+)
+from toolkit.core.types import Struct, parse_type, type_to_str
+from toolkit.errors import OperationError
+
+# --- plans -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Evolution:
+    """A plan of operations against one layout of a table, with who decided it and why.
+
+    ``decided_by`` is ``"user"`` or the rule that made the plan (``"RULES 3"``); ``batch``
+    the batch that triggered it; ``reasons`` an optional reason per operation. Build one
+    with :func:`plan_evolution`, which checks every operation in order.
+    """
+
+    before: TableLayout
+    operations: tuple[Operation, ...]
+    decided_by: str = "user"
+    batch: str | None = None
+    reason: str | None = None
+    reasons: tuple[str | None, ...] = field(default=())
+
+    @cached_property
+    def layouts(self) -> tuple[TableLayout, ...]:
+        """The layout before each operation, then after the last one."""
+        out = [self.before]
+        for i, op in enumerate(self.operations):
+            try:
+                out.append(op.apply_to(out[-1]))
+            except OperationError as exc:
+                raise OperationError(f"operation {i + 1} ({exc.operation})", exc.detail) from exc
+        return tuple(out)
+
+    @property
+    def after(self) -> TableLayout:
+        return self.layouts[-1]
+
+    @property
+    def schema(self) -> Struct:
+        """The schema the table has once the plan is committed."""
+        return self.after.schema
+
+    @property
+    def rewrites(self) -> tuple[WidenField, ...]:
+        """The widenings that rewrite data (shown with the rows/bytes they touch)."""
+        return tuple(op for op in self.operations if isinstance(op, WidenField) and op.rewrite)
+
+    @property
+    def irreversible(self) -> tuple[str, ...]:
+        """Why the plan cannot be undone by schema changes (empty: :meth:`inverse` works)."""
+        return tuple(w for op in self.operations if (w := op.why_irreversible) is not None)
+
+    def inverse(self) -> Evolution | None:
+        """The plan that undoes this one, applied to the layout after it; None when one of
+        its operations has no inverse (see :attr:`irreversible`)."""
+        if self.irreversible:
+            return None
+        undo: list[Operation] = []
+        for op, before in zip(self.operations, self.layouts, strict=False):
+            back = op.inverse(before)
+            assert back is not None
+            undo.append(back)
+        return plan_evolution(
+            self.after,
+            reversed(undo),
+            decided_by=self.decided_by,
+            batch=self.batch,
+            reason=f"undo: {self.reason}" if self.reason else "undo",
+        )
+
+    def subject_ids(self) -> tuple[int | None, ...]:
+        """Per operation, the field ID of the field it acts on when it applies (None for
+        adds and partition removals). Undo compares them so it never acts on a field that
+        merely has the same name as the one the plan changed."""
+        return tuple(
+            subject_id(op, before)
+            for op, before in zip(self.operations, self.layouts, strict=False)
+        )
+
+    def __str__(self) -> str:
+        head = f"{self.decided_by}: {len(self.operations)} operation(s)"
+        if self.batch is not None:
+            head += f" (batch {self.batch})"
+        if self.reason:
+            head += f": {self.reason}"
+        lines = [head]
+        for i, op in enumerate(self.operations):
+            lines.append(f"  {op}")
+            why = self.reasons[i] if i < len(self.reasons) else None
+            if why:
+                lines.append(f"      {why}")
+        return "\n".join(lines)
+
+
+def subject_id(op: Operation, layout: TableLayout) -> int | None:
+    """The field ID an operation acts on in ``layout`` (None: adds, partition removals and
+    sort orders)."""
+    if isinstance(op, AddField | RemovePartitionField | ReplaceSortOrder):
+        return None
+    if isinstance(op, AddPartitionField):
+        return find(layout.schema, op.source, op.name).column.id
+    path = op.path[:-1] if op.path[-1] == ELEMENT else op.path
+    return find(layout.schema, path, op.name).column.id
+
+
+def plan_evolution(
+    before: TableLayout | Struct,
+    operations: Iterable[Operation],
+    *,
+    decided_by: str = "user",
+    batch: str | None = None,
+    reason: str | None = None,
+    reasons: Sequence[str | None] = (),
+) -> Evolution:
+    """Check ``operations`` in order against ``before`` and return the plan; raises
+    :class:`OperationError` naming the first operation and field that cannot apply.
+
+    Each widening is marked as a rewrite exactly when Iceberg cannot do it in place, so
+    the preview shows it; committing such a plan is the approval of that rewrite.
+    """
+    layout = as_layout(before)
+    ops: list[Operation] = []
+    current = layout
+    for i, op in enumerate(operations):
+        if isinstance(op, WidenField):
+            try:
+                op = replace(op, rewrite=op.needs_rewrite(current))
+            except OperationError as exc:
+                raise OperationError(f"operation {i + 1} ({exc.operation})", exc.detail) from exc
+        try:
+            current = op.apply_to(current)
+        except OperationError as exc:
+            raise OperationError(f"operation {i + 1} ({exc.operation})", exc.detail) from exc
+        ops.append(op)
+    return Evolution(layout, tuple(ops), decided_by, batch, reason, tuple(reasons))
+
+
+# --- a plan as JSON (lineage) ----------------------------------------------------------------
+
+
+def operation_to_json(op: Operation) -> dict[str, Any]:
+    """A compact JSON-able form of an operation (types as Iceberg type strings)."""
+    if isinstance(op, AddField):
+        out: dict[str, Any] = {"op": "add", "path": list(op.path), "type": type_to_str(op.type)}
+        if op.doc is not None:
+            out["doc"] = op.doc
+        return out
+    if isinstance(op, DropField):
+        return {"op": "drop", "path": list(op.path)}
+    if isinstance(op, RenameField):
+        return {"op": "rename", "path": list(op.path), "to": op.new_name}
+    if isinstance(op, WidenField):
+        out = {"op": "widen", "path": list(op.path), "to": op.to, "rewrite": op.rewrite}
+        out.update({k: v for k, v in (("rows", op.rows), ("bytes", op.bytes)) if v is not None})
+        return out
+    if isinstance(op, MakeOptional):
+        return {"op": "optional", "path": list(op.path)}
+    if isinstance(op, MoveField):
+        out = {"op": "move", "path": list(op.path), "position": op.position}
+        if op.anchor is not None:
+            out["anchor"] = list(op.anchor)
+        return out
+    if isinstance(op, AddPartitionField):
+        out = {"op": "partition", "source": list(op.source), "transform": op.transform}
+        if op.partition_name is not None:
+            out["name"] = op.partition_name
+        return out
+    if isinstance(op, RemovePartitionField):
+        return {"op": "unpartition", "name": op.partition_name}
+    return {
+        "op": "sort",
+        "keys": [
+            {"source": list(k.source), "direction": k.direction, "nulls": k.nulls,
+             "transform": k.transform}
+            for k in op.keys
+        ],
+    }  # fmt: skip
+
+
+def operation_from_json(data: Mapping[str, Any]) -> Operation:
+    """The operation :func:`operation_to_json` wrote."""
+    kind = data.get("op")
+    path = tuple(data.get("path", ()))
+    if kind == "add":
+        return AddField(path, parse_type(data["type"]), data.get("doc"))
+    if kind == "drop":
+        return DropField(path)
+    if kind == "rename":
+        return RenameField(path, data["to"])
+    if kind == "widen":
+        return WidenField(path, data["to"], data["rewrite"], data.get("rows"), data.get("bytes"))
+    if kind == "optional":
+        return MakeOptional(path)
+    if kind == "move":
+        anchor = data.get("anchor")
+        return MoveField(path, data["position"], None if anchor is None else tuple(anchor))
+    if kind == "partition":
+        return AddPartitionField(tuple(data["source"]), data["transform"], data.get("name"))
+    if kind == "unpartition":
+        return RemovePartitionField(data["name"])
+    if kind == "sort":
+        return ReplaceSortOrder(
+            tuple(
+                SortKey(tuple(k["source"]), k["direction"], k["nulls"], k["transform"])
+                for k in data["keys"]
+            )
+        )
+    raise ValueError(f"unknown operation {kind!r} in {dict(data)!r}")
+
+
+__all__ = ["Evolution", "operation_from_json", "operation_to_json", "plan_evolution", "subject_id"]

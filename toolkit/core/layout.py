@@ -1,0 +1,388 @@
+"""The table an operation applies to (schema, partition spec, sort order), and the walk
+from a path to a field: the vocabulary every operation (RULES 6) and adapter shares.
+
+Paths are tuples of names (keys may contain dots); list levels may be written as
+``element``, as in Iceberg's full names, or skipped.
+
+>>> from toolkit.core.types import Column, ListOf, Struct
+>>> s = Struct((Column(1, "a", ListOf(2, Struct((Column(3, "b", "long"),)))),))
+>>> find(s, ("a", "element", "b"), "look").column.id
+3
+>>> print(TableLayout(s))
+table {
+  1: a: optional list<struct<b: long>>
+}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Final, Literal, TypeAlias, get_args
+
+from toolkit.core.types import Column, ColumnType, ListOf, Struct, iter_ids, type_to_str
+from toolkit.errors import OperationError
+
+Path: TypeAlias = tuple[str, ...]
+#: a path as a tuple of names, or a dotted string (only when no name contains a dot)
+PathLike: TypeAlias = "str | Sequence[str]"
+Position: TypeAlias = Literal["first", "before", "after"]
+Direction: TypeAlias = Literal["asc", "desc"]
+NullOrder: TypeAlias = Literal["nulls-first", "nulls-last"]
+DIRECTIONS: Final = get_args(Direction)
+NULL_ORDERS: Final = get_args(NullOrder)
+
+ELEMENT: Final = "element"
+
+
+def as_path(path: PathLike) -> Path:
+    """A tuple of names; a string is split on dots (pass a tuple when a name has a dot)."""
+    parts = tuple(path.split(".")) if isinstance(path, str) else tuple(path)
+    if not parts or any(not p for p in parts):
+        raise ValueError(f"invalid field path {path!r}: names must be non-empty")
+    return parts
+
+
+def dotted(path: Path) -> str:
+    return ".".join(path)
+
+
+# --- the table an operation applies to -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PartitionField:
+    """One field of a partition spec; the source is tracked by field ID, like Iceberg."""
+
+    source_id: int
+    transform: str
+    name: str
+
+
+@dataclass(frozen=True)
+class SortField:
+    """One field of a sort order, by source field ID."""
+
+    source_id: int
+    transform: str = "identity"
+    direction: Direction = "asc"
+    null_order: NullOrder = "nulls-first"
+
+
+@dataclass(frozen=True)
+class TableLayout:
+    """What evolution operations change: the schema, partition spec and sort order.
+
+    ``last_column_id`` is the highest field ID the table ever assigned (Iceberg never
+    reuses one, even after a drop); by default the highest in ``schema``.
+    """
+
+    schema: Struct
+    partition: tuple[PartitionField, ...] = ()
+    sort: tuple[SortField, ...] = ()
+    last_column_id: int = -1
+    format_version: int = 2
+
+    def __post_init__(self) -> None:
+        if self.last_column_id < 0:
+            object.__setattr__(self, "last_column_id", max(iter_ids(self.schema), default=0))
+
+    def column_name(self, field_id: int) -> str:
+        """The dotted full name of a field, or ``<dropped id N>``."""
+        path = path_of_id(self.schema, field_id)
+        return f"<dropped id {field_id}>" if path is None else dotted(path)
+
+    def __str__(self) -> str:
+        lines = ["table {"]
+        lines += [f"  {c.id}: {c.name}: {column_text(c)}" for c in self.schema.fields]
+        lines.append("}")
+        if self.partition:
+            lines.append(
+                "partitioned by "
+                + ", ".join(
+                    f"{p.transform}({self.column_name(p.source_id)}) as {p.name}"
+                    for p in self.partition
+                )
+            )
+        if self.sort:
+            lines.append(
+                "sorted by "
+                + ", ".join(
+                    f"{sort_text(s.transform, self.column_name(s.source_id))} "
+                    f"{s.direction} {s.null_order}"
+                    for s in self.sort
+                )
+            )
+        return "\n".join(lines)
+
+
+def column_text(c: Column) -> str:
+    text = f"{'required' if c.required else 'optional'} {type_to_str(c.type)}"
+    return text + (f" ({c.doc})" if c.doc else "")
+
+
+def sort_text(transform: str, name: str) -> str:
+    return name if transform == "identity" else f"{transform}({name})"
+
+
+def as_layout(before: TableLayout | Struct) -> TableLayout:
+    return before if isinstance(before, TableLayout) else TableLayout(before)
+
+
+# --- walking the schema by path --------------------------------------------------------------
+
+
+def struct_in(t: ColumnType) -> Struct | None:
+    """The struct a path continues into from a column of type ``t`` (through lists)."""
+    while isinstance(t, ListOf):
+        t = t.element
+    return t if isinstance(t, Struct) else None
+
+
+@dataclass(frozen=True)
+class Found:
+    column: Column
+    parent: Path  # the canonical path of the enclosing struct's column (no "element")
+    siblings: Struct
+
+
+def find(struct: Struct, path: Path, op: str) -> Found:
+    """The field at ``path``; list levels may be written as ``element`` or skipped."""
+    parent: Path = ()
+    cur = struct
+    names = [n for n in path]
+    while True:
+        name = names.pop(0)
+        col = cur.by_name().get(name)
+        if col is None:
+            where = f" in {dotted(parent)}" if parent else ""
+            near = [c.name for c in cur.fields if c.name.lower() == name.lower()]
+            hint = f"; did you mean {near[0]!r}? names are case-sensitive" if near else ""
+            known = ", ".join(c.name for c in cur.fields) or "none"
+            raise OperationError(op, f"no field {name!r}{where} (fields: {known}){hint}")
+        if not names:
+            return Found(col, parent, cur)
+        while names and names[0] == ELEMENT and isinstance(col.type, ListOf):
+            names.pop(0)  # written out, as in Iceberg's full names
+        if not names:
+            raise OperationError(op, f"{dotted(path)} is a list element, not a field")
+        inner = struct_in(col.type)
+        if inner is None:
+            raise OperationError(
+                op, f"{dotted((*parent, col.name))} is {type_to_str(col.type)}, not a struct"
+            )
+        parent, cur = (*parent, col.name), inner
+
+
+def field_at(struct: Struct, path: Path) -> tuple[Column, Struct]:
+    """The column at ``path`` (list levels written as ``element`` or skipped) and the
+    struct that holds it, for adapters staging an operation the core already checked.
+
+    >>> s = Struct((Column(1, "a", ListOf(2, Struct((Column(3, "b", "long"),)))),))
+    >>> field_at(s, ("a", "b"))[0].id, field_at(s, ("a", "element", "b"))[0].id
+    (3, 3)
+    """
+    found = find(struct, path, "find")
+    return found.column, found.siblings
+
+
+def edit_struct(struct: Struct, parent: Path, edit: Callable[[Struct], Struct]) -> Struct:
+    """``struct`` with the struct at canonical path ``parent`` replaced by ``edit(it)``."""
+    if not parent:
+        return edit(struct)
+    head, rest = parent[0], parent[1:]
+
+    def into(t: ColumnType) -> ColumnType:
+        if isinstance(t, ListOf):
+            return replace(t, element=into(t.element))
+        assert isinstance(t, Struct)
+        return edit_struct(t, rest, edit)
+
+    return Struct(
+        tuple(replace(c, type=into(c.type)) if c.name == head else c for c in struct.fields)
+    )
+
+
+def inside_list(struct: Struct, parent: Path, op: str) -> bool:
+    """Whether a field under the canonical ``parent`` sits inside a list."""
+    return any(
+        isinstance(find(struct, parent[: i + 1], op).column.type, ListOf)
+        for i in range(len(parent))
+    )
+
+
+def replace_column(struct: Struct, found: Found, new: Column | None) -> Struct:
+    def edit(s: Struct) -> Struct:
+        out = (new if c.id == found.column.id else c for c in s.fields)
+        return Struct(tuple(c for c in out if c is not None))
+
+    return edit_struct(struct, found.parent, edit)
+
+
+def lower_full_names(struct: Struct) -> set[str]:
+    """Lower-cased Iceberg full names of every field (list elements as ``element``)."""
+    out: set[str] = set()
+
+    def walk(prefix: Path, t: ColumnType) -> None:
+        if isinstance(t, ListOf):
+            inner = (*prefix, ELEMENT)
+            out.add(dotted(inner).lower())
+            walk(inner, t.element)
+        elif isinstance(t, Struct):
+            for c in t.fields:
+                out.add(dotted((*prefix, c.name)).lower())
+                walk((*prefix, c.name), c.type)
+
+    walk((), struct)
+    return out
+
+
+def iceberg_name(struct: Struct, parent: Path) -> Path:
+    """The Iceberg full name of the struct at canonical ``parent`` (with list elements)."""
+    out: list[str] = []
+    cur: ColumnType = struct
+    for name in parent:
+        s = struct_in(cur)
+        assert s is not None
+        col = s.by_name()[name]
+        out.append(name)
+        t = col.type
+        while isinstance(t, ListOf):
+            out.append(ELEMENT)
+            t = t.element
+        cur = t
+    return tuple(out)
+
+
+def check_free(
+    struct: Struct, parent: Path, name: str, op: str, own_id: int | None = None
+) -> None:
+    """RULES 4 / Iceberg: names are unique per struct case-insensitively, and as full names."""
+    if not name or name.strip() != name:
+        raise OperationError(op, f"invalid field name {name!r}")
+    siblings = find(struct, parent, op).column.type if parent else struct
+    inner = struct_in(siblings) if parent else struct
+    assert inner is not None
+    for c in inner.fields:
+        if c.name.lower() == name.lower() and c.id != own_id:
+            where = f" in {dotted(parent)}" if parent else ""
+            raise OperationError(op, f"name {name!r} is taken by field {c.name!r}{where}")
+    full = dotted((*iceberg_name(struct, parent), name)).lower()
+    taken = lower_full_names(struct)
+    if own_id is not None:
+        own = path_of_id(struct, own_id)
+        if own is not None:
+            taken -= {n for n in taken if n == dotted(own).lower()}
+    if full in taken:
+        raise OperationError(op, f"full name {full!r} is taken by another field")
+
+
+def path_of_id(struct: Struct, field_id: int) -> Path | None:
+    """The canonical path (no ``element``) of field ``field_id``."""
+    for c in struct.fields:
+        if c.id == field_id:
+            return (c.name,)
+        inner = struct_in(c.type)
+        if inner is not None:
+            sub = path_of_id(inner, field_id)
+            if sub is not None:
+                return (c.name, *sub)
+    return None
+
+
+def fresh_ids(t: ColumnType, next_id: Callable[[], int]) -> ColumnType:
+    """``t`` renumbered as Iceberg assigns a new column's type: a struct's fields first,
+    then their types; a list's element, then its type."""
+    if isinstance(t, Struct):
+        ids = [next_id() for _ in t.fields]
+        return Struct(
+            tuple(
+                replace(c, id=i, type=fresh_ids(c.type, next_id))
+                for i, c in zip(ids, t.fields, strict=True)
+            )
+        )
+    if isinstance(t, ListOf):
+        element_id = next_id()
+        return ListOf(element_id, fresh_ids(t.element, next_id))
+    return t
+
+
+def id_counter(start: int) -> Callable[[], int]:
+    box = [start]
+
+    def next_id() -> int:
+        box[0] += 1
+        return box[0]
+
+    return next_id
+
+
+def referenced_by_layout(layout: TableLayout, col: Column) -> str | None:
+    """Which partition or sort field uses ``col`` or a field inside it, if any."""
+    ids = {col.id, *iter_ids(col.type)}
+    for p in layout.partition:
+        if p.source_id in ids:
+            return f"partition field {p.name!r}"
+    for s in layout.sort:
+        if s.source_id in ids:
+            return "the sort order"
+    return None
+
+
+def strip_elements(parent: Path) -> Path:
+    """A struct's Iceberg full name (``items.element``) as the path of its column."""
+    while parent and parent[-1] == ELEMENT:
+        parent = parent[:-1]
+    return parent
+
+
+def canonical(struct: Struct, parent: Path, op: str) -> Path:
+    """``parent`` without written-out ``element`` levels."""
+    parent = strip_elements(parent)
+    if not parent:
+        return ()
+    found = find(struct, parent, op)
+    return (*found.parent, found.column.name)
+
+
+def id_of_name(struct: Struct, name: str) -> int | None:
+    for c in struct.fields:
+        if c.name == name:
+            return c.id
+    return None
+
+
+__all__ = [
+    "DIRECTIONS",
+    "ELEMENT",
+    "NULL_ORDERS",
+    "Direction",
+    "Found",
+    "NullOrder",
+    "PartitionField",
+    "Path",
+    "PathLike",
+    "Position",
+    "SortField",
+    "TableLayout",
+    "as_layout",
+    "as_path",
+    "canonical",
+    "check_free",
+    "dotted",
+    "edit_struct",
+    "field_at",
+    "find",
+    "fresh_ids",
+    "id_counter",
+    "id_of_name",
+    "iceberg_name",
+    "inside_list",
+    "lower_full_names",
+    "path_of_id",
+    "referenced_by_layout",
+    "replace_column",
+    "sort_text",
+    "strip_elements",
+    "struct_in",
+]
