@@ -35,7 +35,7 @@ _LAZY = {
     "quarantine": "toolkit.iceberg.quarantine",
     "replay": "toolkit.pipeline.replay",
     "inspect_quarantine": "toolkit.notebook.quarantine_widget",
-    "edit_schema": "toolkit.notebook.evolution_widget",
+    "edit_schema": "toolkit.notebook.editor_widget",
     "compare_policies": "toolkit.notebook",
 }
 

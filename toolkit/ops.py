@@ -21,6 +21,14 @@ here touches a table: build a list, preview it, commit it.
 + partition by day(signup)
 = sort by full_name asc nulls-first, visits desc nulls-last
 
+Every operation carries its JSON name (``op``) and form (``to_json``); ``OPERATIONS`` maps
+each name to its class (what lineage reads back, and what a UI lists):
+
+>>> sorted(toolkit.ops.OPERATIONS)
+['add', 'drop', 'move', 'optional', 'partition', 'rename', 'sort', 'unpartition', 'widen']
+>>> plan[0].op, plan[0].to_json()
+('rename', {'op': 'rename', 'path': ['name'], 'to': 'full_name'})
+
 On a table: ``toolkit.preview_evolution(catalog, "db.t", plan)`` shows the result (and
 which widenings rewrite data); ``toolkit.evolve(catalog, "db.t", preview.plan,
 expected=preview.state)`` commits it atomically and logs it (``toolkit.lineage(table)``);
@@ -32,6 +40,7 @@ from __future__ import annotations
 from toolkit.core.evolution import Evolution, plan_evolution
 from toolkit.core.layout import TableLayout
 from toolkit.core.operations import (
+    OPERATIONS,
     Operation,
     SortKey,
     add,
@@ -49,6 +58,7 @@ from toolkit.core.operations import widen_to as widen
 from toolkit.errors import OperationError
 
 __all__ = [
+    "OPERATIONS",
     "Evolution",
     "Operation",
     "OperationError",

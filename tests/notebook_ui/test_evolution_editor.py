@@ -25,7 +25,7 @@ from pyiceberg.types import (
 
 import toolkit
 import toolkit.notebook
-import toolkit.notebook.evolution
+import toolkit.notebook.editor_model
 from toolkit.core.layout import TableLayout
 from toolkit.core.operations import (
     AddField,
@@ -39,7 +39,7 @@ from toolkit.core.types import Column, ListOf, Struct
 from toolkit.errors import OperationError
 from toolkit.iceberg import catalog
 from toolkit.iceberg.lineage import lineage
-from toolkit.notebook.evolution import (
+from toolkit.notebook.editor_model import (
     OPERATION_KINDS,
     EvolutionEditorModel,
     EvolutionRequest,
@@ -47,7 +47,7 @@ from toolkit.notebook.evolution import (
     editor_model,
     form_of,
 )
-from toolkit.notebook.evolution_widget import EvolutionEditor, edit_schema
+from toolkit.notebook.editor_widget import EvolutionEditor, edit_schema
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
@@ -92,7 +92,7 @@ PEOPLE = Struct((
 
 
 def test_docstring_examples() -> None:
-    result = doctest.testmod(toolkit.notebook.evolution, optionflags=doctest.ELLIPSIS)
+    result = doctest.testmod(toolkit.notebook.editor_model, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted > 0
 
 
@@ -384,3 +384,30 @@ def test_a_read_only_editor_cannot_commit() -> None:
         editor.fill(path="nope")
     with pytest.raises(KeyError, match="drop has no input 'new_name'"):
         editor.fill(new_name="y")
+
+
+def test_every_form_builds_an_operation_of_the_core_vocabulary() -> None:
+    """The editor's menu names operations in plain words; what each form builds is one of
+    the core's operations, by the name the core gives it (one vocabulary)."""
+    from toolkit.core.operations import OPERATIONS
+    from toolkit.notebook.editor_model import FORM_OPERATION, OPERATION_KINDS, build_operation
+
+    assert set(FORM_OPERATION) == set(OPERATION_KINDS)
+    assert set(FORM_OPERATION.values()) == set(OPERATIONS)
+    filled = {
+        "rename": {"path": ("a",), "new_name": "b"},
+        "drop": {"path": ("a",)},
+        "move first": {"path": ("a",)},
+        "move before": {"path": ("a",), "anchor": ("b",)},
+        "move after": {"path": ("a",), "anchor": ("b",)},
+        "make optional": {"path": ("a",)},
+        "widen": {"path": ("a",), "to": "long"},
+        "add column": {"name": "c", "type": "string"},
+        "add partition field": {"source": ("a",), "transform": "identity"},
+        "remove partition field": {"name": "a"},
+        "sort order": {"key": ("a",), "direction": "asc"},
+    }
+    for kind in OPERATION_KINDS:
+        op = build_operation(kind, filled[kind])
+        assert op.op == FORM_OPERATION[kind], kind
+        assert type(op) is OPERATIONS[op.op]

@@ -1,16 +1,19 @@
-"""toolkit.notebook.models: the view-models behind the panels, checked in memory."""
+"""toolkit.notebook's view-models of the explore and preview panels and of a commit's
+outcome, checked in memory."""
 
 from __future__ import annotations
 
 import doctest
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
 from pyiceberg.catalog import Catalog
 
 import toolkit
-import toolkit.notebook.models as models
+import toolkit.notebook.explore_model
+import toolkit.notebook.preview_model
 from tests.notebook_ui.panel_tables import sample_day, write_batches
 from toolkit.core.engine import Engine
 from toolkit.core.jsonlines import read_jsonl
@@ -19,12 +22,9 @@ from toolkit.core.state import ABSENT, TableState
 from toolkit.errors import MalformedLineError, NotARecordError, PlanChangedError, StalePlanError
 from toolkit.iceberg import catalog
 from toolkit.iceberg.statistics import statistics
-from toolkit.notebook.models import (
-    CommitOutcome,
-    PlanModel,
-    StatisticsModel,
-    preview_batch_id,
-)
+from toolkit.notebook.explore_model import StatisticsModel
+from toolkit.notebook.outcome import CommitOutcome
+from toolkit.notebook.preview_model import PlanModel, preview_batch_id
 from toolkit.pipeline.ingest import IngestReport
 from toolkit.pipeline.preview import Preview, plan_preview
 
@@ -34,7 +34,10 @@ def lake(tmp_path: Path) -> Catalog:
     return catalog(tmp_path / "lake")
 
 
-def test_docstring_examples() -> None:
+@pytest.mark.parametrize(
+    "models", [toolkit.notebook.explore_model, toolkit.notebook.preview_model]
+)
+def test_docstring_examples(models: ModuleType) -> None:
     result = doctest.testmod(models, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
 

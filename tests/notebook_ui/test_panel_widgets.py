@@ -19,9 +19,10 @@ from toolkit.core.state import TableState
 from toolkit.errors import StalePlanError
 from toolkit.iceberg import catalog
 from toolkit.notebook import ExplorePanel, PreviewPanel, explore, preview
-from toolkit.notebook.models import CommitRequest, FieldRow, Page, TypeCount
-from toolkit.notebook.render import field_table_html
-from toolkit.notebook.widgets import PLOTLY_MIME
+from toolkit.notebook.explore_html import field_table_html
+from toolkit.notebook.explore_model import FieldRow, Page, TypeCount
+from toolkit.notebook.figures import PLOTLY_MIME
+from toolkit.notebook.preview_model import CommitRequest
 from toolkit.pipeline.ingest import IngestReport
 from toolkit.pipeline.preview import plan_preview
 

@@ -14,18 +14,18 @@ from pyiceberg.schema import Schema
 from pyiceberg.types import BooleanType, IntegerType, LongType, NestedField
 
 import toolkit
-import toolkit.notebook.policies
+import toolkit.notebook.policies_model
 from tests.notebook_ui.panel_tables import sample_day
 from toolkit.iceberg import catalog
 from toolkit.iceberg.operations import rewrite_cost
 from toolkit.notebook import PolicyComparisonPanel, compare_policies
-from toolkit.notebook.policies import POLICY_SETUPS, policy_comparison
+from toolkit.notebook.policies_model import POLICY_SETUPS, policy_comparison
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
 
 def test_docstring_examples() -> None:
-    result = doctest.testmod(toolkit.notebook.policies)
+    result = doctest.testmod(toolkit.notebook.policies_model)
     assert result.failed == 0 and result.attempted > 0
 
 

@@ -18,12 +18,8 @@ from toolkit.core.state import TableState
 from toolkit.errors import StalePlanError
 from toolkit.iceberg import catalog
 from toolkit.iceberg.quarantine import append_quarantined, quarantine
-from toolkit.notebook.quarantine_model import (
-    QuarantineModel,
-    ReplayRequest,
-    groups_html,
-    samples_html,
-)
+from toolkit.notebook.quarantine_html import groups_html, samples_html
+from toolkit.notebook.quarantine_model import QuarantineModel, ReplayRequest
 from toolkit.notebook.quarantine_widget import QuarantinePanel, inspect_quarantine
 from toolkit.pipeline.replay import ReplayReport, replay_batch_id, replay_preview
 

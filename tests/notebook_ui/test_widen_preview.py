@@ -20,7 +20,8 @@ from toolkit.core.state import TableState
 from toolkit.iceberg import catalog
 from toolkit.iceberg.operations import rewrite_cost
 from toolkit.notebook import preview
-from toolkit.notebook.models import CommitOutcome, CommitRequest
+from toolkit.notebook.outcome import CommitOutcome
+from toolkit.notebook.preview_model import CommitRequest
 from toolkit.pipeline.ingest import IngestReport
 
 if TYPE_CHECKING:

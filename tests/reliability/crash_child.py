@@ -59,8 +59,8 @@ def route_then_die(batches: Iterator[Any], *, group: int = GROUP, **kwargs: Any)
 
 def split_in_two(fn: Callable[..., Any]) -> Callable[..., Any]:
     def wrapped(*args: Any, **kwargs: Any) -> Any:
-        df, mode = fn(*args, **kwargs)
-        return df.repartition(2), mode
+        df, kind = fn(*args, **kwargs)
+        return df.repartition(2), kind
 
     return wrapped
 

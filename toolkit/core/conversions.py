@@ -22,6 +22,7 @@ import datetime as dt
 import json
 import math
 import re
+import struct
 from collections.abc import Callable
 from typing import Any, Final, Literal, TypeAlias
 
@@ -221,3 +222,42 @@ def long_to_double(v: int) -> float | _Lossy:
     """A long as a double, unless the double would round it (beyond 2**53)."""
     f = float(v)
     return f if int(f) == v else LOSSY
+
+
+def to_float32(v: float) -> float:
+    """``v`` rounded to the nearest 32-bit float (OverflowError beyond its range)."""
+    f: float = struct.unpack("<f", struct.pack("<f", v))[0]
+    return f
+
+
+def long_to_float(v: int) -> float | _Lossy:
+    """A long as a 32-bit float, unless the float would round it (beyond 2**24, say).
+
+    >>> long_to_float(2**24), long_to_float(2**24 + 1)
+    (16777216.0, LOSSY)
+    """
+    try:
+        f = to_float32(float(v))
+    except OverflowError:
+        return LOSSY
+    return f if int(f) == v else LOSSY
+
+
+def render_float(value: float) -> str:
+    """Shortest text that reads back as the same 32-bit float, written like a double's
+    (:func:`render_double`): ``0.1``, not ``0.10000000149011612``.
+
+    >>> render_float(to_float32(0.1)), render_float(2.0**40), render_float(float("nan"))
+    ('0.1', '1099511600000.0', 'NaN')
+    """
+    if math.isnan(value) or math.isinf(value):
+        return render_double(value)
+    f = to_float32(value)
+    for digits in range(1, 10):  # 9 significant digits always identify a 32-bit float
+        text = f"{f:.{digits}g}"
+        try:
+            if to_float32(float(text)) == f:
+                return repr(float(text))
+        except OverflowError:  # rounded beyond the largest float: more digits
+            continue
+    return repr(f)  # unreachable

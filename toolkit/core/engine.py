@@ -19,13 +19,13 @@ from typing import Any, TypeVar
 
 from toolkit.core.observe import Classifier, StructObservation, observe_struct
 from toolkit.core.options import Options
-from toolkit.core.planner import Observed, Plan, plan_batch
+from toolkit.core.planner import Observed, Plan
+from toolkit.core.policies import policy_of
 from toolkit.core.profile import Profile, profile_of
 from toolkit.core.quarantine import Quarantined
 from toolkit.core.routing import Router, conform, rows_of
 from toolkit.core.summary import summarize
 from toolkit.core.types import Struct
-from toolkit.core.widen_policy import plan_widen, route_widen
 from toolkit.errors import NotARecordError
 
 T = TypeVar("T")
@@ -79,6 +79,7 @@ class Engine:
 
     def __init__(self, options: Options | None = None) -> None:
         self.options = options or Options()
+        self.policy = policy_of(self.options)
         self.classifier = Classifier(self.options)
         self.router = Router(self.options, self.classifier)
 
@@ -187,13 +188,9 @@ class Engine:
     ) -> tuple[Plan, RoutedBatch, list[Quarantined], Profile]:
         """Observe, plan and route one batch of records under the configured policy."""
         obs = self.observe(rows, i)
-        aside: list[Quarantined] = []
         plan = self.plan(current, obs, i)
-        if self.options.policy == "widen":
-            kept, aside = route_widen(plan, obs.rows, self.options, i, self.classifier)
-            done = routed_rows(plan.after, kept)
-        else:
-            done = self.route(plan.after, obs)
+        columns, size, aside = self.policy.route(plan, obs, self.options, self.router, i)
+        done = RoutedBatch(plan.after, tuple(columns), size)
         return plan, done, aside, profile_of(obs, i)
 
 
@@ -203,9 +200,7 @@ def make_plan(
     """The plan of one batch under the configured policy: the automatic one (RULES 3-4) or
     the widening one (RULES 5). ``obs`` is an observation or a Spark summary of one;
     ``last_assigned`` the table's last assigned field ID (new IDs come after it)."""
-    if options.policy == "widen":
-        return plan_widen(schema, obs, options, batch, last_assigned)
-    return plan_batch(schema, obs, options, batch, last_assigned)
+    return policy_of(options).plan(schema, obs, options, batch, last_assigned)
 
 
 def routed_rows(schema: Struct, rows: list[dict[str, Any]]) -> RoutedBatch:

@@ -16,30 +16,13 @@ user: 2 operation(s): undo
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from toolkit.core.layout import (
-    ELEMENT,
-    TableLayout,
-    as_layout,
-    find,
-)
-from toolkit.core.operations import (
-    AddField,
-    AddPartitionField,
-    DropField,
-    MakeOptional,
-    MoveField,
-    Operation,
-    RemovePartitionField,
-    RenameField,
-    ReplaceSortOrder,
-    SortKey,
-    WidenField,
-)
-from toolkit.core.types import Struct, parse_type, type_to_str
+from toolkit.core.layout import TableLayout, as_layout
+from toolkit.core.operations import OPERATIONS, Operation, WidenField, Widening
+from toolkit.core.types import Struct
 from toolkit.errors import OperationError
 
 # --- plans -----------------------------------------------------------------------------------
@@ -83,8 +66,13 @@ class Evolution:
 
     @property
     def rewrites(self) -> tuple[WidenField, ...]:
-        """The widenings that rewrite data (shown with the rows/bytes they touch)."""
-        return tuple(op for op in self.operations if isinstance(op, WidenField) and op.rewrite)
+        """The widenings that rewrite data (shown with the rows/bytes they touch), as
+        :class:`WidenField` (a policy's :class:`~toolkit.core.planner.Retype` too)."""
+        return tuple(
+            op.as_widen_field()
+            for op in self.operations
+            if isinstance(op, Widening) and op.rewrite
+        )
 
     @property
     def irreversible(self) -> tuple[str, ...]:
@@ -135,13 +123,8 @@ class Evolution:
 
 def subject_id(op: Operation, layout: TableLayout) -> int | None:
     """The field ID an operation acts on in ``layout`` (None: adds, partition removals and
-    sort orders)."""
-    if isinstance(op, AddField | RemovePartitionField | ReplaceSortOrder):
-        return None
-    if isinstance(op, AddPartitionField):
-        return find(layout.schema, op.source, op.name).column.id
-    path = op.path[:-1] if op.path[-1] == ELEMENT else op.path
-    return find(layout.schema, path, op.name).column.id
+    sort orders); each operation knows its own (``op.subject_id``)."""
+    return op.subject_id(layout)
 
 
 def plan_evolution(
@@ -163,12 +146,8 @@ def plan_evolution(
     ops: list[Operation] = []
     current = layout
     for i, op in enumerate(operations):
-        if isinstance(op, WidenField):
-            try:
-                op = replace(op, rewrite=op.needs_rewrite(current))
-            except OperationError as exc:
-                raise OperationError(f"operation {i + 1} ({exc.operation})", exc.detail) from exc
         try:
+            op = op.planned_on(current)
             current = op.apply_to(current)
         except OperationError as exc:
             raise OperationError(f"operation {i + 1} ({exc.operation})", exc.detail) from exc
@@ -180,73 +159,23 @@ def plan_evolution(
 
 
 def operation_to_json(op: Operation) -> dict[str, Any]:
-    """A compact JSON-able form of an operation (types as Iceberg type strings)."""
-    if isinstance(op, AddField):
-        out: dict[str, Any] = {"op": "add", "path": list(op.path), "type": type_to_str(op.type)}
-        if op.doc is not None:
-            out["doc"] = op.doc
-        return out
-    if isinstance(op, DropField):
-        return {"op": "drop", "path": list(op.path)}
-    if isinstance(op, RenameField):
-        return {"op": "rename", "path": list(op.path), "to": op.new_name}
-    if isinstance(op, WidenField):
-        out = {"op": "widen", "path": list(op.path), "to": op.to, "rewrite": op.rewrite}
-        out.update({k: v for k, v in (("rows", op.rows), ("bytes", op.bytes)) if v is not None})
-        return out
-    if isinstance(op, MakeOptional):
-        return {"op": "optional", "path": list(op.path)}
-    if isinstance(op, MoveField):
-        out = {"op": "move", "path": list(op.path), "position": op.position}
-        if op.anchor is not None:
-            out["anchor"] = list(op.anchor)
-        return out
-    if isinstance(op, AddPartitionField):
-        out = {"op": "partition", "source": list(op.source), "transform": op.transform}
-        if op.partition_name is not None:
-            out["name"] = op.partition_name
-        return out
-    if isinstance(op, RemovePartitionField):
-        return {"op": "unpartition", "name": op.partition_name}
-    return {
-        "op": "sort",
-        "keys": [
-            {"source": list(k.source), "direction": k.direction, "nulls": k.nulls,
-             "transform": k.transform}
-            for k in op.keys
-        ],
-    }  # fmt: skip
+    """A compact JSON-able form of an operation (types as Iceberg type strings).
+
+    >>> from toolkit.core.operations import widen_to
+    >>> operation_to_json(widen_to("id", "long"))
+    {'op': 'widen', 'path': ['id'], 'to': 'long', 'rewrite': False}
+    """
+    return op.to_json()
 
 
 def operation_from_json(data: Mapping[str, Any]) -> Operation:
-    """The operation :func:`operation_to_json` wrote."""
+    """The operation :func:`operation_to_json` wrote (its class found by the JSON ``op``
+    in :data:`~toolkit.core.operations.OPERATIONS`)."""
     kind = data.get("op")
-    path = tuple(data.get("path", ()))
-    if kind == "add":
-        return AddField(path, parse_type(data["type"]), data.get("doc"))
-    if kind == "drop":
-        return DropField(path)
-    if kind == "rename":
-        return RenameField(path, data["to"])
-    if kind == "widen":
-        return WidenField(path, data["to"], data["rewrite"], data.get("rows"), data.get("bytes"))
-    if kind == "optional":
-        return MakeOptional(path)
-    if kind == "move":
-        anchor = data.get("anchor")
-        return MoveField(path, data["position"], None if anchor is None else tuple(anchor))
-    if kind == "partition":
-        return AddPartitionField(tuple(data["source"]), data["transform"], data.get("name"))
-    if kind == "unpartition":
-        return RemovePartitionField(data["name"])
-    if kind == "sort":
-        return ReplaceSortOrder(
-            tuple(
-                SortKey(tuple(k["source"]), k["direction"], k["nulls"], k["transform"])
-                for k in data["keys"]
-            )
-        )
-    raise ValueError(f"unknown operation {kind!r} in {dict(data)!r}")
+    cls = OPERATIONS.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        raise ValueError(f"unknown operation {kind!r} in {dict(data)!r}")
+    return cls.from_json(data)
 
 
 __all__ = ["Evolution", "operation_from_json", "operation_to_json", "plan_evolution", "subject_id"]

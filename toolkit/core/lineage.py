@@ -33,7 +33,7 @@ from toolkit.core.evolution import (
     plan_evolution,
 )
 from toolkit.core.layout import TableLayout
-from toolkit.core.operations import AddField, MakeOptional, Operation, WidenField
+from toolkit.core.operations import Operation
 from toolkit.core.planner import Plan
 from toolkit.errors import OperationError
 
@@ -160,18 +160,38 @@ def _rule_of(reasons: Sequence[str]) -> str:
     return WIDENING_RULE if any(r.startswith(WIDENING_RULE) for r in reasons) else AUTOMATIC_RULE
 
 
-def evolution_of_plan(plan: Plan, batch_id: str | None = None) -> Evolution:
+def evolution_of_plan(
+    plan: Plan,
+    batch_id: str | None = None,
+    *,
+    before: TableLayout | None = None,
+    rewrites: bool = False,
+) -> Evolution:
     """A policy's plan (RULES 3: columns added per batch; RULES 5: also widenings in place
-    and columns made optional) as an :class:`Evolution`: one operation per change, each
-    with the rule's reason. Rewrites are logged by the commit that runs them."""
-    ops: list[Operation] = [AddField(c.path, c.column.type, c.column.doc) for c in plan.changes]
-    ops += [WidenField(r.path, r.after, False) for r in plan.retypes if r.in_place]
-    ops += [MakeOptional(o.path) for o in plan.optionals]
-    reasons = [c.reason for c in plan.changes]
-    reasons += [r.reason for r in plan.retypes if r.in_place]
-    reasons += [o.reason for o in plan.optionals]
+    and columns made optional) as an :class:`Evolution`: its changes are operations
+    already (``plan.operations``), each with the rule's reason. Rewrites are logged by the
+    commit that runs them: with ``rewrites``, they follow the other changes (for one commit
+    that runs them all). ``before``: the table's whole layout (default: the plan's schema).
+
+    >>> from toolkit.core.engine import Engine
+    >>> from toolkit.core.types import Struct
+    >>> engine = Engine()
+    >>> first = engine.plan(Struct(), engine.observe([{"size": 4}]))
+    >>> evo = evolution_of_plan(engine.plan(first.after, engine.observe([{"size": 2.5}]), 1))
+    >>> evo.decided_by, evo.reasons, [c.name for c in evo.schema.fields]
+    ('RULES 3', ('RULES 3.3: size arrived as double, which fits none of size::long',), \
+['size', 'size_double'])
+    >>> print(evo.inverse())
+    RULES 3: 1 operation(s) (batch 1): undo
+      - drop size_double
+    """
+    ops: tuple[Operation, ...] = plan.operations
+    reasons: tuple[str, ...] = plan.reasons
+    if rewrites:
+        ops += plan.rewrites
+        reasons += tuple(r.reason for r in plan.rewrites)
     return plan_evolution(
-        TableLayout(plan.before),
+        TableLayout(plan.before) if before is None else before,
         ops,
         decided_by=_rule_of(reasons),
         batch=str(plan.batch) if batch_id is None else batch_id,
@@ -189,7 +209,7 @@ def plan_lineage_properties(
     """The property update logging an automatic plan (empty when it changes nothing), for
     the commit that applies it (``properties``: the table's current ones). Its inverse
     drops the columns it added; each add carries the rule's reason (RULES 3.x)."""
-    if not (plan.changes or plan.optionals or any(r.in_place for r in plan.retypes)):
+    if not plan.operations:
         return {}
     try:
         return lineage_properties(
@@ -198,14 +218,13 @@ def plan_lineage_properties(
     except OperationError as exc:
         # A plan the preview cannot replay is still logged (never a failed ingest for
         # want of a log line), without an inverse.
-        ops = [AddField(c.path, c.column.type, c.column.doc) for c in plan.changes]
         return _entry_properties(
             properties,
             at_ms=None,
             decided_by=_rule_of([c.reason for c in plan.changes]),
             batch=str(plan.batch) if batch_id is None else batch_id,
             reason=None,
-            operations=ops,
+            operations=plan.changes,
             reasons=[c.reason for c in plan.changes],
             inverse=None,
             irreversible=[f"the plan could not be replayed to compute its inverse: {exc}"],

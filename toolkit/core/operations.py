@@ -1,11 +1,15 @@
 """RULES 6: Iceberg's own evolution operations, as values a user (or a rule) writes into a plan.
 
-Each operation is a frozen dataclass. Schema operations preview purely with
-``apply(struct) -> Struct`` and Iceberg-like validation (errors name the field); every
-operation applies to a whole :class:`~toolkit.core.layout.TableLayout` (schema, partition
-spec, sort order) with ``apply_to`` and offers ``inverse(before)``: the operation that
-undoes it, or None when no schema change can (``why_irreversible`` says why). A plan of
-them is a :class:`~toolkit.core.evolution.Evolution`.
+One vocabulary of schema change: each operation is a frozen dataclass that carries its own
+name (``op``, its JSON name; :data:`OPERATIONS` lists them) and JSON form (``to_json`` /
+``from_json``). Schema operations preview purely with ``apply(struct) -> Struct`` and
+Iceberg-like validation (errors name the field); every operation applies to a whole
+:class:`~toolkit.core.layout.TableLayout` (schema, partition spec, sort order) with
+``apply_to``, offers ``inverse(before)`` (the operation that undoes it, or None when no
+schema change can: ``why_irreversible`` says why), names the field it acts on
+(``subject_id``) and stages itself on a real table through a :class:`TableEditor` (the
+adapter's side). A plan of them is a :class:`~toolkit.core.evolution.Evolution`; the
+policies' own changes (:mod:`toolkit.core.planner`) are operations of the same kinds.
 
 Paths are tuples of names (keys may contain dots); the constructors also take a dotted
 string for convenience.
@@ -18,25 +22,21 @@ string for convenience.
 Traceback (most recent call last):
 ...
 toolkit.errors.OperationError: rename nope: no field 'nope' (fields: id, name)
+>>> rename("name", "n").to_json(), sorted(OPERATIONS)[:3]
+({'op': 'rename', 'path': ['name'], 'to': 'n'}, ['add', 'drop', 'move'])
 """
 
 from __future__ import annotations
 
-import re
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import ClassVar, Final, TypeAlias, get_args
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Protocol, Self, get_args
 
 from toolkit.core.layout import (
-    DIRECTIONS,
     ELEMENT,
-    NULL_ORDERS,
-    Direction,
-    NullOrder,
-    PartitionField,
     Path,
     PathLike,
     Position,
-    SortField,
     TableLayout,
     as_layout,
     as_path,
@@ -44,17 +44,22 @@ from toolkit.core.layout import (
     check_free,
     dotted,
     edit_struct,
+    field_at,
     find,
     fresh_ids,
     id_counter,
-    id_of_name,
     inside_list,
-    path_of_id,
     referenced_by_layout,
     replace_column,
-    sort_text,
     strip_elements,
     struct_in,
+)
+from toolkit.core.spec_operations import (
+    AddPartitionField,
+    RemovePartitionField,
+    ReplaceSortOrder,
+    SortKey,
+    SpecEditor,
 )
 from toolkit.core.types import (
     Column,
@@ -63,10 +68,72 @@ from toolkit.core.types import (
     Opaque,
     Struct,
     as_type,
+    parse_type,
     type_to_str,
 )
 from toolkit.core.widening import in_place, matrix_name, widen
 from toolkit.errors import OperationError
+
+# --- what every operation offers -------------------------------------------------------------
+
+
+class Operation(Protocol):
+    """One schema, partition spec or sort order change (RULES 6). ``op`` is its JSON name
+    (a key of :data:`OPERATIONS`); ``name`` says what it does, in errors and previews."""
+
+    op: ClassVar[str]
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def why_irreversible(self) -> str | None:
+        """Why no schema change undoes the operation; None when :meth:`inverse` does."""
+
+    def apply_to(self, table: TableLayout) -> TableLayout:
+        """The layout after the operation; raises :class:`OperationError` naming the field."""
+
+    def planned_on(self, table: TableLayout) -> Operation:
+        """The operation as a plan against ``table`` commits it (a widening learns whether
+        it rewrites data); raises like :meth:`apply_to`."""
+
+    def inverse(self, before: TableLayout | Struct) -> Operation | None:
+        """The operation that undoes this one, applied to the layout after it."""
+
+    def subject_id(self, table: TableLayout) -> int | None:
+        """The field ID it acts on in ``table`` (None: adds, partition removals, sorts)."""
+
+    def stage(self, editor: TableEditor, before: TableLayout, after: TableLayout) -> None:
+        """Stage the operation on a real table (``before``/``after``: the layouts around it)."""
+
+    def to_json(self) -> dict[str, Any]:
+        """A compact JSON-able form (types as Iceberg type strings), for lineage."""
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Operation:
+        """The operation :meth:`to_json` wrote."""
+
+
+class TableEditor(SpecEditor, Protocol):
+    """How an adapter stages operations on a real table (``toolkit.iceberg``): each operation
+    calls the one method that does it, so the adapter needs no list of operation classes."""
+
+    def add_column(self, path: Path, type: ColumnType, doc: str | None) -> None: ...
+
+    def delete_column(self, path: Path) -> None: ...
+
+    def rename_column(self, path: Path, new_name: str) -> None: ...
+
+    def make_column_optional(self, path: Path) -> None: ...
+
+    def move_column(self, path: Path, position: Position, anchor: Path | None) -> None: ...
+
+    def widen_column(self, op: Widening, before: TableLayout, after: TableLayout) -> None: ...
+
+
+def _path(data: Mapping[str, Any]) -> Path:
+    return tuple(data.get("path", ()))
+
 
 # --- schema operations -----------------------------------------------------------------------
 
@@ -74,8 +141,12 @@ from toolkit.errors import OperationError
 class _SchemaOperation:
     """Shared behaviour: a schema operation applies to the layout's schema."""
 
-    path: Path
+    op: ClassVar[str]
     verb: ClassVar[str]
+    if TYPE_CHECKING:  # a field of each dataclass (a property of the planner's AddColumn)
+
+        @property
+        def path(self) -> Path: ...
 
     def apply(self, struct: Struct) -> Struct:
         return self.apply_to(TableLayout(struct)).schema
@@ -83,54 +154,94 @@ class _SchemaOperation:
     def apply_to(self, table: TableLayout) -> TableLayout:
         raise NotImplementedError
 
+    def planned_on(self, table: TableLayout) -> Self:
+        return self
+
+    @property
+    def what(self) -> str:
+        """What the operation does, as errors name it (``rename a.b``)."""
+        return f"{self.verb} {dotted(self.path)}"
+
     @property
     def name(self) -> str:
-        return f"{self.verb} {dotted(self.path)}"
+        return self.what
 
     @property
     def why_irreversible(self) -> str | None:
         """Why no schema change undoes this operation; None when :meth:`inverse` does."""
         return None
 
+    def subject_id(self, table: TableLayout) -> int | None:
+        path = self.path[:-1] if self.path[-1] == ELEMENT else self.path
+        return find(table.schema, path, self.what).column.id
 
-@dataclass(frozen=True)
-class AddField(_SchemaOperation):
-    """Add an optional field at ``path`` (top level or inside a struct, through lists).
 
-    Iceberg gives it a new field ID, so it never reads values of a dropped field, even one
-    that had the same name (Iceberg correctness #1).
+class Adding(_SchemaOperation):
+    """The add kind (JSON ``add``): a user's :class:`AddField`, or a policy's
+    :class:`~toolkit.core.planner.AddColumn`. Iceberg gives the field a new ID, so it never
+    reads values of a dropped field, even one that had the same name (Iceberg correctness #1).
     """
 
-    path: Path
-    type: ColumnType
-    doc: str | None = None
-
+    op: ClassVar[str] = "add"
     verb: ClassVar[str] = "add"
+    if TYPE_CHECKING:  # fields of AddField, properties of AddColumn (its column has them)
+
+        @property
+        def type(self) -> ColumnType: ...
+
+        @property
+        def doc(self) -> str | None: ...
 
     def apply_to(self, table: TableLayout) -> TableLayout:
         parent, name = strip_elements(self.path[:-1]), self.path[-1]
         if parent:
-            holder = find(table.schema, parent, self.name).column
+            holder = find(table.schema, parent, self.what).column
             if struct_in(holder.type) is None:
                 raise OperationError(
-                    self.name,
+                    self.what,
                     f"{dotted(parent)} is {type_to_str(holder.type)}, not a struct: "
                     "fields are added to structs",
                 )
         if isinstance(self.type, Opaque):
-            raise OperationError(self.name, f"type {self.type.text} cannot be added by a plan")
-        check_free(table.schema, parent, name, self.name)
+            raise OperationError(self.what, f"type {self.type.text} cannot be added by a plan")
+        check_free(table.schema, parent, name, self.what)
         next_id = id_counter(table.last_column_id)
         col = Column(next_id(), name, fresh_ids(self.type, next_id), self.doc)
 
         def edit(s: Struct) -> Struct:
             return Struct((*s.fields, col))
 
-        schema = edit_struct(table.schema, canonical(table.schema, parent, self.name), edit)
+        schema = edit_struct(table.schema, canonical(table.schema, parent, self.what), edit)
         return replace(table, schema=schema, last_column_id=next_id() - 1)
 
     def inverse(self, before: TableLayout | Struct) -> DropField:
         return DropField(self.path)
+
+    def subject_id(self, table: TableLayout) -> None:
+        return None
+
+    def stage(self, editor: TableEditor, before: TableLayout, after: TableLayout) -> None:
+        added, _ = field_at(after.schema, self.path)
+        editor.add_column(self.path, added.type, self.doc)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"op": "add", "path": list(self.path), "type": type_to_str(self.type)}
+        if self.doc is not None:
+            out["doc"] = self.doc
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> AddField:
+        return AddField(_path(data), parse_type(data["type"]), data.get("doc"))
+
+
+@dataclass(frozen=True)
+class AddField(Adding):
+    """Add an optional field at ``path`` (top level or inside a struct, through lists)."""
+
+    path: Path
+    type: ColumnType
+    doc: str | None = None
 
     def __str__(self) -> str:
         doc = f"  doc={self.doc!r}" if self.doc else ""
@@ -143,6 +254,7 @@ class DropField(_SchemaOperation):
 
     path: Path
 
+    op: ClassVar[str] = "drop"
     verb: ClassVar[str] = "drop"
 
     def apply_to(self, table: TableLayout) -> TableLayout:
@@ -167,6 +279,16 @@ class DropField(_SchemaOperation):
             "(older snapshots still hold them)"
         )
 
+    def stage(self, editor: TableEditor, before: TableLayout, after: TableLayout) -> None:
+        editor.delete_column(self.path)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"op": self.op, "path": list(self.path)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> DropField:
+        return cls(_path(data))
+
     def __str__(self) -> str:
         return f"- drop {dotted(self.path)}"
 
@@ -178,6 +300,7 @@ class RenameField(_SchemaOperation):
     path: Path
     new_name: str
 
+    op: ClassVar[str] = "rename"
     verb: ClassVar[str] = "rename"
 
     def apply_to(self, table: TableLayout) -> TableLayout:
@@ -190,47 +313,72 @@ class RenameField(_SchemaOperation):
         old = find(as_layout(before).schema, self.path, self.name)
         return RenameField((*old.parent, self.new_name), old.column.name)
 
+    def stage(self, editor: TableEditor, before: TableLayout, after: TableLayout) -> None:
+        editor.rename_column(self.path, self.new_name)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"op": self.op, "path": list(self.path), "to": self.new_name}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RenameField:
+        return cls(_path(data), data["to"])
+
     def __str__(self) -> str:
         return f"~ rename {dotted(self.path)} -> {self.new_name}"
 
 
-@dataclass(frozen=True)
-class WidenField(_SchemaOperation):
-    """Widen the type of the field (or list element) at ``path`` to ``to`` (RULES 5).
-
-    ``rewrite`` is False when Iceberg widens in place (int->long, float->double, wider
-    decimal, date->timestamp on v3); any other widening of the matrix rewrites the data
-    (the column keeps its name and position, gets a new field ID, and old snapshots keep
-    the old values). ``rows``/``bytes`` say what a rewrite touches, when known.
+class Widening(_SchemaOperation):
+    """The widen kind (JSON ``widen``, RULES 5): a user's :class:`WidenField`, or a policy's
+    :class:`~toolkit.core.planner.Retype`. ``rewrite`` is False when Iceberg widens in place
+    (int->long, float->double, wider decimal, date->timestamp on v3); any other widening of
+    the matrix rewrites the data (the column keeps its name and position, gets a new field
+    ID, and old snapshots keep the old values). ``rows``/``bytes`` say what a rewrite
+    touches, when known.
     """
 
-    path: Path
-    to: str
-    rewrite: bool = False
-    rows: int | None = None
-    bytes: int | None = None
-
+    op: ClassVar[str] = "widen"
     verb: ClassVar[str] = "widen"
+    if TYPE_CHECKING:  # fields of WidenField; Retype derives ``to`` and ``rewrite``
+
+        @property
+        def to(self) -> str: ...
+
+        @property
+        def rewrite(self) -> bool: ...
+
+        @property
+        def rows(self) -> int | None: ...
+
+        @property
+        def bytes(self) -> int | None: ...
+
+    def with_cost(self, rows: int, bytes: int) -> Widening:
+        """The same widening, with the rows and bytes its rewrite touches."""
+        raise NotImplementedError
+
+    def as_widen_field(self) -> WidenField:
+        """The :class:`WidenField` a user would write for this widening."""
+        return WidenField(self.path, self.to, self.rewrite, self.rows, self.bytes)
 
     def resolve(self, table: TableLayout) -> tuple[Column, str]:
         """The column being widened and its current (leaf) type; checks the widening."""
         target = self.path
         element = target[-1] == ELEMENT and len(target) > 1
-        found = find(table.schema, target[:-1] if element else target, self.name)
+        found = find(table.schema, target[:-1] if element else target, self.what)
         old: ColumnType = found.column.type
         if element:
             if not isinstance(old, ListOf):
-                raise OperationError(self.name, f"{dotted(target[:-1])} is not a list")
+                raise OperationError(self.what, f"{dotted(target[:-1])} is not a list")
             old = old.element
         if not isinstance(old, str):
             raise OperationError(
-                self.name, f"{dotted(self.path)} is {type_to_str(old)}: only primitives widen"
+                self.what, f"{dotted(self.path)} is {type_to_str(old)}: only primitives widen"
             )
         if old == self.to:
-            raise OperationError(self.name, f"{dotted(self.path)} is already {old}")
+            raise OperationError(self.what, f"{dotted(self.path)} is already {old}")
         if not self.allowed(old, self.to, table.format_version):
             raise OperationError(
-                self.name,
+                self.what,
                 f"{dotted(self.path)} cannot widen from {old} to {self.to} "
                 "(RULES 5 matrix; booleans, dates, timestamps, decimals and complex types "
                 "only widen where Iceberg promotes them in place)",
@@ -252,7 +400,7 @@ class WidenField(_SchemaOperation):
     def apply_to(self, table: TableLayout) -> TableLayout:
         col, old = self.resolve(table)
         found = find(
-            table.schema, self.path[:-1] if self.path[-1] == ELEMENT else self.path, self.name
+            table.schema, self.path[:-1] if self.path[-1] == ELEMENT else self.path, self.what
         )
         if in_place(old, self.to, table.format_version):
             if isinstance(col.type, ListOf):
@@ -261,16 +409,16 @@ class WidenField(_SchemaOperation):
                 new_col = replace(col, type=self.to)
             return replace(table, schema=replace_column(table.schema, found, new_col))
         # A rewrite: the column is replaced by one of the new type, same name and place.
-        if self.path[-1] == ELEMENT or inside_list(table.schema, found.parent, self.name):
+        if self.path[-1] == ELEMENT or inside_list(table.schema, found.parent, self.what):
             raise OperationError(
-                self.name,
+                self.what,
                 f"widening {dotted(self.path)} from {old} to {self.to} rewrites the data, "
                 "which is supported for fields outside lists only",
             )
         user = referenced_by_layout(table, col)
         if user is not None:
             raise OperationError(
-                self.name,
+                self.what,
                 f"widening {dotted(self.path)} from {old} to {self.to} rewrites the column, "
                 f"which {user} uses: remove it first",
             )
@@ -294,6 +442,40 @@ class WidenField(_SchemaOperation):
             )
         return f"Iceberg never narrows a type: {dotted(self.path)} stays {self.to}"
 
+    def stage(self, editor: TableEditor, before: TableLayout, after: TableLayout) -> None:
+        editor.widen_column(self, before, after)
+
+    def to_json(self) -> dict[str, Any]:
+        out = {"op": "widen", "path": list(self.path), "to": self.to, "rewrite": self.rewrite}
+        out.update({k: v for k, v in (("rows", self.rows), ("bytes", self.bytes)) if v is not None})
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> WidenField:
+        path, to = _path(data), data["to"]
+        return WidenField(path, to, data["rewrite"], data.get("rows"), data.get("bytes"))
+
+
+@dataclass(frozen=True)
+class WidenField(Widening):
+    """Widen the type of the field (or list element) at ``path`` to ``to`` (RULES 5)."""
+
+    path: Path
+    to: str
+    rewrite: bool = False
+    rows: int | None = None
+    bytes: int | None = None
+
+    def planned_on(self, table: TableLayout) -> Self:
+        # marked as a rewrite exactly when Iceberg cannot widen in place, so a preview shows it
+        return replace(self, rewrite=self.needs_rewrite(table))
+
+    def with_cost(self, rows: int, bytes: int) -> WidenField:
+        return replace(self, rows=rows, bytes=bytes)
+
+    def as_widen_field(self) -> WidenField:
+        return self
+
     def __str__(self) -> str:
         text = f"^ widen {dotted(self.path)} -> {self.to}"
         if self.rewrite:
@@ -308,16 +490,28 @@ class WidenField(_SchemaOperation):
 
 @dataclass(frozen=True)
 class MakeOptional(_SchemaOperation):
-    """Make a required field optional (never the reverse: RULES 5)."""
+    """Make a required field optional (never the reverse: RULES 5).
+
+    A user writes ``MakeOptional(path)``; the widening policy's plans also say which column
+    (``column_id``) and why (``reason``), and show it as a plan line (``? a: required ->
+    optional (id 3)``) named by the column, not by the operation.
+    """
 
     path: Path
+    column_id: int | None = None
+    reason: str = ""
 
+    op: ClassVar[str] = "optional"
     verb: ClassVar[str] = "make optional"
 
+    @property
+    def name(self) -> str:
+        return self.what if self.column_id is None else dotted(self.path)
+
     def apply_to(self, table: TableLayout) -> TableLayout:
-        found = find(table.schema, self.path, self.name)
+        found = find(table.schema, self.path, self.what)
         if not found.column.required:
-            raise OperationError(self.name, f"{dotted(self.path)} is already optional")
+            raise OperationError(self.what, f"{dotted(self.path)} is already optional")
         new = replace(found.column, required=False)
         return replace(table, schema=replace_column(table.schema, found, new))
 
@@ -328,8 +522,21 @@ class MakeOptional(_SchemaOperation):
     def why_irreversible(self) -> str:
         return f"a column may go from required to optional, never back ({dotted(self.path)})"
 
+    def stage(self, editor: TableEditor, before: TableLayout, after: TableLayout) -> None:
+        editor.make_column_optional(self.path)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"op": self.op, "path": list(self.path)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> MakeOptional:
+        return cls(_path(data))
+
     def __str__(self) -> str:
-        return f"? make optional {dotted(self.path)}"
+        if self.column_id is None:
+            return f"? make optional {dotted(self.path)}"
+        where = dotted(self.path)
+        return f"? {where}: required -> optional (id {self.column_id})\n    {self.reason}"
 
 
 @dataclass(frozen=True)
@@ -340,6 +547,7 @@ class MoveField(_SchemaOperation):
     position: Position
     anchor: Path | None = None
 
+    op: ClassVar[str] = "move"
     verb: ClassVar[str] = "move"
 
     def __post_init__(self) -> None:
@@ -378,229 +586,31 @@ class MoveField(_SchemaOperation):
         previous = found.siblings.fields[index - 1].name
         return MoveField(self.path, "after", (*found.parent, previous))
 
+    def stage(self, editor: TableEditor, before: TableLayout, after: TableLayout) -> None:
+        editor.move_column(self.path, self.position, self.anchor)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"op": self.op, "path": list(self.path), "position": self.position}
+        if self.anchor is not None:
+            out["anchor"] = list(self.anchor)
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> MoveField:
+        anchor = data.get("anchor")
+        return cls(_path(data), data["position"], None if anchor is None else tuple(anchor))
+
     def __str__(self) -> str:
         where = "first" if self.anchor is None else f"{self.position} {dotted(self.anchor)}"
         return f"> move {dotted(self.path)} {where}"
 
 
-# --- partition spec and sort order -----------------------------------------------------------
-
-_TRANSFORM: Final = re.compile(r"(identity|void|year|month|day|hour)|(bucket|truncate)\[(\d+)\]")
-_TIME_TRANSFORMS: Final = frozenset({"year", "month", "day", "hour"})
-_INTEGRAL: Final = frozenset({"int", "long"})
-_TIMES: Final = frozenset({"timestamp", "timestamptz", "timestamp_ns", "timestamptz_ns"})
-_BUCKETABLE: Final = _INTEGRAL | _TIMES | {"date", "time", "string", "uuid", "binary"}
-
-
-def _transform_accepts(transform: str, source: str) -> bool:
-    """Whether Iceberg's ``transform`` applies to a source of type ``source``."""
-    kind = transform.split("[")[0]
-    decimal = source.startswith("decimal(")
-    fixed = source.startswith("fixed[")
-    if kind in ("identity", "void"):
-        return True
-    if kind == "bucket":
-        return source in _BUCKETABLE or decimal or fixed
-    if kind == "truncate":
-        return source in _INTEGRAL | {"string", "binary"} or decimal
-    if kind in ("year", "month", "day"):
-        return source in _TIMES | {"date"}
-    return kind == "hour" and source in _TIMES
-
-
-def _check_transform(transform: str, op: str) -> str:
-    m = _TRANSFORM.fullmatch(transform.replace(" ", ""))
-    if m is None:
-        raise OperationError(
-            op,
-            f"unknown transform {transform!r} (identity, bucket[N], truncate[W], year, month, "
-            "day, hour, void)",
-        )
-    if m[2] is not None and int(m[3]) <= 0:
-        raise OperationError(op, f"{m[2]} needs a positive parameter, got {transform!r}")
-    return m[0]
-
-
-def _partition_name(source: str, transform: str) -> str:
-    """Iceberg's default partition field names."""
-    kind, _, arg = transform.partition("[")
-    arg = arg.rstrip("]")
-    if kind == "identity":
-        return source
-    if kind == "bucket":
-        return f"{source}_bucket_{arg}"
-    if kind == "truncate":
-        return f"{source}_trunc_{arg}"
-    if kind == "void":
-        return f"{source}_null"
-    return f"{source}_{kind}"
-
-
-def _partition_source(table: TableLayout, path: Path, transform: str, op: str) -> Column:
-    found = find(table.schema, path, op)
-    if inside_list(table.schema, found.parent, op):
-        raise OperationError(op, f"{dotted(path)} is inside a list: it cannot be a source")
-    t = found.column.type
-    if not isinstance(t, str):
-        raise OperationError(op, f"{dotted(path)} is {type_to_str(t)}: sources are primitives")
-    if not _transform_accepts(transform, t):
-        raise OperationError(op, f"{transform} cannot transform {t} values of {dotted(path)}")
-    return found.column
-
-
-@dataclass(frozen=True)
-class AddPartitionField:
-    """Add ``transform(source)`` to the partition spec; old data keeps its layout, new data is
-    written with the new spec. Transforms: identity, bucket[N], truncate[W], year, month,
-    day, hour, void."""
-
-    source: Path
-    transform: str
-    partition_name: str | None = None
-
-    @property
-    def name(self) -> str:
-        return f"partition by {self.transform}({dotted(self.source)})"
-
-    def apply_to(self, table: TableLayout) -> TableLayout:
-        transform = _check_transform(self.transform, self.name)
-        col = _partition_source(table, self.source, transform, self.name)
-        source_name = dotted(path_of_id(table.schema, col.id) or self.source)
-        name = self.partition_name or _partition_name(source_name, transform)
-        for p in table.partition:
-            if p.source_id == col.id and p.transform == transform:
-                raise OperationError(self.name, f"the spec already has it as {p.name!r}")
-            if p.name.lower() == name.lower():
-                raise OperationError(self.name, f"partition name {name!r} is taken")
-            if (
-                p.source_id == col.id
-                and p.transform in _TIME_TRANSFORMS
-                and transform in _TIME_TRANSFORMS
-            ):
-                raise OperationError(
-                    self.name,
-                    f"{source_name} is already partitioned by {p.transform} ({p.name!r}): "
-                    "remove it first",
-                )
-        # Iceberg: a partition name may equal a column name only for identity on that column
-        clash = id_of_name(table.schema, name)
-        if clash is not None and not (transform == "identity" and clash == col.id):
-            raise OperationError(self.name, f"partition name {name!r} is a column's name")
-        field_ = PartitionField(col.id, transform, name)
-        return replace(table, partition=(*table.partition, field_))
-
-    def inverse(self, before: TableLayout | Struct) -> RemovePartitionField:
-        after = self.apply_to(as_layout(before))
-        return RemovePartitionField(after.partition[-1].name)
-
-    @property
-    def why_irreversible(self) -> None:
-        return None
-
-    def __str__(self) -> str:
-        alias = f" as {self.partition_name}" if self.partition_name else ""
-        return f"+ partition by {self.transform}({dotted(self.source)}){alias}"
-
-
-@dataclass(frozen=True)
-class RemovePartitionField:
-    """Remove the partition field called ``partition_name``; written data keeps its layout."""
-
-    partition_name: str
-
-    @property
-    def name(self) -> str:
-        return f"remove partition field {self.partition_name}"
-
-    def apply_to(self, table: TableLayout) -> TableLayout:
-        kept = tuple(p for p in table.partition if p.name != self.partition_name)
-        if len(kept) == len(table.partition):
-            known = ", ".join(p.name for p in table.partition) or "none"
-            raise OperationError(
-                self.name, f"no partition field {self.partition_name!r} (fields: {known})"
-            )
-        return replace(table, partition=kept)
-
-    def inverse(self, before: TableLayout | Struct) -> AddPartitionField:
-        layout = as_layout(before)
-        removed = next(p for p in layout.partition if p.name == self.partition_name)
-        source = path_of_id(layout.schema, removed.source_id)
-        assert source is not None
-        return AddPartitionField(source, removed.transform, removed.name)
-
-    @property
-    def why_irreversible(self) -> None:
-        return None
-
-    def __str__(self) -> str:
-        return f"- partition field {self.partition_name}"
-
-
-@dataclass(frozen=True)
-class SortKey:
-    """One key of a sort order, by path; Iceberg's default null order is nulls first when
-    ascending and nulls last when descending."""
-
-    source: Path
-    direction: Direction = "asc"
-    null_order: NullOrder | None = None
-    transform: str = "identity"
-
-    def __post_init__(self) -> None:
-        if self.null_order is None:  # spelled out, so equal orders compare equal
-            default = "nulls-first" if self.direction == "asc" else "nulls-last"
-            object.__setattr__(self, "null_order", default)
-
-    @property
-    def nulls(self) -> NullOrder:
-        assert self.null_order is not None
-        return self.null_order
-
-    def __str__(self) -> str:
-        return f"{sort_text(self.transform, dotted(self.source))} {self.direction} {self.nulls}"
-
-
-@dataclass(frozen=True)
-class ReplaceSortOrder:
-    """Replace the table's sort order (an empty one: unsorted). Old data keeps its order."""
-
-    keys: tuple[SortKey, ...]
-
-    name: ClassVar[str] = "sort order"
-
-    def apply_to(self, table: TableLayout) -> TableLayout:
-        fields = []
-        for key in self.keys:
-            if key.direction not in DIRECTIONS or key.nulls not in NULL_ORDERS:
-                raise OperationError(self.name, f"invalid direction or null order in {key}")
-            transform = _check_transform(key.transform, self.name)
-            col = _partition_source(table, key.source, transform, self.name)
-            fields.append(SortField(col.id, transform, key.direction, key.nulls))
-        if len({f.source_id for f in fields}) != len(fields):
-            raise OperationError(self.name, "a column appears twice in the sort order")
-        return replace(table, sort=tuple(fields))
-
-    def inverse(self, before: TableLayout | Struct) -> ReplaceSortOrder:
-        layout = as_layout(before)
-        keys = []
-        for s in layout.sort:
-            path = path_of_id(layout.schema, s.source_id)
-            assert path is not None
-            keys.append(SortKey(path, s.direction, s.null_order, s.transform))
-        return ReplaceSortOrder(tuple(keys))
-
-    @property
-    def why_irreversible(self) -> None:
-        return None
-
-    def __str__(self) -> str:
-        return "= sort by " + (", ".join(str(k) for k in self.keys) or "nothing (unsorted)")
-
-
-Operation: TypeAlias = (
-    "AddField | DropField | RenameField | WidenField | MakeOptional | MoveField"
-    " | AddPartitionField | RemovePartitionField | ReplaceSortOrder"
-)
+#: every operation by its JSON name (``op``): what lineage reads back, and what a UI lists
+OPERATIONS: Final[dict[str, type[Operation]]] = {
+    cls.op: cls
+    for cls in (AddField, DropField, RenameField, WidenField, MakeOptional, MoveField,
+                AddPartitionField, RemovePartitionField, ReplaceSortOrder)
+}  # fmt: skip
 SCHEMA_OPERATIONS: Final = (AddField, DropField, RenameField, WidenField, MakeOptional, MoveField)
 
 
@@ -668,9 +678,11 @@ def sort_by(*keys: PathLike | SortKey) -> ReplaceSortOrder:
 
 
 __all__ = [
+    "OPERATIONS",
     "SCHEMA_OPERATIONS",
     "AddField",
     "AddPartitionField",
+    "Adding",
     "DropField",
     "MakeOptional",
     "MoveField",
@@ -679,7 +691,9 @@ __all__ = [
     "RenameField",
     "ReplaceSortOrder",
     "SortKey",
+    "TableEditor",
     "WidenField",
+    "Widening",
     "add",
     "drop",
     "make_optional",

@@ -29,7 +29,8 @@ class Options:
     - ``long_timestamp_unit``: unit of a long written into a timestamp column; ``auto``
       reads it from the magnitude (RULES 2).
     - ``lattice``: the primitive lattice table (RULES 2).
-    - ``policy``: ``upsolver`` (automatic evolution) or ``widen`` (RULES 5).
+    - ``policy``: ``upsolver`` (automatic evolution) or ``widen`` (RULES 5): the name;
+      :func:`toolkit.core.policies.policy_of` gives the policy object the engine asks.
     - ``on_incompatible``: a record the table cannot take (an X cell of RULES 5, a line
       that is not a JSON object, a value that cannot be typed) goes to ``quarantine`` or
       makes the batch ``fail`` with an error naming field, types and value.

@@ -9,17 +9,27 @@ so the result never depends on the order of records inside it (RULES 3.3).
 >>> p2 = plan_batch(p1.after, observe_struct([{"size": 2.3}], opts), opts, batch=1)
 >>> [c.column.name for c in p2.changes], p2.after.fields[-1].doc
 (['size_double'], 'upsolver_evolved_from:size')
+
+A plan's changes are operations of the one vocabulary (RULES 6): an added column is an
+``add``, a widening a ``widen``, a column made optional an ``optional``; each carries the
+rule that decided it.
+
+>>> [op.to_json() for op in p2.operations], p2.reasons
+([{'op': 'add', 'path': ['size_double'], 'type': 'double', 'doc': 'upsolver_evolved_from:size'}], \
+('RULES 3.3: size arrived as double, which fits none of size::long',))
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import Protocol, Self
 
 from toolkit.core.families import accepts, families, list_ids, wrap_type
 from toolkit.core.lattice import Lattice
+from toolkit.core.layout import TableLayout
 from toolkit.core.naming import evolved_doc, free_name, suffixed
+from toolkit.core.operations import Adding, MakeOptional, Operation, Widening
 from toolkit.core.options import Options
 from toolkit.core.types import (
     ICEBERG_TYPE_OF,
@@ -37,8 +47,9 @@ from toolkit.core.types import (
 
 
 @dataclass(frozen=True)
-class AddColumn:
-    """One column a plan adds, with the rule that decided it."""
+class AddColumn(Adding):
+    """One column a plan adds, with the rule that decided it: an ``add`` operation (RULES
+    6) whose column carries the field IDs the planner assigned, as Iceberg will."""
 
     parent: tuple[str, ...]  # Iceberg full name of the enclosing struct ("items", "element")
     column: Column
@@ -49,6 +60,14 @@ class AddColumn:
     def path(self) -> tuple[str, ...]:
         return (*self.parent, self.column.name)
 
+    @property
+    def type(self) -> ColumnType:
+        return self.column.type
+
+    @property
+    def doc(self) -> str | None:
+        return self.column.doc
+
     def __str__(self) -> str:
         doc = f"  doc={self.column.doc!r}" if self.column.doc else ""
         return (
@@ -58,10 +77,11 @@ class AddColumn:
 
 
 @dataclass(frozen=True)
-class Retype:
-    """A column (or list element) whose type a plan widens (RULES 5). ``in_place`` when
-    Iceberg promotes the type without touching data; otherwise a rewrite of the column,
-    whose ``rows`` and ``bytes`` a real table fills in from its metadata."""
+class Retype(Widening):
+    """A column (or list element) whose type a plan widens (RULES 5): a ``widen`` operation
+    (RULES 6) to ``after``. ``in_place`` when Iceberg promotes the type without touching
+    data; otherwise a rewrite of the column, whose ``rows`` and ``bytes`` a real table fills
+    in from its metadata."""
 
     path: tuple[str, ...]  # Iceberg full name (list elements are "element")
     column_id: int
@@ -80,6 +100,20 @@ class Retype:
         return ".".join(self.path)
 
     @property
+    def to(self) -> str:
+        return self.after
+
+    @property
+    def rewrite(self) -> bool:
+        return not self.in_place
+
+    def planned_on(self, table: TableLayout) -> Self:
+        return replace(self, in_place=not self.needs_rewrite(table))
+
+    def with_cost(self, rows: int, bytes: int) -> Self:
+        return replace(self, rows=rows, bytes=bytes)
+
+    @property
     def how(self) -> str:
         """``in place``, or ``REWRITE`` with the rows and bytes it touches when known."""
         if self.in_place:
@@ -95,23 +129,6 @@ class Retype:
             f"~ {'.'.join(self.path)}: {self.before} -> {self.after} (id {self.column_id}, "
             f"{how}{touched})\n    {self.reason}"
         )
-
-
-@dataclass(frozen=True)
-class MakeOptional:
-    """A required column that a batch leaves null: it becomes optional (RULES 5)."""
-
-    path: tuple[str, ...]
-    column_id: int
-    reason: str
-
-    @property
-    def name(self) -> str:
-        return ".".join(self.path)
-
-    def __str__(self) -> str:
-        where = self.name
-        return f"? {where}: required -> optional (id {self.column_id})\n    {self.reason}"
 
 
 @dataclass(frozen=True)
@@ -139,6 +156,22 @@ class Plan:
     def rewrites(self) -> tuple[Retype, ...]:
         """The widenings that rewrite data (they run only when approved)."""
         return tuple(r for r in self.retypes if not r.in_place)
+
+    @property
+    def operations(self) -> tuple[Operation, ...]:
+        """The plan as operations (RULES 6), in the order one schema commit applies them:
+        the added columns, the widenings in place, the columns made optional. Rewrites are
+        not among them (:attr:`rewrites`): they rewrite data too, and run only when
+        approved."""
+        return self._committed()
+
+    @property
+    def reasons(self) -> tuple[str, ...]:
+        """Why, per operation of :attr:`operations` (the rule that decided it)."""
+        return tuple(c.reason for c in self._committed())
+
+    def _committed(self) -> tuple[AddColumn | Retype | MakeOptional, ...]:
+        return (*self.changes, *(r for r in self.retypes if r.in_place), *self.optionals)
 
     def same_changes(self, other: Plan) -> bool:
         """Whether both plans change the schema the same way (what approval compares)."""

@@ -22,13 +22,12 @@ summary, like the automatic policy), then route each record, or set it aside.
 
 from __future__ import annotations
 
-import datetime as dt
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from toolkit.core.conversions import LOSSY, Conversions, as_utc, render_double, render_json
+from toolkit.core.conversions import LOSSY, Conversions
 from toolkit.core.families import families, wrap_type
 from toolkit.core.naming import evolved_doc, free_name
 from toolkit.core.observe import Classifier
@@ -59,12 +58,14 @@ from toolkit.core.types import (
     Struct,
     type_to_str,
 )
-from toolkit.core.widening import in_place, matrix_name, widen
+from toolkit.core.widening import convert_value, in_place, matrix_name, widen
 from toolkit.errors import IncompatibleRecordError
 
 #: Texts are strings in JSON: a value observed as a date or timestamp is still a string
 #: to a string column (docs/rules.md, widening policy).
 _TEXTUAL = frozenset({"date", "timestamp"})
+#: An observed kind's Iceberg type, for the table of conversions (a timestamp: an instant).
+_ICEBERG_OF: dict[str, str] = {k: v for k, v in ICEBERG_TYPE_OF.items()}
 #: Among types accepting equally many values, a new column takes the narrowest.
 _RANK = {t: i for i, t in enumerate(
     ("boolean", "date", "timestamp", "int", "long", "float", "double", "string", "bytes")
@@ -486,28 +487,16 @@ class WidenRouter:
         return "null" if kind is None else str(kind.shape)
 
     def _convert(self, value: Any, kind: str, t: str, path: list[str]) -> Any:
-        table = matrix_name(t)
-        if table == "bytes":
-            return value.encode() if type(value) is str else render_json(value).encode()
-        if table == "string":
-            if type(value) is str:
-                return value  # a text keeps its own spelling
-            if type(value) is float:
-                return render_double(value)
-            return self.conv.own(value, "string") if kind == "string" else self.conv.convert(
-                value, kind, "string"
-            )
-        if table in ("float", "double"):
-            return float(value)
-        if table == "timestamp":
-            ts = self.conv.own(value, "timestamp")
-            if ts is None or ts is LOSSY:
-                raise _Reject(path, value, kind, t)
-            return as_utc(ts).replace(tzinfo=None) if t == "timestamp" else as_utc(ts)
-        if table == "date":
-            d = self.conv.own(value, "date")
-            return d.date() if isinstance(d, dt.datetime) else d
-        return value
+        """``value`` (observed as ``kind``) in column type ``t`` by the one table of RULES 5
+        conversions, or the record is rejected when no exact conversion holds it."""
+        source = kind
+        if kind in _TEXTUAL and type(value) is str and matrix_name(t) in ("string", "bytes"):
+            source = "string"  # a text keeps its own spelling (docs/rules.md)
+        own = self.conv.own(value, source)  # RULES 1: ISO texts parsed, big integers as text
+        out = LOSSY if own is None else convert_value(own, _ICEBERG_OF[source], t)
+        if out is LOSSY:
+            raise _Reject(path, value, kind, t)
+        return out
 
 
 def _empty_record(value: Any) -> bool:

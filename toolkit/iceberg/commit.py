@@ -2,6 +2,10 @@
 
 RULES 6: a plan made against one state of the table is never applied to a table that
 has moved on since; :class:`StalePlanError` says what changed, and the caller re-plans.
+
+:func:`commit_plan` is the fast path of :func:`toolkit.iceberg.operations.evolve` (the one
+entry that commits any plan) for a policy's schema-only plans: one catalog commit whose
+schema is the plan's own, no transaction replaying the operations one by one.
 """
 
 from __future__ import annotations
@@ -108,11 +112,7 @@ def commit_plan(
     if not plan.changed:
         return table
     metadata = table.metadata
-    if from_iceberg(table.schema()) != plan.before:
-        raise ValueError(
-            f"table {name}: the plan was made against another schema than the table's "
-            f"current one (schema id {metadata.current_schema_id}); plan again"
-        )
+    check_planned_schema(table, plan)
     after = _above_assigned_ids(plan, metadata.last_column_id)
     schema_id = max(s.schema_id for s in metadata.schemas) + 1
     schema = to_iceberg(after, schema_id=schema_id)
@@ -149,6 +149,15 @@ def commit_plan(
     table.metadata = response.metadata
     table.metadata_location = response.metadata_location
     return table
+
+
+def check_planned_schema(table: Table, plan: Plan) -> None:
+    """Refuse (``ValueError``) a plan made against another schema than the table's."""
+    if from_iceberg(table.schema()) != plan.before:
+        raise ValueError(
+            f"table {'.'.join(table.name())}: the plan was made against another schema than "
+            f"the table's current one (schema id {table.metadata.current_schema_id}); plan again"
+        )
 
 
 def _above_assigned_ids(plan: Plan, last_assigned: int) -> Struct:

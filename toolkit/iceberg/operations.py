@@ -15,10 +15,9 @@ and no reader ever reads an old data file's values as the new type.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Final
+from typing import Final, overload
 
 import pyarrow as pa
 from pyiceberg.catalog import Catalog
@@ -43,24 +42,30 @@ from pyiceberg.types import (
     StructType,
 )
 
-from toolkit.core.conversions import LOSSY, Conversions, long_to_double, render_double
 from toolkit.core.evolution import Evolution, plan_evolution
-from toolkit.core.layout import PartitionField, SortField, TableLayout, dotted, field_at
-from toolkit.core.lineage import LINEAGE_PREFIX, LineageEntry, lineage_properties, read_lineage
-from toolkit.core.operations import (
-    AddField,
-    AddPartitionField,
-    DropField,
-    MakeOptional,
-    MoveField,
-    Operation,
-    RemovePartitionField,
-    RenameField,
-    ReplaceSortOrder,
-    WidenField,
+from toolkit.core.layout import (
+    PartitionField,
+    Path,
+    Position,
+    SortField,
+    TableLayout,
+    dotted,
+    field_at,
 )
+from toolkit.core.lineage import (
+    LINEAGE_PREFIX,
+    LineageEntry,
+    evolution_of_plan,
+    lineage_properties,
+    read_lineage,
+)
+from toolkit.core.operations import Operation, SortKey, Widening
+from toolkit.core.planner import Plan
 from toolkit.core.state import TableState
+from toolkit.core.types import ColumnType
+from toolkit.core.widening import retype_value
 from toolkit.errors import RewriteLossError, RewriteNotApprovedError, StalePlanError
+from toolkit.iceberg.commit import check_planned_schema, commit_plan
 from toolkit.iceberg.schema import from_iceberg, type_to_iceberg
 
 #: snapshot summary property naming the lineage entry a rewrite belongs to
@@ -131,23 +136,50 @@ def _with_costs(plan: Evolution, table: Table) -> Evolution:
         return plan
     rows, size = rewrite_cost(table)
     ops = tuple(
-        replace(op, rows=rows, bytes=size) if isinstance(op, WidenField) and op.rewrite else op
+        op.with_cost(rows, size) if isinstance(op, Widening) and op.rewrite else op
         for op in plan.operations
     )
     return replace(plan, operations=ops)
 
 
+@overload
 def evolve(
     catalog: Catalog,
-    table: str,
+    table: str | Table,
+    plan: Plan,
+    *,
+    expected: TableState | None = None,
+    decided_by: str = "user",
+    batch: str | None = None,
+    reason: str | None = None,
+) -> LineageEntry | None: ...
+
+
+@overload
+def evolve(
+    catalog: Catalog,
+    table: str | Table,
     plan: Evolution | Iterable[Operation],
     *,
     expected: TableState | None = None,
     decided_by: str = "user",
     batch: str | None = None,
     reason: str | None = None,
-) -> LineageEntry:
-    """Commit a plan to ``table`` in one atomic commit and log it; returns the log entry.
+) -> LineageEntry: ...
+
+
+def evolve(
+    catalog: Catalog,
+    table: str | Table,
+    plan: Plan | Evolution | Iterable[Operation],
+    *,
+    expected: TableState | None = None,
+    decided_by: str = "user",
+    batch: str | None = None,
+    reason: str | None = None,
+) -> LineageEntry | None:
+    """Commit a plan to ``table`` (a name, or a loaded table) in one atomic commit and log
+    it; returns the log entry. The one entry for every kind of plan (RULES 6).
 
     ``plan`` is a previewed :class:`Evolution` (``preview.plan``: committing it approves
     its rewrites) or a list of operations (a widening that rewrites data must then say
@@ -155,8 +187,20 @@ def evolve(
     refused with :class:`StalePlanError`; a previewed plan is always checked against the
     table's current schema, spec and sort order. An operation that cannot apply raises
     before anything is committed.
+
+    ``plan`` may also be a policy's :class:`~toolkit.core.planner.Plan` (RULES 3 and 5),
+    logged as decided by its rule (``decided_by`` and ``reason`` are the rule's; ``batch``
+    defaults to the plan's). A schema-only one (columns added, widenings in place, columns
+    made optional) takes the fast path, :func:`~toolkit.iceberg.commit.commit_plan`: one
+    catalog commit whose schema is ``plan.after`` itself, refused through the catalog's
+    requirements when the table moved since ``expected`` (default: the table as loaded).
+    One with approved rewrites is staged in one transaction like any other plan. Returns
+    None when the plan changes nothing (nothing is logged).
     """
-    tbl = catalog.load_table(table)
+    if isinstance(plan, Plan):
+        return _evolve_plan(catalog, table, plan, expected, batch)
+    tbl = catalog.load_table(table) if isinstance(table, str) else table
+    table = table if isinstance(table, str) else ".".join(tbl.name())
     tbl.refresh()
     now = TableState.of(tbl)
     if expected is not None and now != expected:
@@ -183,12 +227,41 @@ def evolve(
         tbl,
     )
     for asked, op, before in zip(wanted, planned.operations, planned.layouts, strict=False):
-        if isinstance(op, WidenField) and op.rewrite:
-            assert isinstance(asked, WidenField)
+        if isinstance(op, Widening) and op.rewrite:
+            assert isinstance(asked, Widening)
             if not asked.rewrite:
                 _, old = op.resolve(before)
                 raise RewriteNotApprovedError(table, op, old)
     return _commit(tbl, table, planned, now)
+
+
+def _evolve_plan(
+    catalog: Catalog,
+    table: str | Table,
+    plan: Plan,
+    expected: TableState | None,
+    batch: str | None,
+) -> LineageEntry | None:
+    """:func:`evolve` for a policy's plan: the fast schema commit, or one transaction."""
+    tbl = catalog.load_table(table) if isinstance(table, str) else table
+    name = ".".join(tbl.name())
+    state = TableState.of(tbl) if expected is None else expected
+    if not plan.rewrites:
+        # the fast path ingest depends on (benchmarks): one commit_table call, no reload
+        commit_plan(tbl, plan, state, batch_id=batch)
+        if not plan.changed:
+            return None  # nothing committed, nothing logged
+        # the entry logged with the schema this commit added
+        schema_id = tbl.metadata.current_schema_id
+        return [e for e in read_lineage(tbl.properties) if e.schema_id == schema_id][-1]
+    tbl.refresh()
+    now = TableState.of(tbl)
+    if now != state:
+        raise StalePlanError(name, state, now)
+    check_planned_schema(tbl, plan)
+    # RULES 5: the approved rewrites run after the plan's other changes, in the same commit
+    evolution = evolution_of_plan(plan, batch, before=layout_of(tbl), rewrites=True)
+    return _commit(tbl, name, _with_costs(evolution, tbl), now)
 
 
 def _commit(tbl: Table, name: str, plan: Evolution, state: TableState) -> LineageEntry:
@@ -237,43 +310,63 @@ def _stage(
     after: TableLayout,
     rewritten: dict[int, tuple[int, str, str]],
 ) -> None:
-    """Stage one operation in ``txn``; the core already checked it against ``before``."""
-    if isinstance(op, AddField):
-        added, _ = field_at(after.schema, op.path)
-        with txn.update_schema() as update:
-            update.add_column(op.path, type_to_iceberg(added.type), doc=op.doc)
-    elif isinstance(op, DropField):
-        with txn.update_schema() as update:
-            update.delete_column(op.path)
-    elif isinstance(op, RenameField):
-        with txn.update_schema() as update:
-            update.rename_column(op.path, op.new_name)
-    elif isinstance(op, MakeOptional):
-        with txn.update_schema() as update:
-            update.make_column_optional(op.path)
-    elif isinstance(op, MoveField):
-        with txn.update_schema() as update:
-            if op.anchor is None:
-                update.move_first(op.path)
-            elif op.position == "before":
-                update.move_before(op.path, op.anchor)
+    """Stage one operation in ``txn``; the core already checked it against ``before``. The
+    operation calls the one :class:`_TransactionEditor` method that does it."""
+    op.stage(_TransactionEditor(txn, rewritten), before, after)
+
+
+@dataclass(frozen=True)
+class _TransactionEditor:
+    """The core's :class:`~toolkit.core.operations.TableEditor` over a PyIceberg
+    transaction: one schema, spec or sort order update per call, so each operation sees
+    the previous one (as the preview did)."""
+
+    txn: Transaction
+    rewritten: dict[int, tuple[int, str, str]]  # new field ID -> (old ID, old, new type)
+
+    def add_column(self, path: Path, type: ColumnType, doc: str | None) -> None:
+        with self.txn.update_schema() as update:
+            update.add_column(path, type_to_iceberg(type), doc=doc)
+
+    def delete_column(self, path: Path) -> None:
+        with self.txn.update_schema() as update:
+            update.delete_column(path)
+
+    def rename_column(self, path: Path, new_name: str) -> None:
+        with self.txn.update_schema() as update:
+            update.rename_column(path, new_name)
+
+    def make_column_optional(self, path: Path) -> None:
+        with self.txn.update_schema() as update:
+            update.make_column_optional(path)
+
+    def move_column(self, path: Path, position: Position, anchor: Path | None) -> None:
+        with self.txn.update_schema() as update:
+            if anchor is None:
+                update.move_first(path)
+            elif position == "before":
+                update.move_before(path, anchor)
             else:
-                update.move_after(op.path, op.anchor)
-    elif isinstance(op, WidenField):
-        _stage_widen(txn, op, before, after, rewritten)
-    elif isinstance(op, AddPartitionField):
-        with txn.update_spec() as spec:
-            spec.add_field(dotted(op.source), op.transform, after.partition[-1].name)
-    elif isinstance(op, RemovePartitionField):
-        with txn.update_spec() as spec:
-            spec.remove_field(op.partition_name)
-    else:
-        _stage_sort(txn, op)
+                update.move_after(path, anchor)
+
+    def widen_column(self, op: Widening, before: TableLayout, after: TableLayout) -> None:
+        _stage_widen(self.txn, op, before, after, self.rewritten)
+
+    def add_partition_field(self, source: Path, transform: str, name: str) -> None:
+        with self.txn.update_spec() as spec:
+            spec.add_field(dotted(source), transform, name)
+
+    def remove_partition_field(self, name: str) -> None:
+        with self.txn.update_spec() as spec:
+            spec.remove_field(name)
+
+    def replace_sort_order(self, keys: tuple[SortKey, ...]) -> None:
+        _stage_sort(self.txn, keys)
 
 
 def _stage_widen(
     txn: Transaction,
-    op: WidenField,
+    op: Widening,
     before: TableLayout,
     after: TableLayout,
     rewritten: dict[int, tuple[int, str, str]],
@@ -304,45 +397,14 @@ def _stage_widen(
     rewritten[staged.field_id] = (old_col.id, old_type, op.to)
 
 
-def _stage_sort(txn: Transaction, op: ReplaceSortOrder) -> None:
+def _stage_sort(txn: Transaction, keys: tuple[SortKey, ...]) -> None:
     with txn.update_sort_order() as order:
-        for key in op.keys:
+        for key in keys:
             add = order.asc if key.direction == "asc" else order.desc
             add(dotted(key.source), parse_transform(key.transform), NullOrder(key.nulls))
 
 
 # --- the data rewrite ------------------------------------------------------------------------
-
-
-def _float_text(v: float) -> str:
-    # the shortest text that reads back as the same 32-bit float ("0.1", not 0.100000001...)
-    if math.isnan(v) or math.isinf(v):
-        return render_double(v)
-    import numpy as np
-
-    return str(np.float32(v))
-
-
-def _exact_float32(v: int) -> float | object:
-    import numpy as np
-
-    f = float(np.float32(v))
-    return f if int(f) == v else LOSSY
-
-
-_CONVERSIONS: Final = Conversions()
-#: (old type, new type) -> per-value conversion of a rewrite (RULES 5 cells that are not
-#: in place); the lattice's own conversions where it has them (RULES 2 text forms).
-_REWRITES: Final[dict[tuple[str, str], Callable[[Any], Any]]] = {
-    ("int", "string"): lambda v: _CONVERSIONS.convert(v, "long", "string"),
-    ("long", "string"): lambda v: _CONVERSIONS.convert(v, "long", "string"),
-    ("double", "string"): render_double,
-    ("float", "string"): _float_text,
-    ("int", "double"): float,
-    ("long", "double"): long_to_double,
-    ("int", "float"): _exact_float32,
-    ("long", "float"): _exact_float32,
-}
 
 
 def _has_list_of_struct(t: IcebergType, inside_list: bool = False) -> bool:
@@ -465,14 +527,10 @@ def _rebuild(
         offsets = array.offsets.cast(pa.int64() if cls is pa.LargeListArray else pa.int32())
         return cls.from_arrays(offsets, values, type=target, mask=array.is_null())
     if new.field_id in rewritten:
+        # RULES 5: the core's one table of value conversions; a value it cannot convert
+        # exactly raises RewriteLossError, before anything is committed
         _, old_name, new_name = rewritten[new.field_id]
-        convert = _REWRITES[old_name, new_name]
-        values = []
-        for v in array.to_pylist():
-            c = None if v is None else convert(v)
-            if c is LOSSY:
-                raise RewriteLossError(new.name, old_name, new_name, v)
-            values.append(c)
+        values = [retype_value(v, old_name, new_name, new.name) for v in array.to_pylist()]
         return pa.array(values, type=target)
     return array.cast(target)
 

@@ -13,33 +13,46 @@ Example (notebook cells)::
 
 Both return panels whose view-model (``panel.model``) holds everything shown, so a
 notebook run headless can read it and call ``panel.approve()`` as the button does.
-The view-models and HTML need neither ipywidgets nor plotly
-(:mod:`toolkit.notebook.models`, :mod:`toolkit.notebook.render`); the panels do (the
-``notebook`` extra).
+
+Every panel is three modules: ``<panel>_model`` (the view-model: plain data, neither
+ipywidgets nor plotly), ``<panel>_html`` (its HTML, as strings) and ``<panel>_widget`` (a
+thin ipywidgets shell; ipywidgets and plotly come with the ``notebook`` extra)::
+
+    explore_model     explore_html     explore_widget     toolkit.explore: fields, type drift
+    preview_model     preview_html     preview_widget     toolkit.preview: a plan, commit it
+    policies_model    policies_html    policies_widget    toolkit.compare_policies
+    editor_model      editor_html      editor_widget      toolkit.edit_schema: RULES 6
+    quarantine_model  quarantine_html  quarantine_widget  toolkit.inspect_quarantine
+
+Shared by several panels: ``common`` (values as short texts, the stylesheet),
+``schema_tree`` (a schema as a tree, and its HTML), ``outcome`` (what a commit did, and
+any outcome's HTML), ``figures`` (the plotly figures of the explore model). This module
+builds the panels from their sources.
 """
 
 from __future__ import annotations
 
-import glob
 import os
 from collections.abc import Callable, Iterable, Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolkit.core.engine import Engine
-from toolkit.core.jsonlines import read_jsonl
 from toolkit.core.options import make_options
 from toolkit.core.profile import Profile, profile_of
 from toolkit.core.types import Struct
-from toolkit.notebook.models import CommitRequest, StatisticsModel
+from toolkit.notebook.explore_model import StatisticsModel
+from toolkit.notebook.preview_model import CommitRequest
+from toolkit.pipeline.sources import SourceKind, jsonl_files, source_kind
 
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
     from pyspark.sql import SparkSession
 
     from toolkit.iceberg.statistics import WrittenDataStatistics
-    from toolkit.notebook.evolution_widget import EvolutionEditor, edit_schema
-    from toolkit.notebook.widgets import ExplorePanel, PolicyComparisonPanel, PreviewPanel
+    from toolkit.notebook.editor_widget import EvolutionEditor, edit_schema
+    from toolkit.notebook.explore_widget import ExplorePanel
+    from toolkit.notebook.policies_widget import PolicyComparisonPanel
+    from toolkit.notebook.preview_widget import PreviewPanel
     from toolkit.pipeline.ingest import IngestReport
     from toolkit.pipeline.preview import Preview
 
@@ -61,37 +74,23 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     # the widget classes load ipywidgets and plotly: only when asked for
-    if name in ("ExplorePanel", "PreviewPanel", "PolicyComparisonPanel"):
-        from toolkit.notebook import widgets
+    if name == "ExplorePanel":
+        from toolkit.notebook.explore_widget import ExplorePanel
 
-        return getattr(widgets, name)
+        return ExplorePanel
+    if name == "PreviewPanel":
+        from toolkit.notebook.preview_widget import PreviewPanel
+
+        return PreviewPanel
+    if name == "PolicyComparisonPanel":
+        from toolkit.notebook.policies_widget import PolicyComparisonPanel
+
+        return PolicyComparisonPanel
     if name in ("EvolutionEditor", "edit_schema"):
-        from toolkit.notebook import evolution_widget
+        from toolkit.notebook import editor_widget
 
-        return getattr(evolution_widget, name)
+        return getattr(editor_widget, name)
     raise AttributeError(f"module 'toolkit.notebook' has no attribute {name!r}")
-
-
-def _is_path(source: object) -> bool:
-    return isinstance(source, str | os.PathLike)
-
-
-def jsonl_files(source: str | os.PathLike[str]) -> list[Path]:
-    """A JSON-lines path or glob as its files, sorted (a glob matching nothing fails)."""
-    text = os.fspath(source)
-    if glob.has_magic(text):
-        files = sorted(Path(p) for p in glob.glob(text, recursive=True))
-        if not files:
-            raise FileNotFoundError(f"no file matches {text!r}")
-        return files
-    path = Path(text)
-    if not path.is_file():
-        raise FileNotFoundError(f"no such JSON-lines file: {text!r}")
-    return [path]
-
-
-def _is_dataframe(source: object) -> bool:
-    return type(source).__module__.startswith("pyspark.sql")
 
 
 def _is_table(source: object) -> bool:
@@ -100,12 +99,10 @@ def _is_table(source: object) -> bool:
     return isinstance(source, Table)
 
 
-def _batches_of(source: Any) -> list[list[Any]]:
-    """A list of records (one batch) or a list of lists of records (batches)."""
-    items = list(source)
-    if items and all(isinstance(b, list | tuple) for b in items):
-        return [list(b) for b in items]
-    return [items]
+def _on_spark(kind: SourceKind, spark: SparkSession | None) -> bool:
+    """Whether a source of ``kind`` is profiled on Spark: a DataFrame always, files when a
+    session is given (Spark reads them all as one batch), records in memory never."""
+    return kind.home == "spark" or (spark is not None and kind.home == "files")
 
 
 def statistics_model(
@@ -133,25 +130,20 @@ def statistics_model(
         return StatisticsModel.from_statistics(statistics(source))
     opts = make_options(**options)
     first = batch or 0
-    if _is_dataframe(source) or (spark is not None and _is_path(source)):
+    kind = source_kind(source)
+    if _on_spark(kind, spark):
         from toolkit.core.engine import make_plan
-        from toolkit.pipeline.sources import as_dataframe
         from toolkit.spark.batches import observe_on_spark
 
         session = spark if spark is not None else source.sparkSession
-        df, mode = as_dataframe(session, source)
-        seen = observe_on_spark(df, mode, opts, first)
+        df = kind.to_dataframe(session, source)
+        seen = observe_on_spark(df, kind.mode, opts, first, jvm=kind.jvm_fast_path)
         prof = seen.profile
         schema = make_plan(Struct(), seen.summary, opts, first).after
-        label = os.fspath(source) if _is_path(source) else "Spark DataFrame"
+        label = os.fspath(source) if kind.home == "files" else "Spark DataFrame"
         return StatisticsModel.from_profile(prof, schema, source=f"{label}: {prof.records} records")
-    if _is_path(source):
-        files = jsonl_files(source)
-        batches = [read_jsonl(f) for f in files]
-        label = f"{os.fspath(source)} ({len(files)} file(s))"
-    else:
-        batches = _batches_of(source)
-        label = None
+    batches = kind.records(source)  # a file of a path or glob is one batch
+    label = f"{os.fspath(source)} ({len(batches)} file(s))" if kind.home == "files" else None
     engine = Engine(opts)
     schema, prof = Struct(), Profile()
     for i, rows in enumerate(batches, first):
@@ -176,17 +168,16 @@ def explore(
     """A panel of fields and their types for ``source`` (see :func:`statistics_model`):
     a search box, a paged table with evolved fields highlighted, the type mix of the
     ``top`` most drifted fields, and one field's types batch by batch."""
-    from toolkit.notebook.widgets import ExplorePanel
+    from toolkit.notebook.explore_widget import ExplorePanel
 
     model = statistics_model(source, spark=spark, batch=batch, **options)
     return ExplorePanel(model, page_size=page_size, top=top)
 
 
 def _records(source: Any) -> list[dict[str, Any]]:
-    """The records of a preview source: a list of dicts, or a JSON-lines path or glob."""
-    if _is_path(source):
-        return [r for f in jsonl_files(source) for r in read_jsonl(f)]
-    return list(source)
+    """The records of a preview source (a list of dicts, a JSON-lines path or glob, any
+    kind of :data:`~toolkit.pipeline.sources.SOURCE_KINDS`), all its batches as one."""
+    return [r for b in source_kind(source).records(source) for r in b]
 
 
 def ingest_commit(
@@ -263,7 +254,7 @@ def preview(
     plan, its rewrites included.
     """
     from toolkit.iceberg.statistics import statistics
-    from toolkit.notebook.widgets import PreviewPanel
+    from toolkit.notebook.preview_widget import PreviewPanel
     from toolkit.pipeline.preview import plan_preview
 
     opts = make_options(**options)
@@ -294,8 +285,8 @@ def compare_policies(
     ``schema`` is where the table starts: None (a new table), a PyIceberg table (then each
     rewrite shows the rows and bytes it touches) or schema. Every number comes from
     :func:`toolkit.simulate`; ``panel.model`` holds them
-    (:class:`~toolkit.notebook.policies.PolicyComparison`, printable as a text table)."""
-    from toolkit.notebook.policies import policy_comparison
-    from toolkit.notebook.widgets import PolicyComparisonPanel
+    (:class:`~toolkit.notebook.policies_model.PolicyComparison`, printable as a text table)."""
+    from toolkit.notebook.policies_model import policy_comparison
+    from toolkit.notebook.policies_widget import PolicyComparisonPanel
 
     return PolicyComparisonPanel(policy_comparison(sample, schema, **options))

@@ -1,21 +1,26 @@
 """Type drift as plotly figures: pure functions from the view-models to ``go.Figure``.
 
 A figure is data too (``fig.data``, ``fig.layout``), so tests read its traces; a panel
-only hands it to the front end. No ``FigureWidget`` (it needs anywidget since plotly 6).
+only hands it to the front end (:func:`figure_output`). No ``FigureWidget`` (it needs
+anywidget since plotly 6).
 """
 
 from __future__ import annotations
 
-import plotly.graph_objects as go
+import json
+from typing import Any
 
-from toolkit.notebook.models import (
+import plotly.graph_objects as go
+import plotly.io as pio
+
+from toolkit.notebook.explore_model import (
     FieldRow,
     StatisticsData,
     TypeCount,
     as_statistics_model,
 )
 
-__all__ = ["type_color", "type_drift_figure", "type_mix_figure"]
+__all__ = ["PLOTLY_MIME", "figure_output", "type_color", "type_drift_figure", "type_mix_figure"]
 
 #: one colour per lattice type, whichever field or chart shows it
 TYPE_COLORS = {
@@ -126,3 +131,20 @@ def type_drift_figure(data: StatisticsData, field: str, *, title: str | None = N
         margin={"l": 10, "r": 10, "t": 50, "b": 40},
     )
     return fig
+
+
+PLOTLY_MIME = "application/vnd.plotly.v1+json"
+
+
+def figure_output(fig: go.Figure) -> dict[str, Any]:
+    """A figure as one ``display_data`` output (what ``fig.show()`` sends with plotly's
+    mime renderer), to be assigned to an ``Output`` widget without a running kernel."""
+    title = fig.layout.title.text or "Figure"
+    return {
+        "output_type": "display_data",
+        "data": {
+            PLOTLY_MIME: json.loads(pio.to_json(fig, validate=False)),
+            "text/plain": f"<plotly figure: {title}>",
+        },
+        "metadata": {},
+    }

@@ -1,8 +1,8 @@
 """What the quarantine inspector shows, as data: groups of quarantined records with counts,
 sample raw records, the field and types involved; and what a replay did, in plain words.
 
-Pure: no widget, no Spark. The HTML renderings at the end are pure functions of the
-model, as in :mod:`toolkit.notebook.render`.
+Pure: no widget, no Spark. The HTML is :mod:`toolkit.notebook.quarantine_html`, the
+shell :mod:`toolkit.notebook.quarantine_widget`.
 
 >>> from toolkit.iceberg.quarantine import Quarantine
 >>> QuarantineModel.from_quarantine(Quarantine("db.t", "db.t__quarantine", False, ())).summary
@@ -14,14 +14,13 @@ from __future__ import annotations
 import traceback
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from html import escape
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from toolkit.core.quarantine import Quarantine, QuarantineGroup, group_label
 from toolkit.core.state import TableState
 from toolkit.errors import NotReplayableError, UnknownIdsError
-from toolkit.notebook.models import CommitOutcome, clip
-from toolkit.notebook.render import STYLE
+from toolkit.notebook.common import clip
+from toolkit.notebook.outcome import CommitOutcome
 from toolkit.pipeline.replay import ReplayReport
 
 if TYPE_CHECKING:
@@ -34,10 +33,6 @@ __all__ = [
     "ReplayOutcome",
     "ReplayPlan",
     "ReplayRequest",
-    "groups_html",
-    "replay_outcome_html",
-    "replay_plan_html",
-    "samples_html",
 ]
 
 #: how many characters of a raw record a sample shows
@@ -222,73 +217,3 @@ class ReplayOutcome:
         )
         title = "The replay failed" if mapped == "error" else commit.title
         return cls(mapped, title, commit.message, error=str(exc), traceback=tb)
-
-
-# --- renderings -------------------------------------------------------------------------------
-
-
-def _wrap(body: str) -> str:
-    return f'{STYLE}<div class="tknb">{body}</div>'
-
-
-def groups_html(model: QuarantineModel) -> str:
-    """The groups as a table: reason, field, observed type into table type, count,
-    batches, a sample record; groups that cannot be replayed are marked."""
-    head = f"<b>Quarantine of {escape(model.table)}</b>: {escape(model.summary)}."
-    if not model.groups:
-        return _wrap(f"<p>{head}</p>")
-    rows = []
-    for n, g in enumerate(model.groups, 1):
-        note = "" if g.replayable else ' <span class="tknb-error">(cannot be replayed)</span>'
-        sample = g.samples[0] if g.samples else ""
-        rows.append(
-            "<tr>"
-            f"<td>{n}</td><td>{escape(g.reason)}{note}</td>"
-            f"<td><code>{escape(g.field or '—')}</code></td>"
-            f"<td>{escape(g.observed or '—')} → {escape(g.table_type or '—')}</td>"
-            f"<td>{g.count}</td><td>{escape(', '.join(g.batches))}</td>"
-            f"<td><code>{escape(sample)}</code></td>"
-            "</tr>"
-        )
-    table = (
-        "<table><tr><th>#</th><th>reason</th><th>field</th><th>observed → table</th>"
-        "<th>records</th><th>batches</th><th>sample</th></tr>" + "".join(rows) + "</table>"
-    )
-    return _wrap(f"<p>{head}</p>{table}")
-
-
-def samples_html(groups: Iterable[GroupRow]) -> str:
-    """Sample raw records of the chosen groups, with each group's detail."""
-    parts = []
-    for g in groups:
-        records = "".join(f"<li><code>{escape(s)}</code></li>" for s in g.samples)
-        more = g.count - len(g.samples)
-        tail = f'<li class="tknb-muted">… and {more} more</li>' if more > 0 else ""
-        parts.append(
-            f"<p><b>{escape(g.label)}</b><br>"
-            f'<span class="tknb-muted">{escape(g.detail)}</span></p><ul>{records}{tail}</ul>'
-        )
-    return _wrap("".join(parts) or '<p class="tknb-muted">Choose a group to see its records.</p>')
-
-
-def replay_plan_html(plan: ReplayPlan | None, error: str | None = None) -> str:
-    """What replaying the selection will change in the target table."""
-    if error is not None:
-        return _wrap(f'<p class="tknb-error">Cannot plan the replay: {escape(error)}</p>')
-    if plan is None or not plan.ids:
-        return _wrap('<p class="tknb-muted">No replayable record is selected.</p>')
-    return _wrap(
-        f"<p>Replaying {len(plan.ids)} record(s) will apply: "
-        f"<b>{escape(plan.changes)}</b>. The button approves exactly this plan.</p>"
-    )
-
-
-def replay_outcome_html(outcome: ReplayOutcome) -> str:
-    css = "tknb-ok" if outcome.ok else "tknb-error"
-    text = f'<p class="{css}"><b>{escape(outcome.title)}.</b> {escape(outcome.message)}</p>'
-    if outcome.traceback and outcome.kind == "error":
-        text += (
-            f"<details><summary>details</summary><pre>{escape(outcome.traceback)}</pre>"
-            "</details>"
-        )
-    return _wrap(text)

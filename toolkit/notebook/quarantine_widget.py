@@ -21,15 +21,17 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as widgets
 
 from toolkit.core.quarantine import Quarantine
+from toolkit.notebook.quarantine_html import (
+    groups_html,
+    replay_outcome_html,
+    replay_plan_html,
+    samples_html,
+)
 from toolkit.notebook.quarantine_model import (
     QuarantineModel,
     ReplayOutcome,
     ReplayPlan,
     ReplayRequest,
-    groups_html,
-    replay_outcome_html,
-    replay_plan_html,
-    samples_html,
 )
 from toolkit.pipeline.replay import ReplayReport
 

@@ -27,6 +27,7 @@ from toolkit.core.engine import make_plan
 from toolkit.core.lineage import plan_lineage_properties
 from toolkit.core.options import Options, make_options
 from toolkit.core.planner import Plan
+from toolkit.core.policies import policy_of
 from toolkit.core.profile import Profile
 from toolkit.core.state import TableState
 from toolkit.core.summary import Summary
@@ -188,7 +189,8 @@ def ingest(
     """Ingest one batch (one task time) into ``table`` (``namespace.name``).
 
     ``source``: a list of dicts, a path or glob of JSON-lines files, or a Spark DataFrame
-    (one string column of raw JSON, or typed columns). The table and its namespace are
+    (one string column of raw JSON, or typed columns): any kind of
+    :data:`~toolkit.pipeline.sources.SOURCE_KINDS`. The table and its namespace are
     created on first ingest. ``batch_id`` is stored in the snapshot summary; a batch id
     already ingested writes nothing the second time. ``options`` as for
     :func:`toolkit.simulate`.
@@ -205,17 +207,20 @@ def ingest(
     batch_id = batch_id or uuid.uuid4().hex
     existing = load_table(catalog, table)
     batch_index = 0 if existing is None else len(existing.snapshots())
-    df, mode = as_dataframe(spark, source)
+    df, kind = as_dataframe(spark, source)
+    mode, jvm = kind.mode, kind.jvm_fast_path
     if existing is not None and batch_id in ingested_batches(existing):
         current = from_iceberg(existing.schema())
         nothing = Plan(batch_index, current, current, ())
         return IngestReport(table, batch_id, nothing, 0, None, Profile(), skipped=True)
 
-    seen = observe_on_spark(df, mode, opts, batch_index)
+    seen = observe_on_spark(df, mode, opts, batch_index, jvm=jvm)
     fail = opts.on_incompatible == "fail"
     if fail and seen.first_aside is not None:
         raise IncompatibleRecordError(seen.first_aside)
-    widen = opts.policy == "widen"
+    # a policy whose routing sets records aside (the widening one) needs the quarantine
+    # pass on every batch, and with on_incompatible="fail" refuses such records up front
+    sets_aside = policy_of(opts).sets_aside
     if seen.summary.rows == 0:
         schema = Struct() if existing is None else from_iceberg(existing.schema())
         plan = Plan(batch_index, schema, schema, ())
@@ -231,15 +236,15 @@ def ingest(
 
     tbl, plan, attempts = _plan_and_commit(
         catalog, table, seen.summary, opts, batch_index, approved, expected,
-        check=refuse_incompatible if fail and widen else None, batch_id=batch_id,
+        check=refuse_incompatible if fail and sets_aside else None, batch_id=batch_id,
     )
     quarantined = 0
-    if widen or seen.aside:
+    if sets_aside or seen.aside:
         aside = quarantine_on_spark(df, mode, opts, plan, batch_id)
         quarantined = append_quarantined(catalog, table, aside, batch_id)
     written = write_batch(
         df, mode, opts, tbl, catalog, spark, table, batch_id, plan, clean=not seen.aside,
-        codes=seen.codes,
+        codes=seen.codes, jvm=jvm,
     )
     tbl.refresh()
     snap = snapshot_of(tbl, batch_id)

@@ -1,4 +1,5 @@
-"""Continuous ingest: Spark Structured Streaming over a folder of JSON-lines files.
+"""Continuous ingest: Spark Structured Streaming over a folder of JSON-lines files (or of
+another kind of source Spark can stream: see :mod:`toolkit.pipeline.sources`).
 
 Each micro-batch is one batch (one task time) of :func:`toolkit.pipeline.ingest.ingest`, committed
 with the batch id ``<query_name>:<epoch>``. Spark's checkpoint remembers which files each
@@ -42,6 +43,7 @@ from pyiceberg.exceptions import NoSuchTableError
 from toolkit.errors import CheckpointLostError
 from toolkit.iceberg.catalog import embedded
 from toolkit.pipeline.ingest import IngestReport, ingest, ingested_batches
+from toolkit.pipeline.sources import SOURCE_KINDS, source_named
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -170,10 +172,12 @@ def stream(
     query_name: str | None = None,
     on_batch: Callable[[IngestReport], Any] | None = None,
     source_options: Mapping[str, str] | None = None,
+    format: str = "jsonl",
     **options: Any,
 ) -> StreamingQuery:
-    """Start a streaming query that ingests each new JSON-lines file of ``directory`` into
-    ``table`` (``namespace.name``), one micro-batch per ingest, and return it (started).
+    """Start a streaming query that ingests each new JSON-lines file of ``directory`` (or
+    file of the kind ``format`` names) into ``table`` (``namespace.name``), one
+    micro-batch per ingest, and return it (started).
 
     * ``checkpoint``: Spark's checkpoint location. Defaults, for an embedded catalog, to
       ``<catalog folder>/checkpoints/<table>/<query_name>``; required for other catalogs.
@@ -188,6 +192,9 @@ def stream(
       micro-batch, in Spark's callback thread; :func:`reports` keeps them all anyway.
     * ``source_options``: options of Spark's text source (``maxFilesPerTrigger``,
       ``pathGlobFilter``, ``recursiveFileLookup``...).
+    * ``format``: the kind of source the folder holds, by its name in
+      :data:`~toolkit.pipeline.sources.SOURCE_KINDS` (default ``jsonl``: JSON-lines
+      files); its entry's stream reader reads the folder.
     * ``options``: evolution options, as for :func:`toolkit.simulate`.
 
     Files must appear in the folder whole (write elsewhere, then move them in). A query
@@ -201,6 +208,10 @@ def stream(
         for report in reports(q):
             print(report)
     """
+    kind = source_named(format)
+    if kind.stream_reader is None:
+        streamable = ", ".join(k.name for k in SOURCE_KINDS if k.stream_reader is not None)
+        raise ValueError(f"source kind {kind.name!r} cannot be streamed; streamable: {streamable}")
     name = query_name or _default_query_name(table)
     if checkpoint is None:
         info = embedded(catalog)
@@ -224,11 +235,9 @@ def stream(
         if on_batch is not None:
             on_batch(report)
 
-    reader = spark.readStream.format("text")
-    if source_options:
-        reader = reader.options(**{k: str(v) for k, v in source_options.items()})
+    reader_options = {k: str(v) for k, v in (source_options or {}).items()}
     writer = (
-        reader.load(str(directory))
+        kind.stream_reader(spark, str(directory), reader_options)
         .writeStream.queryName(name)
         .option("checkpointLocation", location)
         .foreachBatch(process)

@@ -32,7 +32,13 @@ from toolkit.iceberg.commit import BATCH_ID_PROPERTY, batch_id_of
 from toolkit.iceberg.schema import from_iceberg, to_iceberg
 from toolkit.spark.router import jvm_routing, route_on_jvm
 from toolkit.spark.tally import jvm_tally_ready, observe_json
-from toolkit.spark.workers import Mode, observe_partition, quarantine_partition, route_partition
+from toolkit.spark.workers import (
+    JVM_MODES,
+    Mode,
+    observe_partition,
+    quarantine_partition,
+    route_partition,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -69,12 +75,13 @@ class SparkObservation:
 
 
 def observe_on_spark(
-    df: DataFrame, mode: Mode, options: Options, batch: int
+    df: DataFrame, mode: Mode, options: Options, batch: int, *, jvm: bool = True
 ) -> SparkObservation:
     """Distributed observation: each partition summarizes and profiles its records; the
     driver merges them (both merge exactly). JSON lines are tallied inside the JVM when
-    the session has the tally jar (``toolkit.spark.tally``), with the same result."""
-    if mode == "json" and jvm_tally_ready(df.sparkSession):
+    the session has the tally jar (``toolkit.spark.tally``), with the same result;
+    ``jvm=False`` (a source kind without the JVM fast path) keeps them in Python."""
+    if jvm and mode in JVM_MODES and jvm_tally_ready(df.sparkSession):
         # partitions the JVM hands back (a line it cannot read as Python does) go through
         # the Python workers, which set malformed lines and non-objects aside as usual
         tally = observe_json(
@@ -146,11 +153,13 @@ def write_batch(
     *,
     clean: bool = True,
     codes: Mapping[tuple[str, ...], frozenset[int]] | None = None,
+    jvm: bool = True,
 ) -> Written:
     """Route every record and append them in one Iceberg commit. ``plan`` is the batch's
     plan (the widening policy routes by it); ``clean`` says no record of the batch is to
     be set aside; ``codes`` are the kind codes the JVM tally saw: with them, JSON lines
-    are routed inside the JVM (``toolkit.spark.router``), else in Python workers."""
+    are routed inside the JVM (``toolkit.spark.router``), else in Python workers (always
+    with ``jvm=False``: a source kind without the JVM fast path)."""
     from pyspark.errors import AnalysisException
     from pyspark.sql.pandas.types import to_arrow_schema
 
@@ -161,7 +170,7 @@ def write_batch(
     arrow_schema = to_arrow_schema(spark_schema(spark, schema))
     assert [c.name for c in schema.fields] == arrow_schema.names, "Spark and PyIceberg disagree"
     jvm_table = (
-        jvm_routing(schema, codes, options) if mode == "json" and clean else None
+        jvm_routing(schema, codes, options) if jvm and mode in JVM_MODES and clean else None
     )
     attempt = 0
     while True:

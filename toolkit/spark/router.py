@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from toolkit.core.options import Options
+from toolkit.core.policies import policy_of
 from toolkit.core.routing import Router
 from toolkit.core.types import RECORD, Struct
 from toolkit.spark.tally import ARRAY_SHIFT, RECORD_CODE, KindCodes
@@ -96,9 +97,9 @@ def jvm_routing(
     schema: Struct, codes: Mapping[tuple[str, ...], frozenset[int]] | None, options: Options
 ) -> dict[str, Any] | None:
     """The routing table for a batch the JVM can route under ``options``, or None (with
-    the reason logged): the widening policy routes by its own plan (Python), and a batch
-    the tally did not read in full has no codes."""
-    if options.policy != "upsolver" or codes is None:
+    the reason logged): a policy the JVM cannot route (the widening one routes by its own
+    plan, in Python), and a batch the tally did not read in full has no codes."""
+    if not policy_of(options).jvm_routes or codes is None:
         return None
     if not schema.fields:  # rows without columns: what Python workers do with them stays
         return None

@@ -19,15 +19,18 @@ from toolkit.core.jsonlines import has_lone_surrogate, parse_line
 from toolkit.core.observe import StructObservation
 from toolkit.core.options import Options
 from toolkit.core.planner import Plan
+from toolkit.core.policies import policy_of
 from toolkit.core.profile import Profile, profile_of
 from toolkit.core.quarantine import Quarantined
 from toolkit.core.summary import Summary, summarize
 from toolkit.core.types import Struct
-from toolkit.core.widen_policy import WidenRouter
 from toolkit.errors import MalformedLineError
 
 #: How a source DataFrame carries records: JSON text, pickled Python dicts, or typed rows.
+#: Each kind of source (``toolkit.pipeline.sources``) names the mode its DataFrame uses.
 Mode: TypeAlias = Literal["json", "pickle", "rows"]
+#: the modes the JVM tally and router read (one string column of JSON lines)
+JVM_MODES: frozenset[Mode] = frozenset({"json"})
 
 
 def records_of(batch: pa.RecordBatch, mode: Mode) -> list[Any]:
@@ -130,9 +133,10 @@ def quarantine_partition(
     batch_id: str,
 ) -> Iterator[pa.RecordBatch]:
     """One row per partition: the pickled list of the records it sets aside under
-    ``plan`` (those that are no records, hold untypable values, or, under the widening
-    policy, values the table cannot take)."""
+    ``plan`` (those that are no records, hold untypable values, or, under a policy that
+    sets records aside (the widening one), values the table cannot take)."""
     engine = _quarantining(options)
+    policy = policy_of(options)
     out: list[Quarantined] = []
     for chunk in batches:
         with gc_paused():
@@ -140,8 +144,7 @@ def quarantine_partition(
             rows, bad = admitted(engine, chunk, mode, batch_id)
             rows, invalid = _validated(engine, rows, batch_id)
             bad += invalid
-            if options.policy == "widen":
-                bad += WidenRouter(plan, options, engine.classifier).route(rows, batch_id)[1]
+            bad += policy.rejected(plan, rows, options, engine.classifier, batch_id)
             out += as_lines(bad)
             _LINES.clear()
     yield pa.RecordBatch.from_pydict({"payload": [pickle.dumps(out)]})
@@ -173,18 +176,21 @@ def route_partition(
     aside are skipped (the quarantine pass writes them); ``clean`` says the observation
     pass found none, so the chunk is routed without looking for them."""
     engine = _quarantining(options)
-    widen = options.policy == "widen"
+    policy = policy_of(options)
+    # a policy whose routing sets records aside (the widening one) routes by its plan the
+    # records that observe, and is never clean: routing itself may set records aside
+    fits = policy.sets_aside
     for chunk in batches:
         with gc_paused():
-            if clean and not widen:
+            if clean and not fits:
                 records = records_of(chunk, mode)
                 routed = engine.route(schema, engine.observe(records)) if records else None
             else:
                 rows, _ = admitted(engine, chunk, mode, "")
-                if widen:
+                if fits:
                     assert plan is not None
                     rows, _ = _validated(engine, rows, "")
-                    kept = WidenRouter(plan, options, engine.classifier).route(rows, "")[0]
+                    kept = policy.fit(plan, rows, options, engine.classifier, "")[0]
                     columns = [[r.get(c.name) for r in kept] for c in schema.fields]
                     routed = RoutedBatch(schema, tuple(columns), len(kept)) if kept else None
                 else:

@@ -3,7 +3,8 @@
 Every number comes from :func:`toolkit.simulate` run on the sample under each policy:
 the automatic policy (Upsolver's suffixed columns, RULES 3-4), the widening policy with
 rewrites approved, and the widening policy without them (RULES 5). Pure: no widget, no
-Spark; the HTML and text tables are renderings of the model.
+Spark; the HTML (:mod:`toolkit.notebook.policies_html`) and the text table are
+renderings of the model.
 
 >>> day1 = [{"n": 1, "flag": True}]
 >>> day2 = [{"n": 2.5, "flag": "maybe"}]
@@ -16,7 +17,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from html import escape
 from typing import TYPE_CHECKING, Any, Final
 
 from pyiceberg.table import Table as PyIcebergTable
@@ -25,10 +25,10 @@ from toolkit.api import simulate
 from toolkit.core.families import families
 from toolkit.core.observe import Classifier
 from toolkit.core.options import Options, make_options
+from toolkit.core.policies import policy_of
 from toolkit.core.types import RECORD, Column, Kind, Shape, Struct
 from toolkit.core.widen_policy import primary_columns
 from toolkit.iceberg.schema import from_iceberg
-from toolkit.notebook.render import STYLE
 
 if TYPE_CHECKING:
     from pyiceberg.schema import Schema
@@ -40,7 +40,6 @@ __all__ = [
     "PolicyComparison",
     "PolicyOutcome",
     "PolicySetup",
-    "comparison_html",
     "policy_comparison",
 ]
 
@@ -220,7 +219,7 @@ def _outcome(
     rows = sim.rows
     assert len(rows) == len(written), "every record is written or set aside"
     schema = sim.table_schema
-    counter = _Converted(Classifier(options), widen=options.policy == "widen")
+    counter = _Converted(Classifier(options), widen=policy_of(options).widens)
     for record, row in zip(written, rows, strict=True):
         counter.record(record, row, schema, ())
     by_reason: dict[str, int] = {}
@@ -298,32 +297,3 @@ class _Converted:
             self.values += 1
             if not any(self._shape(s, where) == shape for _, s in stored):
                 self.converted += 1
-
-
-# --- renderings ------------------------------------------------------------------------------
-
-
-def comparison_html(c: PolicyComparison) -> str:
-    """The side-by-side table, one column per policy."""
-    where = f" against <code>{escape(c.table)}</code>" if c.table else " on a new table"
-    head = "<tr><th></th>" + "".join(f"<th>{escape(o.label)}</th>" for o in c.outcomes) + "</tr>"
-    body = "".join(
-        f"<tr><td><b>{escape(name)}</b></td>"
-        + "".join(f"<td>{escape(cell)}</td>" for cell in cells)
-        + "</tr>"
-        for name, cells in c.rows()
-    )
-    return (
-        f'{STYLE}<div class="tknb"><p><b>{c.records} records in {c.batches} batch(es)</b>'
-        f"{where}: what each policy would do (from <code>toolkit.simulate</code>)</p>"
-        f"<table>{head}{body}</table></div>"
-    )
-
-
-def outcome_html(o: PolicyOutcome) -> str:
-    """One policy in detail: the schema it ends with and each batch's plan."""
-    plans = "\n\n".join(o.plans)
-    return (
-        f'{STYLE}<div class="tknb"><b>{escape(o.label)}</b>'
-        f"<pre>{escape(o.schema)}</pre><pre>{escape(plans)}</pre></div>"
-    )

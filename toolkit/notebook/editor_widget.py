@@ -1,5 +1,5 @@
 """The evolution editor: a thin ipywidgets shell over
-:class:`~toolkit.notebook.evolution.EvolutionEditorModel`.
+:class:`~toolkit.notebook.editor_model.EvolutionEditorModel`.
 
 Example (notebook cells)::
 
@@ -26,7 +26,8 @@ from toolkit.core.layout import as_path
 from toolkit.core.operations import Operation
 from toolkit.core.state import TableState
 from toolkit.errors import OperationError
-from toolkit.notebook.evolution import (
+from toolkit.notebook.editor_html import lineage_html, plan_html, trees_html
+from toolkit.notebook.editor_model import (
     OPERATION_KINDS,
     EvolutionEditorModel,
     EvolutionOutcome,
@@ -35,11 +36,8 @@ from toolkit.notebook.evolution import (
     build_operation,
     editor_model,
     form_of,
-    lineage_html,
-    plan_html,
-    trees_html,
 )
-from toolkit.notebook.render import outcome_html
+from toolkit.notebook.outcome import outcome_html
 
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog

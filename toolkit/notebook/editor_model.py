@@ -3,8 +3,8 @@ table after them, the plan's text or the error that stops it, and the table's li
 
 Pure: no widget. A form is a list of :class:`FormField` per operation kind; the values a
 user fills in become an operation with :func:`build_operation`, and the operations' own
-validation (:mod:`toolkit.core.operations`) decides whether the plan holds. The shell is
-:mod:`toolkit.notebook.evolution_widget`.
+validation (:mod:`toolkit.core.operations`) decides whether the plan holds. The HTML is
+:mod:`toolkit.notebook.editor_html`, the shell :mod:`toolkit.notebook.editor_widget`.
 
 >>> from toolkit.core.types import Column, Struct
 >>> from toolkit.core.layout import TableLayout
@@ -22,10 +22,9 @@ from __future__ import annotations
 
 import datetime as dt
 import traceback
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from functools import cached_property
-from html import escape
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
 
 from toolkit.core.evolution import Evolution, plan_evolution
@@ -49,8 +48,7 @@ from toolkit.core.operations import (
 from toolkit.core.state import ABSENT, TableState
 from toolkit.core.types import Column, ColumnType, ListOf, Struct, iter_ids
 from toolkit.errors import OperationError, PlanChangedError, StalePlanError
-from toolkit.notebook.models import SchemaNode, schema_tree
-from toolkit.notebook.render import STYLE, schema_tree_html
+from toolkit.notebook.schema_tree import SchemaNode, schema_tree
 
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
@@ -67,8 +65,6 @@ __all__ = [
     "build_operation",
     "editor_model",
     "form_of",
-    "lineage_html",
-    "plan_html",
 ]
 
 Path: TypeAlias = tuple[str, ...]
@@ -150,6 +146,23 @@ _FORMS: Final[dict[str, tuple[FormField, ...]]] = {
         FormField("then", "then by", "field", optional=True),
         FormField("then_direction", "order", "choice", DIRECTIONS),
     ),
+}
+
+
+#: the operation (a key of the core's ``OPERATIONS``, its JSON name) each form builds: the
+#: editor's menu speaks in plain words, the vocabulary stays the core's
+FORM_OPERATION: Final[dict[OperationKind, str]] = {
+    "rename": "rename",
+    "drop": "drop",
+    "move first": "move",
+    "move before": "move",
+    "move after": "move",
+    "make optional": "optional",
+    "widen": "widen",
+    "add column": "add",
+    "add partition field": "partition",
+    "remove partition field": "unpartition",
+    "sort order": "sort",
 }
 
 
@@ -554,64 +567,3 @@ class EvolutionOutcome:
         if isinstance(exc, ValueError):  # the operations' and the rewrite's own refusals
             return cls("refused", "Refused", f"{exc}", error_type=name, traceback=tb)
         return cls("error", "It failed", f"{name}: {exc}", error_type=name, traceback=tb)
-
-
-# --- HTML ----------------------------------------------------------------------------------------
-
-
-def _wrap(body: str) -> str:
-    return f'{STYLE}<div class="tknb">{body}</div>'
-
-
-def plan_html(model: EvolutionEditorModel) -> str:
-    """The plan's operations (rewrites marked, with what they touch), or the error that
-    stops it, and the table's layout after it."""
-    if model.error is not None:
-        body = (
-            f'<p class="tknb-error"><b>The plan cannot apply.</b> {escape(model.error)}</p>'
-            "<p class='tknb-muted'>Remove or fix that operation; nothing is committed "
-            "until the whole plan applies.</p>"
-        )
-    else:
-        body = f"<pre>{escape(model.plan_text)}</pre>"
-        if model.rewrites:
-            body += (
-                "<p class='tknb-rewrite'>REWRITE: committing this plan approves rewriting "
-                f"{len(model.rewrites)} column(s); older snapshots keep the old values.</p>"
-            )
-    after = model.current
-    extra = [line for line in str(after).splitlines() if line.startswith(("partitioned", "sorted"))]
-    layout = "<br>".join(escape(line) for line in extra) or "unpartitioned, unsorted"
-    return _wrap(f"{body}<p class='tknb-muted'>After: {layout}</p>")
-
-
-def trees_html(model: EvolutionEditorModel) -> tuple[str, str]:
-    return (
-        schema_tree_html(model.before_tree, title="Before"),
-        schema_tree_html(model.after_tree, title="After"),
-    )
-
-
-def lineage_html(rows: Iterable[LineageRow]) -> str:
-    """Every logged plan, newest first, with what undoes it or why nothing can."""
-    rows = sorted(rows, key=lambda r: -r.seq)
-    if not rows:
-        return _wrap('<p class="tknb-muted">No plan was logged in this table yet.</p>')
-    items = []
-    for r in rows:
-        ops = "<br>".join(escape(o) for o in r.operations)
-        if r.undo is not None:
-            undo = "undo: " + escape("; ".join(r.undo) or "nothing")
-        else:
-            undo = "irreversible: " + escape("; ".join(r.irreversible))
-        items.append(
-            f"<tr><td>{escape(r.title)}<br><span class='tknb-muted'>{escape(r.at)}</span></td>"
-            f"<td><code>{ops}</code></td><td class='tknb-muted'>{undo}</td></tr>"
-        )
-    return _wrap(
-        "<table><tr><th>entry</th><th>operations</th><th>undo</th></tr>"
-        + "".join(items) + "</table>"
-    )
-
-
-

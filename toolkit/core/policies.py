@@ -1,0 +1,189 @@
+"""Evolution policies as objects: how a batch is planned and routed, what routing sets
+aside, and whether the JVM router can route it, chosen once from ``Options.policy``.
+
+``Options.policy`` stays the user-facing name (``"upsolver"``, ``"widen"``);
+:func:`policy_named` is the one place that name is looked up (:func:`policy_of` reads it
+from options). Everything else asks the object.
+
+>>> auto = policy_of(Options())
+>>> auto.name, auto.sets_aside, auto.jvm_routes, auto.widens
+('upsolver', False, True, False)
+>>> widen = policy_of(Options(policy="widen"))
+>>> widen.name, widen.sets_aside, widen.jvm_routes, widen.widens
+('widen', True, False, True)
+
+Adding a policy: one frozen subclass of :class:`EvolutionPolicy`, its name in
+:data:`toolkit.core.options.POLICIES` and an entry in :data:`BY_NAME`, plus its tests.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from toolkit.core.observe import Classifier, StructObservation, observe_struct
+from toolkit.core.options import Options
+from toolkit.core.planner import Observed, Plan, plan_batch
+from toolkit.core.quarantine import Quarantined
+from toolkit.core.routing import Router, rows_of
+from toolkit.core.types import Struct
+from toolkit.core.widen_policy import WidenRouter, plan_widen, route_widen
+
+__all__ = [
+    "AUTOMATIC",
+    "BY_NAME",
+    "WIDENING",
+    "Columns",
+    "EvolutionPolicy",
+    "UpsolverPolicy",
+    "WidenPolicy",
+    "policy_named",
+    "policy_of",
+]
+
+#: the values of each column of a schema, in order (None: every value null)
+Columns = list[list[Any] | None]
+
+
+class EvolutionPolicy(ABC):
+    """One evolution policy: plan a batch, route its records, set aside what the table
+    cannot take."""
+
+    #: the name ``Options.policy`` holds
+    name: ClassVar[str]
+    #: whether routing may set records aside that observation accepted (values the table
+    #: cannot take): every batch then needs the quarantine pass, and its rows are routed
+    #: by :meth:`fit`
+    sets_aside: ClassVar[bool]
+    #: whether the JVM router (``toolkit.spark.router``) can route its batches
+    jvm_routes: ClassVar[bool]
+    #: whether its plans widen a key's one column (in place or by a rewrite) and a value
+    #: lands only there (RULES 5), rather than adding suffixed columns to the key's family
+    #: and landing in every compatible one (RULES 3)
+    widens: ClassVar[bool]
+
+    @abstractmethod
+    def plan(
+        self, schema: Struct, obs: Observed, options: Options, batch: int = 0,
+        last_assigned: int = 0,
+    ) -> Plan:
+        """The plan of one batch; ``obs`` is an observation or a Spark summary of one,
+        ``last_assigned`` the table's last assigned field ID."""
+
+    @abstractmethod
+    def route(
+        self, plan: Plan, obs: StructObservation, options: Options, router: Router,
+        batch: int | str = 0,
+    ) -> tuple[Columns, int, list[Quarantined]]:
+        """The observed records routed into ``plan.after``: its columns' values, how many
+        rows, and the records set aside (with ``on_incompatible="fail"`` the first one
+        raises instead)."""
+
+    @abstractmethod
+    def fit(
+        self, plan: Plan, rows: list[dict[str, Any]], options: Options,
+        classifier: Classifier, batch: int | str = 0,
+    ) -> tuple[list[dict[str, Any]], list[Quarantined]]:
+        """The rows (keyed by the column names of ``plan.after``) of the records the table
+        takes under ``plan``, and the records set aside. ``rows`` hold only values the
+        engine can type."""
+
+    def rejected(
+        self, plan: Plan, rows: list[dict[str, Any]], options: Options,
+        classifier: Classifier, batch: int | str = 0,
+    ) -> list[Quarantined]:
+        """The records of ``rows`` the table cannot take under ``plan`` (none, for a
+        policy that never sets a record aside)."""
+        return self.fit(plan, rows, options, classifier, batch)[1] if self.sets_aside else []
+
+
+@dataclass(frozen=True)
+class UpsolverPolicy(EvolutionPolicy):
+    """The automatic policy (RULES 3-4): suffixed columns, every record written."""
+
+    name: ClassVar[str] = "upsolver"
+    sets_aside: ClassVar[bool] = False
+    jvm_routes: ClassVar[bool] = True
+    widens: ClassVar[bool] = False
+
+    def plan(
+        self, schema: Struct, obs: Observed, options: Options, batch: int = 0,
+        last_assigned: int = 0,
+    ) -> Plan:
+        return plan_batch(schema, obs, options, batch, last_assigned)
+
+    def route(
+        self, plan: Plan, obs: StructObservation, options: Options, router: Router,
+        batch: int | str = 0,
+    ) -> tuple[Columns, int, list[Quarantined]]:
+        return router.route_struct(plan.after, obs), len(obs.rows), []
+
+    def fit(
+        self, plan: Plan, rows: list[dict[str, Any]], options: Options,
+        classifier: Classifier, batch: int | str = 0,
+    ) -> tuple[list[dict[str, Any]], list[Quarantined]]:
+        classifier.parsed.clear()
+        obs = observe_struct(rows, classifier)
+        columns = Router(options, classifier).route_struct(plan.after, obs)
+        return rows_of(plan.after, columns, len(rows)), []
+
+
+@dataclass(frozen=True)
+class WidenPolicy(EvolutionPolicy):
+    """The widening policy (RULES 5): one column per key widened by the matrix, the
+    records the table cannot take set aside (or failed)."""
+
+    name: ClassVar[str] = "widen"
+    sets_aside: ClassVar[bool] = True
+    jvm_routes: ClassVar[bool] = False  # it routes by its own plan, in Python
+    widens: ClassVar[bool] = True
+
+    def plan(
+        self, schema: Struct, obs: Observed, options: Options, batch: int = 0,
+        last_assigned: int = 0,
+    ) -> Plan:
+        return plan_widen(schema, obs, options, batch, last_assigned)
+
+    def route(
+        self, plan: Plan, obs: StructObservation, options: Options, router: Router,
+        batch: int | str = 0,
+    ) -> tuple[Columns, int, list[Quarantined]]:
+        kept, aside = route_widen(plan, obs.rows, options, batch, router.classifier)
+        return [[r[c.name] for r in kept] for c in plan.after.fields], len(kept), aside
+
+    def fit(
+        self, plan: Plan, rows: list[dict[str, Any]], options: Options,
+        classifier: Classifier, batch: int | str = 0,
+    ) -> tuple[list[dict[str, Any]], list[Quarantined]]:
+        return WidenRouter(plan, options, classifier).route(rows, batch)
+
+
+AUTOMATIC = UpsolverPolicy()
+WIDENING = WidenPolicy()
+
+#: every policy by the name ``Options.policy`` holds (the names of
+#: :data:`~toolkit.core.options.POLICIES`, in order)
+BY_NAME: dict[str, EvolutionPolicy] = {p.name: p for p in (AUTOMATIC, WIDENING)}
+
+
+def policy_named(name: str) -> EvolutionPolicy:
+    """The policy of a name ``Options.policy`` holds (the one place the name is looked
+    up).
+
+    >>> policy_named("widen") is WIDENING
+    True
+    """
+    try:
+        return BY_NAME[name]
+    except KeyError:
+        raise ValueError(f"unknown policy {name!r}; choose one of {', '.join(BY_NAME)}") from None
+
+
+def policy_of(options: Options) -> EvolutionPolicy:
+    """The policy ``options`` choose.
+
+    >>> policy_of(Options()) is AUTOMATIC
+    True
+    """
+    return policy_named(options.policy)

@@ -1,0 +1,55 @@
+"""The explore panel's HTML: one page of fields as a table, evolved fields highlighted.
+
+Every text that came from data (field names, types, samples) is escaped, so a key such
+as ``<script>`` shows as text.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from toolkit.notebook.common import badge, wrap
+from toolkit.notebook.explore_model import FieldRow, Page
+
+__all__ = ["field_table_html"]
+
+
+def field_table_html(page: Page, *, committed: bool = False) -> str:
+    """One page of fields; evolved fields are highlighted."""
+    if not page.rows:
+        return wrap('<p class="tknb-muted">No field matches.</p>')
+    counts = "values written per column" if committed else "types seen (count, share)"
+    head = (
+        f"<tr><th>field</th><th>{counts}</th><th>nulls</th><th>first / last batch</th>"
+        f"<th>{'' if committed else 'samples'}</th><th>columns of its family</th></tr>"
+    )
+    body = "".join(_field_row(r) for r in page.rows)
+    note = ""
+    if any(not t.measured for r in page.rows for t in r.types):
+        note = (
+            '<p class="tknb-muted">n+ : a lower bound; Iceberg kept no counts for some '
+            "data files (fields inside lists are not counted by Spark's writer).</p>"
+        )
+    return wrap(f"<table>{head}{body}</table>{note}")
+
+
+def _field_row(r: FieldRow) -> str:
+    badges = (badge("evolved", "evolved") if r.evolved else "") + (
+        badge("drifted", "drifted") if r.drifted else ""
+    )
+    types = "<br>".join(
+        f"{escape(t.label)}: {t.count_text} ({t.share:.0%})" for t in r.types
+    ) or '<span class="tknb-muted">only nulls</span>'
+    samples = "<br>".join(
+        escape(", ".join(t.sample_texts)) for t in r.types if t.samples
+    )
+    nulls = "-" if r.nulls is None else str(r.nulls)
+    batches = (
+        "-" if r.first_batch is None else f"{escape(r.first_batch)} / {escape(str(r.last_batch))}"
+    )
+    columns = "<br>".join(escape(c) for c in r.columns) or '<span class="tknb-muted">-</span>'
+    css = ' class="tknb-evolved"' if r.evolved else ""
+    return (
+        f"<tr{css}><td><code>{escape(r.name)}</code>{badges}</td><td>{types}</td>"
+        f"<td>{nulls}</td><td>{batches}</td><td>{samples}</td><td>{columns}</td></tr>"
+    )

@@ -1,0 +1,171 @@
+"""The explore panel: a thin ipywidgets shell (ipywidgets 8) over
+:class:`~toolkit.notebook.explore_model.StatisticsModel`.
+
+The panel keeps its model (``panel.model``), assigns the HTML of
+:mod:`toolkit.notebook.explore_html` and the figures of :mod:`toolkit.notebook.figures`,
+and wires its controls to plain methods, so a notebook run headless (or a test) calls
+``panel.filter(...)`` exactly as the search box does. Figures go into an ``Output`` widget
+as plotly's own mime bundle: a plain ``go.Figure``, no ``FigureWidget``.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import ipywidgets as widgets
+import plotly.graph_objects as go
+
+from toolkit.notebook.explore_html import field_table_html
+from toolkit.notebook.explore_model import Page, StatisticsModel
+from toolkit.notebook.figures import figure_output, type_drift_figure, type_mix_figure
+
+__all__ = ["ExplorePanel"]
+
+
+def _show(out: widgets.Output, *figures: go.Figure) -> None:
+    out.outputs = tuple(figure_output(f) for f in figures)
+
+
+class ExplorePanel:
+    """Fields and their types: a search box, a paged table (evolved fields highlighted),
+    the type mix of the most drifted fields and the drift of one field across batches."""
+
+    def __init__(self, model: StatisticsModel, *, page_size: int = 25, top: int = 20) -> None:
+        self.base = model
+        self.model = model
+        self.page_size = page_size
+        self.top = top
+        self.page_number = 0
+        self.mix_figure: go.Figure | None = None
+        self.drift_figure: go.Figure | None = None
+        self._quiet = False
+
+        self.header = widgets.HTML()
+        self.search = widgets.Text(
+            placeholder="filter: words in a field name, a type or a column",
+            description="Filter",
+            continuous_update=True,
+            layout=widgets.Layout(width="420px"),
+        )
+        self.evolved_only = widgets.Checkbox(description="evolved only", indent=False)
+        self.drifted_only = widgets.Checkbox(description="drifted only", indent=False)
+        self.previous_button = widgets.Button(description="◀ Previous", layout={"width": "110px"})
+        self.next_button = widgets.Button(description="Next ▶", layout={"width": "110px"})
+        self.position = widgets.Label()
+        self.table = widgets.HTML()
+        self.field_picker = widgets.Dropdown(description="Drift of", layout={"width": "420px"})
+        self.charts = widgets.Output()
+
+        for control in (self.search, self.evolved_only, self.drifted_only):
+            control.observe(self._on_filter, names="value")
+        self.previous_button.on_click(lambda _: self.show_page(self.page_number - 1))
+        self.next_button.on_click(lambda _: self.show_page(self.page_number + 1))
+        self.field_picker.observe(self._on_pick, names="value")
+
+        self.widget = widgets.VBox(
+            [
+                self.header,
+                widgets.HBox([self.search, self.evolved_only, self.drifted_only]),
+                widgets.HBox([self.previous_button, self.next_button, self.position]),
+                self.table,
+                self.field_picker,
+                self.charts,
+            ]
+        )
+        self._refresh()
+
+    # --- what the controls do (callable headless) -------------------------------------
+
+    def filter(
+        self, text: str = "", *, evolved_only: bool = False, drifted_only: bool = False
+    ) -> None:
+        """Set the search box and check boxes, as a user would."""
+        self._quiet = True
+        try:
+            self.search.value = text
+            self.evolved_only.value = evolved_only
+            self.drifted_only.value = drifted_only
+        finally:
+            self._quiet = False
+        self._on_filter()
+
+    def show_page(self, number: int) -> None:
+        self.page_number = self.model.page(number, self.page_size).number
+        self._render_page()
+
+    def select(self, field: str) -> None:
+        """Show the drift of ``field`` (a dotted field name, or a column of its family)."""
+        name = self.model.field(field).name
+        options = list(self.field_picker.options)
+        if name not in options:
+            self._quiet = True
+            try:
+                self.field_picker.options = [*options, name]
+            finally:
+                self._quiet = False
+        if self.field_picker.value == name:
+            self._render_charts()
+        else:
+            self.field_picker.value = name  # the observer redraws the charts
+
+    @property
+    def page(self) -> Page:
+        return self.model.page(self.page_number, self.page_size)
+
+    # --- rendering -------------------------------------------------------------------------
+
+    def _on_filter(self, change: object = None) -> None:
+        if self._quiet:
+            return
+        self.model = self.base.filter(
+            self.search.value,
+            evolved_only=self.evolved_only.value,
+            drifted_only=self.drifted_only.value,
+        )
+        self.page_number = 0
+        self._refresh()
+
+    def _on_pick(self, change: object = None) -> None:
+        if not self._quiet:
+            self._render_charts()
+
+    def _refresh(self) -> None:
+        m = self.base
+        matching = len(self.model.rows)
+        shown = str(m.total) if matching == m.total else f"{matching} of {m.total}"
+        self.header.value = (
+            f"<b>{html.escape(m.source)}</b>: {m.records} records, {len(m.batches)} batch(es), "
+            f"{shown} fields; {m.drifted} drifted, {m.evolved} evolved"
+        )
+        self._render_page()
+
+    def _render_page(self) -> None:
+        page = self.page
+        self.table.value = field_table_html(page, committed=self.model.committed)
+        self.position.value = str(page)
+        self.previous_button.disabled = page.number == 0
+        self.next_button.disabled = page.number >= page.pages - 1
+        # the drift chart offers the most drifted fields and those on the page
+        names = [r.name for r in (*self.model.top_drifted(self.top), *page.rows)]
+        options = list(dict.fromkeys(names))
+        current = self.field_picker.value
+        self._quiet = True
+        try:
+            self.field_picker.options = options
+            self.field_picker.value = current if current in options else (
+                options[0] if options else None
+            )
+        finally:
+            self._quiet = False
+        self._render_charts()
+
+    def _render_charts(self) -> None:
+        self.mix_figure = type_mix_figure(self.model, self.top)
+        picked = self.field_picker.value
+        self.drift_figure = None if picked is None else type_drift_figure(self.model, picked)
+        figures = [self.mix_figure] + ([self.drift_figure] if self.drift_figure else [])
+        _show(self.charts, *figures)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return self.widget._repr_mimebundle_(**kwargs)

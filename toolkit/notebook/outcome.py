@@ -1,0 +1,188 @@
+"""What an action of a panel did, in plain words: the outcome of committing a preview
+(:class:`CommitOutcome`, whose words the quarantine inspector reuses for a replay) and
+the HTML of any panel's outcome (:func:`outcome_html`). Errors keep their traceback.
+"""
+
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass
+from html import escape
+from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias
+
+from toolkit.core.state import ABSENT, TableState
+from toolkit.errors import MalformedLineError, NotARecordError, PlanChangedError, StalePlanError
+from toolkit.notebook.common import clip, value_text, wrap
+
+if TYPE_CHECKING:
+    from toolkit.pipeline.ingest import IngestReport
+
+__all__ = ["CommitOutcome", "Outcome", "OutcomeKind", "outcome_html"]
+
+OutcomeKind: TypeAlias = Literal[
+    "committed", "skipped", "stale", "plan_changed", "malformed", "not_a_record", "error"
+]
+
+
+@dataclass(frozen=True, slots=True)
+class CommitOutcome:
+    """What approving a preview did, in plain words; errors keep their traceback."""
+
+    kind: OutcomeKind
+    title: str
+    message: str
+    table: str | None = None
+    batch_id: str | None = None
+    snapshot_id: int | None = None
+    rows_written: int = 0
+    columns_added: tuple[str, ...] = ()
+    error_type: str | None = None
+    error: str | None = None
+    """The exception's own message."""
+    traceback: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.kind in ("committed", "skipped")
+
+    @property
+    def preview_again(self) -> bool:
+        """The plan no longer fits the table or the data: only a new preview helps."""
+        return self.kind in ("stale", "plan_changed")
+
+    @classmethod
+    def from_report(cls, report: IngestReport) -> CommitOutcome:
+        added = tuple(".".join(c.path) for c in report.plan.changes)
+        widened = tuple(
+            f"{'.'.join(r.path)} ({'in place' if r.in_place else 'rewritten'})"
+            for r in report.plan.retypes
+        )
+        aside = report.quarantined
+        if report.skipped:
+            kind: OutcomeKind = "skipped"
+            title = "Already committed"
+            message = (
+                f"Batch {report.batch_id} was already ingested into {report.table}: "
+                "nothing was written again."
+            )
+        elif report.snapshot_id is None:
+            kind, title = "committed", "Nothing to write"
+            message = f"The batch held no records: nothing was written to {report.table}."
+        else:
+            kind, title = "committed", "Committed"
+            columns = (
+                f"{len(added)} column(s) added: {', '.join(added)}."
+                if added
+                else "No column was added."
+            )
+            message = (
+                f"Committed snapshot {report.snapshot_id} to {report.table}: "
+                f"{report.rows_written} rows written (batch {report.batch_id}). {columns}"
+            )
+            if widened:
+                message += f" {len(widened)} column(s) widened: {', '.join(widened)}."
+        if aside and not report.skipped:
+            message += (
+                f" {aside} record(s) set aside in {report.quarantine_table}: see "
+                f"toolkit.quarantine(catalog, {report.table!r})."
+            )
+        return cls(
+            kind, title, message, report.table, report.batch_id, report.snapshot_id,
+            report.rows_written, added,
+        )
+
+    @classmethod
+    def from_exception(cls, exc: BaseException) -> CommitOutcome:
+        kind, title, message, table = _explain(exc)
+        return cls(
+            kind, title, message, table,
+            error_type=type(exc).__name__,
+            error=str(exc),
+            traceback="".join(traceback.format_exception(exc)),
+        )
+
+
+def _explain(exc: BaseException) -> tuple[OutcomeKind, str, str, str | None]:
+    """(kind, title, plain-words message, table) of an exception."""
+    if isinstance(exc, StalePlanError):
+        return (
+            "stale",
+            "The table changed",
+            f"The table changed since this preview: {_moved(exc.planned, exc.now)}. "
+            "Nothing was applied. Preview again to plan against the table as it is now.",
+            exc.table,
+        )
+    if isinstance(exc, PlanChangedError):
+        return (
+            "plan_changed",
+            "The data needs another plan",
+            "The data needs other schema changes than the plan you approved "
+            f"(approved: {exc.approved.describe_changes() or 'no change'}; needed now: "
+            f"{exc.needed.describe_changes() or 'no change'}). Nothing was applied. "
+            "Preview again.",
+            exc.table,
+        )
+    if isinstance(exc, MalformedLineError):
+        where = f"Line {exc.number}" if exc.number is not None else "A line"
+        return (
+            "malformed",
+            "Malformed input",
+            f"{where} of the input is not valid JSON: {clip(exc.line.strip(), 80)!r}. "
+            "Nothing was committed. Fix or remove that line, then preview again.",
+            None,
+        )
+    if isinstance(exc, NotARecordError):
+        return (
+            "not_a_record",
+            "Not a record",
+            f"Record {exc.index + 1} of the input is not a JSON object but a "
+            f"{type(exc.value).__name__} ({value_text(exc.value, 60)}). Every record must "
+            'be an object such as {"key": value}. Nothing was committed.',
+            None,
+        )
+    return "error", "The commit failed", f"{type(exc).__name__}: {exc}", None
+
+
+def _moved(planned: TableState, now: TableState) -> str:
+    if planned == ABSENT and now != ABSENT:
+        return "another writer created it"
+    if now == ABSENT:
+        return "it was dropped"
+    parts = []
+    if planned.schema_id != now.schema_id:
+        parts.append(f"its schema changed (schema id {planned.schema_id} -> {now.schema_id})")
+    if planned.snapshot_id != now.snapshot_id:
+        parts.append(
+            f"new data was committed (snapshot {planned.snapshot_id} -> {now.snapshot_id})"
+        )
+    return " and ".join(parts) or "another writer committed first"
+
+
+# --- HTML ---------------------------------------------------------------------------------
+
+
+class Outcome(Protocol):
+    """What any action of a panel did: committing a preview, an evolution, a replay."""
+
+    @property
+    def ok(self) -> bool: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def message(self) -> str: ...
+    @property
+    def error_type(self) -> str | None: ...
+    @property
+    def traceback(self) -> str | None: ...
+
+
+def outcome_html(outcome: Outcome) -> str:
+    """The outcome in plain words; an error keeps its traceback, folded."""
+    css = "tknb-ok" if outcome.ok else "tknb-error"
+    text = f'<p class="{css}"><b>{escape(outcome.title)}.</b> {escape(outcome.message)}</p>'
+    if outcome.traceback:
+        text += (
+            f"<details><summary>{escape(outcome.error_type or 'error')}: details</summary>"
+            f"<pre>{escape(outcome.traceback)}</pre></details>"
+        )
+    return wrap(text)

@@ -1,0 +1,43 @@
+"""The policy comparison panel: a thin ipywidgets shell (ipywidgets 8) over
+:class:`~toolkit.notebook.policies_model.PolicyComparison`, showing the HTML of
+:mod:`toolkit.notebook.policies_html`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ipywidgets as widgets
+
+from toolkit.notebook.policies_html import comparison_html, outcome_html
+from toolkit.notebook.policies_model import PolicyComparison
+
+__all__ = ["PolicyComparisonPanel"]
+
+
+class PolicyComparisonPanel:
+    """What each policy would do with one sample, side by side (columns added, widenings,
+    rewrites, values converted, records quarantined), and one policy's schema and plans."""
+
+    def __init__(self, model: PolicyComparison) -> None:
+        self.model = model
+        self._detail_html = outcome_html
+        self.table = widgets.HTML(comparison_html(model))
+        self.picker = widgets.Dropdown(
+            description="Details of",
+            options=[(o.label, o.key) for o in model.outcomes],
+            style={"description_width": "initial"},
+        )
+        self.detail = widgets.HTML()
+        self.picker.observe(lambda _: self.show(self.picker.value), names="value")
+        self.widget = widgets.VBox([self.table, self.picker, self.detail])
+        self.show(self.picker.value)
+
+    def show(self, key: str) -> None:
+        """Show one policy's schema and plans (what the "Details of" menu does)."""
+        if self.picker.value != key:
+            self.picker.value = key  # the observer comes back here
+            return
+        self.detail.value = self._detail_html(self.model.outcome(key))
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return self.widget._repr_mimebundle_(**kwargs)

@@ -1,0 +1,75 @@
+"""The quarantine inspector's HTML: the groups, sample records, the plan a replay needs
+and what a replay did."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from html import escape
+
+from toolkit.notebook.common import wrap
+from toolkit.notebook.quarantine_model import GroupRow, QuarantineModel, ReplayOutcome, ReplayPlan
+
+__all__ = ["groups_html", "replay_outcome_html", "replay_plan_html", "samples_html"]
+
+
+def groups_html(model: QuarantineModel) -> str:
+    """The groups as a table: reason, field, observed type into table type, count,
+    batches, a sample record; groups that cannot be replayed are marked."""
+    head = f"<b>Quarantine of {escape(model.table)}</b>: {escape(model.summary)}."
+    if not model.groups:
+        return wrap(f"<p>{head}</p>")
+    rows = []
+    for n, g in enumerate(model.groups, 1):
+        note = "" if g.replayable else ' <span class="tknb-error">(cannot be replayed)</span>'
+        sample = g.samples[0] if g.samples else ""
+        rows.append(
+            "<tr>"
+            f"<td>{n}</td><td>{escape(g.reason)}{note}</td>"
+            f"<td><code>{escape(g.field or '—')}</code></td>"
+            f"<td>{escape(g.observed or '—')} → {escape(g.table_type or '—')}</td>"
+            f"<td>{g.count}</td><td>{escape(', '.join(g.batches))}</td>"
+            f"<td><code>{escape(sample)}</code></td>"
+            "</tr>"
+        )
+    table = (
+        "<table><tr><th>#</th><th>reason</th><th>field</th><th>observed → table</th>"
+        "<th>records</th><th>batches</th><th>sample</th></tr>" + "".join(rows) + "</table>"
+    )
+    return wrap(f"<p>{head}</p>{table}")
+
+
+def samples_html(groups: Iterable[GroupRow]) -> str:
+    """Sample raw records of the chosen groups, with each group's detail."""
+    parts = []
+    for g in groups:
+        records = "".join(f"<li><code>{escape(s)}</code></li>" for s in g.samples)
+        more = g.count - len(g.samples)
+        tail = f'<li class="tknb-muted">… and {more} more</li>' if more > 0 else ""
+        parts.append(
+            f"<p><b>{escape(g.label)}</b><br>"
+            f'<span class="tknb-muted">{escape(g.detail)}</span></p><ul>{records}{tail}</ul>'
+        )
+    return wrap("".join(parts) or '<p class="tknb-muted">Choose a group to see its records.</p>')
+
+
+def replay_plan_html(plan: ReplayPlan | None, error: str | None = None) -> str:
+    """What replaying the selection will change in the target table."""
+    if error is not None:
+        return wrap(f'<p class="tknb-error">Cannot plan the replay: {escape(error)}</p>')
+    if plan is None or not plan.ids:
+        return wrap('<p class="tknb-muted">No replayable record is selected.</p>')
+    return wrap(
+        f"<p>Replaying {len(plan.ids)} record(s) will apply: "
+        f"<b>{escape(plan.changes)}</b>. The button approves exactly this plan.</p>"
+    )
+
+
+def replay_outcome_html(outcome: ReplayOutcome) -> str:
+    css = "tknb-ok" if outcome.ok else "tknb-error"
+    text = f'<p class="{css}"><b>{escape(outcome.title)}.</b> {escape(outcome.message)}</p>'
+    if outcome.traceback and outcome.kind == "error":
+        text += (
+            f"<details><summary>details</summary><pre>{escape(outcome.traceback)}</pre>"
+            "</details>"
+        )
+    return wrap(text)
