@@ -21,11 +21,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
-from toolkit.core.state import TableState
+
+# What an error reads of the values it names (the core's TableState, Plan, Quarantined,
+# WidenField), as protocols: the errors sit below everything else and import none of it.
+class _State(Protocol):
+    def moved_to(self, now: Any) -> str: ...
 
 
-# What an error reads of the values it names (the core's Plan, Quarantined, WidenField),
-# as protocols: the errors sit below everything else and import none of it.
 class _Plan(Protocol):
     def describe_changes(self) -> str: ...
 
@@ -145,7 +147,7 @@ class IrreversibleError(ToolkitError, ValueError):
 class StalePlanError(ToolkitError, RuntimeError):
     """The table moved since the plan was made; the plan was not applied."""
 
-    def __init__(self, table: str, planned: TableState, now: TableState, detail: str = "") -> None:
+    def __init__(self, table: str, planned: _State, now: _State, detail: str = "") -> None:
         self.table, self.planned, self.now = table, planned, now
         moved = planned.moved_to(now) or "another writer committed first"
         super().__init__(

@@ -8,7 +8,7 @@ from __future__ import annotations
 import traceback
 from dataclasses import dataclass
 from html import escape
-from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias, cast
 
 from toolkit.core.state import ABSENT, TableState
 from toolkit.errors import MalformedLineError, NotARecordError, PlanChangedError, StalePlanError
@@ -108,7 +108,8 @@ def _explain(exc: BaseException) -> tuple[OutcomeKind, str, str, str | None]:
         return (
             "stale",
             "The table changed",
-            f"The table changed since this preview: {_moved(exc.planned, exc.now)}. "
+            f"The table changed since this preview: "
+            f"{_moved(cast(TableState, exc.planned), cast(TableState, exc.now))}. "
             "Nothing was applied. Preview again to plan against the table as it is now.",
             exc.table,
         )
