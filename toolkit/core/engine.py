@@ -203,12 +203,6 @@ def make_plan(
     return policy_of(options).plan(schema, obs, options, batch, last_assigned)
 
 
-def routed_rows(schema: Struct, rows: list[dict[str, Any]]) -> RoutedBatch:
-    """Rows (dicts keyed by column name) as a routed batch."""
-    columns = tuple([r[c.name] for r in rows] for c in schema.fields)
-    return RoutedBatch(schema, columns, len(rows))
-
-
 def simulate_batches(
     batches: Iterable[Iterable[Mapping[str, Any]]],
     schema: Struct | None = None,

@@ -64,8 +64,8 @@ from toolkit.errors import IncompatibleRecordError
 #: Texts are strings in JSON: a value observed as a date or timestamp is still a string
 #: to a string column (docs/rules.md, widening policy).
 _TEXTUAL = frozenset({"date", "timestamp"})
-#: An observed kind's Iceberg type, for the table of conversions (a timestamp: an instant).
-_ICEBERG_OF: dict[str, str] = {k: v for k, v in ICEBERG_TYPE_OF.items()}
+#: An observed kind's Iceberg type (a timestamp: an instant), keyed by any kind's name.
+_ICEBERG_OF: dict[str, str] = dict(ICEBERG_TYPE_OF)
 #: Among types accepting equally many values, a new column takes the narrowest.
 _RANK = {t: i for i, t in enumerate(
     ("boolean", "date", "timestamp", "int", "long", "float", "double", "string", "bytes")
@@ -154,31 +154,6 @@ def _rewrites_renumbered(plan: Plan, last_assigned: int) -> Plan:
     after = _renumbered_type(plan.after, lambda i: new_ids.get(i, i))
     assert isinstance(after, Struct)
     return replace(plan, after=after, retypes=tuple(retypes))
-
-
-def without_rewrites(plan: Plan) -> Plan:
-    """``plan`` minus its rewrites: what one schema commit applies before the rewrites run
-    (each rewritten column keeps its old type and ID here)."""
-    if not plan.rewrites:
-        return plan
-    back = {r.new_id: r for r in plan.rewrites}
-
-    def revert(t: ColumnType) -> ColumnType:
-        if isinstance(t, Struct):
-            cols = []
-            for c in t.fields:
-                r = back.get(c.id)
-                c = replace(c, id=r.column_id, type=r.before) if r is not None else c
-                cols.append(replace(c, type=revert(c.type)))
-            return Struct(tuple(cols))
-        if isinstance(t, ListOf):
-            return ListOf(t.element_id, revert(t.element))
-        return t
-
-    after = revert(plan.after)
-    assert isinstance(after, Struct)
-    kept = tuple(r for r in plan.retypes if r.in_place)
-    return replace(plan, after=after, retypes=kept)
 
 
 def primary_columns(struct: Struct) -> dict[str, Column]:
@@ -526,5 +501,4 @@ __all__ = [
     "plan_widen",
     "primary_columns",
     "route_widen",
-    "without_rewrites",
 ]

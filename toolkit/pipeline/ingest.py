@@ -32,10 +32,10 @@ from toolkit.core.profile import Profile
 from toolkit.core.state import TableState
 from toolkit.core.summary import Summary
 from toolkit.core.types import Struct
-from toolkit.core.widen_policy import without_rewrites
 from toolkit.errors import IncompatibleRecordError, PlanChangedError, StalePlanError
 from toolkit.iceberg.catalog import load_table
 from toolkit.iceberg.commit import batch_id_of, commit_plan
+from toolkit.iceberg.operations import evolve
 from toolkit.iceberg.quarantine import append_quarantined, quarantine_table_id
 from toolkit.iceberg.schema import from_iceberg, to_iceberg
 from toolkit.pipeline.sources import as_dataframe
@@ -142,9 +142,13 @@ def _plan_and_commit(
             return table, plan, attempt
         state = TableState.of(table)
         try:
-            table = commit_plan(table, without_rewrites(plan), state, batch_id=batch_id)
             if plan.rewrites:
-                table = _rewrite(catalog, identifier, table, plan, batch_id)
+                # RULES 5: approved rewrites run after the plan's other changes, all in one
+                # commit (readers never see the columns added without the rewrite)
+                evolve(catalog, table, plan, expected=state, batch=batch_id)
+                table.refresh()
+            else:
+                table = commit_plan(table, plan, state, batch_id=batch_id)
             return table, plan, attempt
         except StalePlanError as exc:
             if expected is not None:
@@ -154,25 +158,6 @@ def _plan_and_commit(
         f"{identifier}: other writers kept changing the table; gave up after "
         f"{MAX_ATTEMPTS} plans"
     ) from moved
-
-
-def _rewrite(
-    catalog: Catalog, identifier: str, table: Table, plan: Plan, batch_id: str | None
-) -> Table:
-    """RULES 5: the approved rewrites of a plan, in one commit after its other changes
-    (:func:`toolkit.evolve` rewrites the data files and the schema together, so readers
-    never see a half-done state, and logs it)."""
-    from toolkit.core.operations import widen_to
-    from toolkit.iceberg.operations import evolve
-
-    evolve(
-        catalog, identifier, [widen_to(r.path, r.after, rewrite=True) for r in plan.rewrites],
-        expected=TableState.of(table), decided_by="RULES 5",
-        batch=str(plan.batch) if batch_id is None else batch_id,
-        reason="; ".join(r.reason for r in plan.rewrites),
-    )
-    table.refresh()
-    return table
 
 
 def ingest(
