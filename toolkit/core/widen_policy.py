@@ -64,8 +64,9 @@ from toolkit.errors import IncompatibleRecordError
 #: Texts are strings in JSON: a value observed as a date or timestamp is still a string
 #: to a string column (docs/rules.md, widening policy).
 _TEXTUAL = frozenset({"date", "timestamp"})
-#: An observed kind's Iceberg type (a timestamp: an instant), keyed by any kind's name.
-_ICEBERG_OF: dict[str, str] = dict(ICEBERG_TYPE_OF)
+#: An observed kind's Iceberg type (a timestamp: an instant), keyed by plain strings (the
+#: comprehension widens ICEBERG_TYPE_OF's Literal keys, which a dict's type would not).
+_ICEBERG_OF: dict[str, str] = {k: v for k, v in ICEBERG_TYPE_OF.items()}
 #: Among types accepting equally many values, a new column takes the narrowest.
 _RANK = {t: i for i, t in enumerate(
     ("boolean", "date", "timestamp", "int", "long", "float", "double", "string", "bytes")
