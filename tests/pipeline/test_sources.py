@@ -31,7 +31,6 @@ def test_every_kind_has_a_unique_name_and_a_valid_mode() -> None:
     for kind in SOURCE_KINDS:
         assert kind.mode in ("json", "pickle", "rows")
         assert kind.home in ("memory", "files", "spark")
-        assert not kind.jvm_fast_path or kind.mode == "json", "the JVM reads JSON lines only"
         assert source_named(kind.name) is kind
 
 

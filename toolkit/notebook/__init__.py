@@ -137,7 +137,7 @@ def statistics_model(
 
         session = spark if spark is not None else source.sparkSession
         df = kind.to_dataframe(session, source)
-        seen = observe_on_spark(df, kind.mode, opts, first, jvm=kind.jvm_fast_path)
+        seen = observe_on_spark(df, kind.mode, opts, first)
         prof = seen.profile
         schema = make_plan(Struct(), seen.summary, opts, first).after
         label = os.fspath(source) if kind.home == "files" else "Spark DataFrame"

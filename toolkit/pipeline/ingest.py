@@ -193,13 +193,13 @@ def ingest(
     existing = load_table(catalog, table)
     batch_index = 0 if existing is None else len(existing.snapshots())
     df, kind = as_dataframe(spark, source)
-    mode, jvm = kind.mode, kind.jvm_fast_path
+    mode = kind.mode
     if existing is not None and batch_id in ingested_batches(existing):
         current = from_iceberg(existing.schema())
         nothing = Plan(batch_index, current, current, ())
         return IngestReport(table, batch_id, nothing, 0, None, Profile(), skipped=True)
 
-    seen = observe_on_spark(df, mode, opts, batch_index, jvm=jvm)
+    seen = observe_on_spark(df, mode, opts, batch_index)
     fail = opts.on_incompatible == "fail"
     if fail and seen.first_aside is not None:
         raise IncompatibleRecordError(seen.first_aside)
@@ -229,7 +229,7 @@ def ingest(
         quarantined = append_quarantined(catalog, table, aside, batch_id)
     written = write_batch(
         df, mode, opts, tbl, catalog, spark, table, batch_id, plan, clean=not seen.aside,
-        codes=seen.codes, jvm=jvm,
+        codes=seen.codes,
     )
     tbl.refresh()
     snap = snapshot_of(tbl, batch_id)

@@ -23,9 +23,9 @@ Adding a source kind (Parquet, CSV, a pandas frame...) is one entry plus its tes
    location, options)`` if Spark can stream it.
 2. Add a :class:`SourceKind` to :data:`SOURCE_KINDS`, before any entry that would match
    its sources too (order decides). Choose the ``mode`` its DataFrame carries records
-   in: ``rows`` for typed columns, ``json`` for one string column of JSON lines (then
-   ``jvm_fast_path=True`` lets the JVM tally and route it), ``pickle`` for Python
-   objects. ``home`` says where its records live (``memory``, ``files``, ``spark``).
+   in: ``rows`` for typed columns, ``json`` for one string column of JSON lines (which
+   the JVM tally and router then take), ``pickle`` for Python objects. ``home`` says
+   where its records live (``memory``, ``files``, ``spark``).
 3. Add its tests to ``tests/pipeline/test_sources.py``: it is chosen for its sources,
    and its records equal those of the same data as Python records.
 """
@@ -41,11 +41,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from toolkit.core.jsonlines import parse_line, read_jsonl
+from toolkit.spark.workers import JVM_MODES, Mode
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
-
-    from toolkit.spark.workers import Mode
 
 __all__ = [
     "SOURCE_KINDS",
@@ -80,11 +79,15 @@ class SourceKind:
     #: where its records live (the notebook profiles ``memory`` in Python even with a
     #: Spark session, ``files`` on Spark when given one, ``spark`` always on Spark)
     home: Home
-    #: whether the JVM tally and router may take it (JSON lines only)
-    jvm_fast_path: bool = False
     #: a streaming DataFrame of the sources appearing at a location, with Spark reader
     #: options; None: it cannot be streamed
     stream_reader: Callable[[SparkSession, str, Mapping[str, str]], DataFrame] | None = None
+
+    @property
+    def jvm_fast_path(self) -> bool:
+        """Whether the JVM tally and router take its records: they read the one carriage
+        of JSON lines (``toolkit.spark.workers.JVM_MODES``), whatever the source."""
+        return self.mode in JVM_MODES
 
 
 # ------------------------------------------------------------------ JSON-lines files
@@ -188,13 +191,11 @@ def _record_batches(source: Any) -> list[list[Any]]:
 SOURCE_KINDS: tuple[SourceKind, ...] = (
     SourceKind(
         "jsonl", "a path or glob of JSON-lines files (str or os.PathLike)", _is_path,
-        _jsonl_dataframe, _jsonl_records, "json", "files", jvm_fast_path=True,
-        stream_reader=_text_stream,
+        _jsonl_dataframe, _jsonl_records, "json", "files", stream_reader=_text_stream,
     ),
     SourceKind(
         "jsonl-dataframe", "a Spark DataFrame of one string column of JSON lines",
         _is_text_frame, _same_frame, _text_frame_records, "json", "spark",
-        jvm_fast_path=True,
     ),
     SourceKind(
         "dataframe", "a Spark DataFrame of typed columns", _is_dataframe, _same_frame,

@@ -75,13 +75,12 @@ class SparkObservation:
 
 
 def observe_on_spark(
-    df: DataFrame, mode: Mode, options: Options, batch: int, *, jvm: bool = True
+    df: DataFrame, mode: Mode, options: Options, batch: int
 ) -> SparkObservation:
     """Distributed observation: each partition summarizes and profiles its records; the
     driver merges them (both merge exactly). JSON lines are tallied inside the JVM when
-    the session has the tally jar (``toolkit.spark.tally``), with the same result;
-    ``jvm=False`` (a source kind without the JVM fast path) keeps them in Python."""
-    if jvm and mode in JVM_MODES and jvm_tally_ready(df.sparkSession):
+    the session has the tally jar (``toolkit.spark.tally``), with the same result."""
+    if mode in JVM_MODES and jvm_tally_ready(df.sparkSession):
         # partitions the JVM hands back (a line it cannot read as Python does) go through
         # the Python workers, which set malformed lines and non-objects aside as usual
         tally = observe_json(
@@ -153,13 +152,11 @@ def write_batch(
     *,
     clean: bool = True,
     codes: Mapping[tuple[str, ...], frozenset[int]] | None = None,
-    jvm: bool = True,
 ) -> Written:
     """Route every record and append them in one Iceberg commit. ``plan`` is the batch's
     plan (the widening policy routes by it); ``clean`` says no record of the batch is to
     be set aside; ``codes`` are the kind codes the JVM tally saw: with them, JSON lines
-    are routed inside the JVM (``toolkit.spark.router``), else in Python workers (always
-    with ``jvm=False``: a source kind without the JVM fast path)."""
+    are routed inside the JVM (``toolkit.spark.router``), else in Python workers."""
     from pyspark.errors import AnalysisException
     from pyspark.sql.pandas.types import to_arrow_schema
 
@@ -169,9 +166,7 @@ def write_batch(
     schema = from_iceberg(table.schema()) if plan is None else plan.after
     arrow_schema = to_arrow_schema(spark_schema(spark, schema))
     assert [c.name for c in schema.fields] == arrow_schema.names, "Spark and PyIceberg disagree"
-    jvm_table = (
-        jvm_routing(schema, codes, options) if jvm and mode in JVM_MODES and clean else None
-    )
+    jvm_table = jvm_routing(schema, codes, options) if mode in JVM_MODES and clean else None
     attempt = 0
     while True:
         target = spark.table(spark_name).schema
