@@ -29,6 +29,7 @@ from toolkit.core.policies import policy_of
 from toolkit.core.types import RECORD, Column, Kind, Shape, Struct
 from toolkit.core.widen_policy import primary_columns
 from toolkit.iceberg.schema import from_iceberg
+from toolkit.pipeline.sources import source_kind
 
 if TYPE_CHECKING:
     from pyiceberg.schema import Schema
@@ -163,14 +164,6 @@ class PolicyComparison:
 # --- the sample and the starting schema ----------------------------------------------------
 
 
-def _batches(sample: Any) -> list[list[Any]]:
-    """A list of records (one batch) or a list of lists of records (batches)."""
-    items = list(sample)
-    if items and all(isinstance(b, list | tuple) for b in items):
-        return [list(b) for b in items]
-    return [items]
-
-
 def policy_comparison(
     sample: Iterable[Any],
     schema: PyIcebergTable | Schema | Struct | None = None,
@@ -182,7 +175,7 @@ def policy_comparison(
     for taken in ("policy", "allow_rewrites"):
         if taken in options:
             raise ValueError(f"{taken}= is what the comparison varies; leave it out")
-    batches = _batches(sample)
+    batches = source_kind(sample).records(sample)  # any source, batch by batch
     table_name: str | None = None
     rows: int | None = None
     size: int | None = None
