@@ -86,7 +86,24 @@ class UnsupportedValueError(ToolkitError, TypeError):
         self.value = value
         super().__init__(
             f"field {'.'.join(self.path)!r}: value {value!r} of type {type(value).__name__} "
-            "is not JSON-like (null, bool, int, float, str, date, datetime, dict or list)"
+            "has no type here: a value is null, bool, int, float, str, date, datetime, "
+            "Decimal, bytes, dict or list, or a numpy/pandas scalar, UUID or time of day "
+            "(docs/rules.md, typed values)"
+        )
+
+
+class NoExactTypeError(ToolkitError, ValueError):
+    """An array whose leaves no one column type holds exactly: bytes that are not UTF-8
+    text beside other values (docs/rules.md, typed values)."""
+
+    def __init__(self, path: Sequence[str], value: Any) -> None:
+        self.path = tuple(path)
+        self.value = value
+        text = repr(value)
+        super().__init__(
+            f"field {'.'.join(self.path)!r}: array {text[:80]} mixes bytes that are not "
+            "UTF-8 text with other values: no column type holds them all exactly, so the "
+            "record is set aside (docs/rules.md, typed values)"
         )
 
 
@@ -223,6 +240,15 @@ class NotReplayableError(ToolkitError, ValueError):
         )
 
 
+# --- sources ---------------------------------------------------------------------------------
+
+
+class SourceFormatError(ToolkitError, ValueError):
+    """A file source the toolkit cannot read as one batch: a name whose extension names
+    no format it reads (the message lists them), a folder of no files or of several
+    formats, or files whose schemas one Spark DataFrame cannot hold."""
+
+
 # --- the machine and the stream ----------------------------------------------------------------
 
 
@@ -242,12 +268,14 @@ __all__ = [
     "LineTooDeepError",
     "MalformedLineError",
     "NestingTooDeepError",
+    "NoExactTypeError",
     "NotARecordError",
     "NotReplayableError",
     "OperationError",
     "PlanChangedError",
     "RewriteLossError",
     "RewriteNotApprovedError",
+    "SourceFormatError",
     "SparkSetupError",
     "StalePlanError",
     "ToolkitError",

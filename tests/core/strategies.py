@@ -187,7 +187,7 @@ def _values(prim: st.SearchStrategy[Any], depth: int) -> st.SearchStrategy[Any]:
         records,
         records,
         _arrays(records),
-        _arrays(st.one_of(records, prim)),  # stored as strings, records as JSON text
+        _arrays(st.one_of(records, prim)),  # mixed: records and primitives split
     )
 
 

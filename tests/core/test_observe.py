@@ -79,7 +79,10 @@ def test_rules_1_date_detection_can_be_switched_off() -> None:
         ([2**60 + 1, 1.5], Kind("string", 1)),  # the long is not exact as a double
         ([2**60 + 1, 1], Kind("long", 1, frozenset({"double"}))),
         (["2024-01-02", "2024-01-02T00:00:00Z"], Kind("timestamp", 1)),
-        ([{"a": 1}, 2], Kind("string", 1)),  # records beside primitives: JSON text
+        # records beside primitives: a mixed array (docs/rules.md), both parts planned
+        ([{"a": 1}, 2], Kind("record", 1, frozenset(), "long")),
+        ([{"a": 1}, [2, "x"]], Kind("record", 2, frozenset(), "string")),
+        ([{"a": 1}, 2**60 + 1], Kind("record", 1, frozenset({"double"}), "long")),
     ],
     ids=repr,
 )
@@ -88,8 +91,10 @@ def test_rules_1_arrays_dimension_and_element_type(value: list[object], kind: Ki
 
 
 def test_rules_1_unsupported_python_value_names_field_and_value() -> None:
-    with pytest.raises(UnsupportedValueError, match=r"field 'a.b': value b'x' of type bytes"):
-        observe_struct([{"a": {"b": b"x"}}], Options()).fields["a"].nested(0)
+    delta = dt.timedelta(1)
+    shown = r"field 'a.b': value datetime.timedelta\(days=1\) of type timedelta"
+    with pytest.raises(UnsupportedValueError, match=shown):
+        observe_struct([{"a": {"b": delta}}], Options()).fields["a"].nested(0)
 
 
 def test_rules_1_missing_key_and_null_count_as_null() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from pyiceberg.table import Table
@@ -35,22 +36,30 @@ def canonical(rows: list[Row]) -> list[Row]:
     return sorted(rows, key=lambda r: json.dumps(r, default=str, sort_keys=True))
 
 
-def as_pyiceberg_reads_it(rows: list[Row], schema: Struct) -> list[Row]:
+def as_pyiceberg_reads_it(
+    rows: list[Row], schema: Struct, written: Sequence[Struct] | None = None
+) -> list[Row]:
     """PyIceberg 0.12 reads a null ``list<struct>`` as ``[]`` (apache/iceberg-python#3833,
     fix pending in #3834). The data at rest is right (Spark and DuckDB read null); this
     turns the expected rows into what PyIceberg returns, so the comparison stays exact
-    everywhere else."""
+    everywhere else. A column its data file does not have (added after the row was
+    written) still reads as null: ``written`` gives, per row, the schema it was written
+    under (default: ``schema``)."""
 
-    def fix(value: Any, t: Any) -> Any:
+    def fix(value: Any, t: Any, w: Any) -> Any:
+        if w is None:  # not in the row's data file
+            return value
         if isinstance(t, ListOf):
             if value is None:
                 return [] if isinstance(t.element, Struct) else None
-            return [fix(v, t.element) for v in value]
+            return [fix(v, t.element, w.element) for v in value]
         if isinstance(t, Struct) and value is not None:
-            return {c.name: fix(value.get(c.name), c.type) for c in t.fields}
+            had = {c.id: c.type for c in w.fields}
+            return {c.name: fix(value.get(c.name), c.type, had.get(c.id)) for c in t.fields}
         return value
 
-    return [{c.name: fix(r.get(c.name), c.type) for c in schema.fields} for r in rows]
+    schemas = written if written is not None else [schema] * len(rows)
+    return [fix(r, schema, w) for r, w in zip(rows, schemas, strict=True)]
 
 
 def read_pyiceberg(table: Table) -> list[Row]:

@@ -88,7 +88,11 @@ def test_ingest_batch_by_batch_equals_the_simulation(
     expected = canonical(sim.rows)
     assert read_spark(spark, f"{lakehouse.name}.diff.events") == expected
     assert read_duckdb(table) == expected
-    assert read_pyiceberg(table) == canonical(as_pyiceberg_reads_it(sim.rows, sim.table_schema))
+    # "mixed" (a list of records) came with the last batch: older data files lack it
+    written = [p.after for p, batch in zip(sim.plans, CORPUS, strict=True) for _ in batch]
+    assert read_pyiceberg(table) == canonical(
+        as_pyiceberg_reads_it(sim.rows, sim.table_schema, written)
+    )
 
 
 def test_json_lines_are_routed_in_the_jvm_and_equal_the_simulation(
@@ -99,9 +103,8 @@ def test_json_lines_are_routed_in_the_jvm_and_equal_the_simulation(
         path = tmp_path / f"b{i}.jsonl"
         path.write_text("".join(json.dumps(r) + "\n" for r in batch))
         reports.append(ingest(str(path), "diff.lines", lakehouse, spark, batch_id=f"b{i}"))
-    # the third batch has a record among primitives ("mixed"), which the Python router
-    # writes as JSON text: that batch is routed in Python workers
-    assert [r.routed_in for r in reports] == ["jvm", "jvm", "python"]
+    # the third batch's records among primitives ("mixed") are split in the JVM too
+    assert [r.routed_in for r in reports] == ["jvm", "jvm", "jvm"]
     sim = toolkit.simulate(CORPUS)
     table = lakehouse.load_table("diff.lines")
     assert schema_summary(table.schema()) == schema_summary(sim.schema)

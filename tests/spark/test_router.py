@@ -4,6 +4,7 @@ writes, on the same JSON lines against the same plan."""
 from __future__ import annotations
 
 import functools
+import json
 import math
 import struct
 from typing import TYPE_CHECKING, Any
@@ -80,15 +81,14 @@ def test_jvm_router_equals_the_python_router(
     if not lines:
         return
     routed = both_routes(jvm, lines, options)
-    if routed is not None:  # records among primitives in an array: the Python router's
+    if routed is not None:  # None: a table without columns yet (Python workers' rows)
         assert routed[0] == routed[1]
 
 
 @pytest.mark.parametrize("name", list(EDGE_LINES))
 @pytest.mark.parametrize("unit", ["s", "us"])
 def test_edge_cases_route_alike(jvm: SparkSession, name: str, unit: Any) -> None:
-    # records among primitives stay with the Python router
-    lines = [x for x in EDGE_LINES[name] if x is None or '"b": [{"k": 1}, 2]' not in x]
+    lines = EDGE_LINES[name]
     assert_same(jvm, [lines, lines[::-1]], Options(timestamp_unit=unit))
 
 
@@ -131,9 +131,33 @@ def test_records_route_alike(jvm: SparkSession) -> None:
     assert_same(jvm, [first, second, first + second], Options())
 
 
-def test_records_among_primitives_stay_with_the_python_router(jvm: SparkSession) -> None:
-    """The Python router writes such a record as JSON text: the JVM leaves the batch to it."""
-    assert both_routes(jvm, [['{"m": [{"k": 1}, 2]}']], Options()) is None
+#: arrays mixing records and primitives (docs/rules.md): top level and inside records,
+#: dimension 1 and 2, ragged, with nulls, several primitive types, beside arrays of records
+#: only and of primitives only
+MIXED = [
+    '{"m": [{"k": 1}, "a"], "r": {"m": [{"j": true}, 1, null]}}',
+    '{"m": [null, {"k": "s"}, 2, true, "2024-01-01"], "r": [{"m": [[{"j": 1}], 2.5]}]}',
+    '{"m": [[{"k": 1}, 2], [3.5, null], null], "r": {"m": [{"j": false}]}}',
+    '{"m": [{"k": 2}, [3]], "r": [{"m": [1, "x"]}, null]}',
+    '{"m": [{"k": 1}, 9007199254740993], "o": [{}, 1]}',
+    '{"m": [{"k": 1}, "2024-01-01T00:00:00.5Z", 1704164645]}',
+    '{"m": [{"k": 3}], "o": [[{"x": null}], "y"]}',
+    '{"m": [1, "x"], "r": {"m": "text"}}',
+    '{"m": 7, "r": null}',
+]
+
+
+@pytest.mark.parametrize("unit", ["s", "us"])
+def test_mixed_arrays_route_alike(jvm: SparkSession, unit: Any) -> None:
+    """Records to the record column, primitives to the primitive ones, null elsewhere: the
+    same rows from both routers, in a first batch and against an existing table."""
+    options = Options(timestamp_unit=unit)
+    first = assert_same(jvm, [MIXED], options)
+    later = assert_same(jvm, [['{"m": 1, "r": {"m": 1}}'], MIXED[::-1]], options)
+    for rows in (first, later):  # the first line, {"m": [{"k": 1}, "a"], ...}
+        row = json.loads(rows[0] if rows is first else rows[-1])
+        assert row["m_array_record"] == [{"k": "1", "k_long": 1}, None]
+        assert row["m_array_string"] == [None, "a"]
 
 
 @settings(max_examples=300, deadline=None)

@@ -17,6 +17,7 @@ from toolkit.core.jsonlines import parse_line
 from toolkit.core.options import Options
 from toolkit.core.profile import Profile, profile_of
 from toolkit.core.summary import Summary, summarize
+from toolkit.core.types import Shape
 from toolkit.spark.batches import observe_on_spark, observe_partitions
 from toolkit.spark.tally import Tallied, observe_json
 
@@ -118,6 +119,15 @@ EDGE_LINES = {
         '{"a": [{"x": 1}, null, [{"x": [1, [2]]}]], "b": [[], [{"k": {"m": null}}]]}',
         '{"a": {"x": [{"y": {}}]}, "b": [{}], "c": {}}',
     ],
+    # arrays mixing records and primitives (docs/rules.md): their records are tallied as
+    # those of record arrays, at the array's depth
+    "mixed arrays": [
+        '{"m": [{"k": 1}, "a"], "n": [[{"k": 1}, 2], [3.5, null]], "r": {"m": [{"j": true}, 1]}}',
+        '{"m": [null, {"k": "s"}, 2, true, "2024-01-01"], "n": [{"k": [1]}, [2]]}',
+        '{"m": [{"k": 1}, 9007199254740993], "n": [[{"k": {"x": 1}}], []], "o": [{}, 1]}',
+        '{"m": [{"k": 1}], "n": [[1, "x"]], "r": [{"m": [[{"j": 1}], "t"]}], "o": [1, "x"]}',
+        '{"m": [{"k": 1}, "2024-01-01T00:00:00.5Z", 1], "r": {"m": [1, 2]}}',
+    ],
     "names and texts": [
         '{"ünï": 1, "日本": "x", "emoji😀": [1], "a.b": 2, "a": {"b": 3}, "": null}',
         '{"s": "caf\\u00e9 \\"quoted\\" \\\\ back", "pair": "\\ud83d\\ude00", "e": "\\u0041"}',
@@ -143,10 +153,12 @@ def test_kinds_of_edge_values(jvm: SparkSession) -> None:
     kinds = {key: {str(k.shape) + "!" * bool(k.lossy) for k in f.counts}
              for key, f in summary.fields.items()}
     assert kinds == {"n": {"long!"}, "b": {"string"}, "d": {"string"}, "t": {"timestamp"},
-                     "r": {"record[][]"}, "m": {"string[]"}}
+                     "r": {"record[][]"}, "m": {"(record|long)[]"}}
     assert sorted(summary.fields["r"].records) == [2]
-    assert prof.fields[("b",)].samples[("string", 0)] == (123456789012345678901234,)
-    assert prof.fields[("r", "x")].samples[("long", 0)] == (1,)
+    assert sorted(summary.fields["m"].records) == [1]  # a mixed array's records are tallied
+    assert prof.fields[("b",)].samples[Shape("string", 0)] == (123456789012345678901234,)
+    assert prof.fields[("r", "x")].samples[Shape("long", 0)] == (1,)
+    assert prof.fields[("m", "k")].samples[Shape("long", 0)] == (1,)
 
 
 def test_partitions_merge_in_order_with_fallbacks(jvm: SparkSession) -> None:
@@ -155,7 +167,7 @@ def test_partitions_merge_in_order_with_fallbacks(jvm: SparkSession) -> None:
     lines = [f'{{"a": {i}, "s": "v{i}"}}' for i in range(6)]
     lines[3] = '{"a": 1, "a": "dup", "s": "v3"}'
     summary, prof = assert_same(jvm, lines, Options(), parts=3)
-    assert prof.fields[("s",)].samples[("string", 0)] == ("v0", "v1", "v2")
+    assert prof.fields[("s",)].samples[Shape("string", 0)] == ("v0", "v1", "v2")
     assert {str(k.shape) for k in summary.fields["a"].counts} == {"long", "string"}
 
 

@@ -18,12 +18,14 @@ datetime.datetime(2024, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc)
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import json
 import math
 import re
 import struct
 from collections.abc import Callable
+from decimal import MAX_PREC, Context, Decimal
 from typing import Any, Final, Literal, TypeAlias
 
 EpochUnit: TypeAlias = Literal["s", "ms", "us"]
@@ -105,7 +107,7 @@ def render_timestamp(value: dt.datetime) -> str:
 
 
 def render_json(value: Any) -> str:
-    """Compact JSON text, for records found inside arrays of mixed leaves (docs/rules.md).
+    """Compact JSON text, for records set aside (the quarantine's ``raw``, docs/rules.md).
 
     The standard library's encoder, unlike orjson, keeps integers beyond 64 bits and spells
     NaN and infinities (as Python's and Spark's JSON readers accept them), so nothing is lost.
@@ -114,6 +116,9 @@ def render_json(value: Any) -> str:
 
 
 def _json_default(value: Any) -> str:
+    """JSON has no temporal, decimal or binary values: their texts (a decimal's digits as
+    they came, bytes as UTF-8 text or else ``base64:`` and their Base64), so a record set
+    aside keeps every value (docs/rules.md). Anything else: its repr, never an error."""
     if isinstance(value, dt.datetime):
         try:
             return render_timestamp(value)
@@ -121,7 +126,50 @@ def _json_default(value: Any) -> str:
             return value.isoformat()
     if isinstance(value, dt.date):
         return value.isoformat()
-    raise TypeError(f"{type(value).__name__} is not JSON-like")
+    if isinstance(value, Decimal):
+        return decimal_text(value)
+    if isinstance(value, bytes):
+        text = bytes_text(value)
+        return text if isinstance(text, str) else "base64:" + base64.b64encode(value).decode()
+    return repr(value)
+
+
+def decimal_text(value: Decimal) -> str:
+    """A decimal's digits, positional, with the scale it came with (``1.10``, never
+    ``1.1E+0``): the text a string column takes for it."""
+    return format(value, "f")
+
+
+def decimal_fits(value: Decimal, precision: int, scale: int) -> bool:
+    """Whether an Iceberg ``decimal(precision, scale)`` holds ``value`` exactly.
+
+    >>> decimal_fits(Decimal("1.10"), 3, 2), decimal_fits(Decimal("1.105"), 9, 2)
+    (True, False)
+    >>> decimal_fits(Decimal("1E+3"), 3, 0), decimal_fits(Decimal("NaN"), 38, 18)
+    (False, False)
+    """
+    if not value.is_finite():
+        return False
+    if value.is_zero():
+        return True
+    _, digits, exp = value.normalize(_WIDE).as_tuple()
+    assert isinstance(exp, int)
+    fraction = max(0, -exp)
+    whole = max(0, len(digits) + exp)
+    return fraction <= scale and whole <= precision - scale
+
+
+#: enough digits that normalizing any decimal a source brings never rounds it
+_WIDE: Final = Context(prec=MAX_PREC)
+
+
+def bytes_text(data: bytes) -> str | _Lossy:
+    """Bytes as the UTF-8 text they spell (RULES 5: a string column takes binary that
+    way), or LOSSY when they spell none."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return LOSSY
 
 
 Converter: TypeAlias = Callable[[Any], Any]
@@ -169,6 +217,8 @@ class Conversions:
             ("timestamp", "long"): ts_to_long,
             ("timestamp", "double"): ts_to_double,
             ("timestamp", "string"): render_timestamp,
+            ("decimal", "string"): decimal_text,
+            ("binary", "string"): bytes_text,
         }
 
     def long_to_timestamp(self, v: int) -> dt.datetime | _Lossy:
@@ -208,10 +258,12 @@ class Conversions:
         if type_name == "date":
             return parse_date(value) if type(value) is str else value
         if type_name == "string" and type(value) is not str:
-            # RULES 1: integers beyond 64 bits are text; records in mixed arrays are JSON;
+            # RULES 1: integers beyond 64 bits are text; records are JSON (in a raw record);
             # a datetime whose UTC instant is out of range keeps its own ISO text.
             if type(value) is int:
                 return str(value)
+            if type(value) is Decimal:  # beyond the decimal column's digits: its text
+                return decimal_text(value)
             if isinstance(value, dt.date):
                 return value.isoformat()
             return render_json(value)

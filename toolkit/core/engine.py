@@ -26,6 +26,7 @@ from toolkit.core.quarantine import Quarantined
 from toolkit.core.routing import Router, conform, rows_of
 from toolkit.core.summary import summarize
 from toolkit.core.types import Struct
+from toolkit.core.values import has_foreign, plain_record
 from toolkit.errors import NotARecordError
 
 T = TypeVar("T")
@@ -172,12 +173,32 @@ class Engine:
         ``work`` runs again on the others. An error no record is at fault for goes up."""
         try:
             return work(rows), []
-        except (TypeError, ValueError, RecursionError):
-            if self.options.on_incompatible == "fail":
-                raise
-            good, bad = self.invalid(rows, batch)
-            if not bad:
-                raise
+        except (TypeError, ValueError, RecursionError) as err:
+            if not any(map(has_foreign, rows)):
+                return self._without_invalid(rows, batch, work, err)
+        # numpy/pandas scalars, UUIDs...: their plain values (RULES 1), then again (looked
+        # for only after a failure, so JSON-like batches never pay for it)
+        rows = [plain_record(r) for r in rows]
+        try:
+            return work(rows), []
+        except (TypeError, ValueError, RecursionError) as err:
+            return self._without_invalid(rows, batch, work, err)
+
+    def _without_invalid(
+        self,
+        rows: list[dict[str, Any]],
+        batch: int | str,
+        work: Callable[[list[dict[str, Any]]], T],
+        err: Exception,
+    ) -> tuple[T, list[Quarantined]]:
+        """After ``work(rows)`` failed with ``err``: ``work`` on the records the engine can
+        type, and the others set aside; ``err`` goes up when failing is configured or no
+        record is at fault."""
+        if self.options.on_incompatible == "fail":
+            raise err
+        good, bad = self.invalid(rows, batch)
+        if not bad:
+            raise err
         return work(good), bad
 
     def plan(self, schema: Struct, obs: StructObservation, batch: int = 0) -> Plan:

@@ -16,11 +16,12 @@ whole in the quarantine as the text it arrived as), rather than failing the batc
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Final
+from typing import IO, Any, Final
 
 import orjson
 
@@ -29,6 +30,8 @@ from toolkit.errors import LineTooDeepError, MalformedLineError
 _LONG_DIGITS: Final = re.compile(r"\d{19}")
 #: an escape of a UTF-16 surrogate: orjson refuses lone ones, the standard library not
 _SURROGATE_ESCAPE: Final = re.compile(r"\\u[dD][89a-fA-F]")
+#: what may precede a JSON document: whitespace, and a UTF-8 byte order mark
+_BLANK: Final = " \t\r\n\ufeff"
 
 
 def parse_line(line: str | bytes, number: int | None = None) -> Any:
@@ -81,7 +84,48 @@ def parse_lines(lines: Iterable[str | bytes]) -> Iterator[Any]:
             yield parse_line(line, number)
 
 
+def open_text(path: str | Path) -> IO[str]:
+    """A text file opened for reading as UTF-8, through gzip when its name ends ``.gz``
+    (as Spark's readers tell a compressed file: by its extension)."""
+    if str(path).lower().endswith(".gz"):
+        return gzip.open(path, "rt", encoding="utf-8")
+    return open(path, encoding="utf-8")
+
+
 def read_jsonl(path: str | Path) -> list[Any]:
-    """Every record of a JSON-lines file."""
-    with open(path, encoding="utf-8") as f:
+    """Every record of a JSON-lines file (gzipped when its name ends ``.gz``)."""
+    with open_text(path) as f:
         return list(parse_lines(f))
+
+
+def starts_with_array(path: str | Path) -> bool:
+    """Whether the first character of a text file that is not blank is ``[``: the file
+    is one JSON array (a ``.json`` document), not JSON lines."""
+    with open_text(path) as f:
+        while chunk := f.read(1 << 16):
+            text = chunk.lstrip(_BLANK)
+            if text:
+                return text[0] == "["
+    return False
+
+
+def read_json_array(path: str | Path) -> list[Any]:
+    """The items of a file holding one JSON array (integers exact, as :func:`parse_line`
+    reads them); a file that is not one JSON array raises :class:`MalformedLineError`.
+
+    >>> import tempfile, os
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+    ...     _ = f.write(' [{"a": 1}, {"a": 12345678901234567890123}]')
+    >>> read_json_array(f.name)
+    [{'a': 1}, {'a': 12345678901234567890123}]
+    >>> os.unlink(f.name)
+    """
+    with open_text(path) as f:
+        text = f.read().lstrip(_BLANK)
+    try:
+        value = parse_line(text)
+    except MalformedLineError as err:  # the whole document: name the file
+        raise MalformedLineError(text, f"{path} is not one JSON array ({err})") from None
+    if not isinstance(value, list):
+        raise MalformedLineError(text, f"{path} is not one JSON array")
+    return value

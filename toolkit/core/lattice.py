@@ -111,6 +111,11 @@ class Lattice:
         return Kind("string", dim)
 
 
+#: Typed sources' own types (RULES 1): decimals and binary reach string only (binary per
+#: value: bytes that are UTF-8 text); int and float, which only the widening policy
+#: observes, reach long and double, so its arrays of both take the wider element type.
+_TYPED: tuple[tuple[Primitive, Primitive], ...] = (("int", "long"), ("float", "double"))
+
 #: The project's reading of the Upsolver table (RULES 2).
 UPSOLVER = Lattice(
     "upsolver",
@@ -120,6 +125,7 @@ UPSOLVER = Lattice(
         ("double", "string"),
         ("date", "timestamp"),
         ("timestamp", "long"),
+        *_TYPED,
     ),
 )
 
@@ -132,5 +138,6 @@ STRICT = Lattice(
         ("double", "string"),
         ("date", "timestamp"),
         ("timestamp", "string"),
+        *_TYPED,
     ),
 )

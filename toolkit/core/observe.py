@@ -18,6 +18,7 @@ import datetime as dt
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from itertools import chain
 from typing import Any, Final
 
@@ -25,13 +26,16 @@ from toolkit.core.conversions import (
     LOSSY,
     MICROS_PER,
     as_utc,
+    bytes_text,
+    decimal_fits,
     long_to_double,
     parse_date,
     parse_timestamp,
 )
 from toolkit.core.options import Options
-from toolkit.core.types import RECORD, Kind
-from toolkit.errors import NestingTooDeepError, UnsupportedValueError
+from toolkit.core.types import DECIMAL_DIGITS, RECORD, Kind
+from toolkit.core.values import Float, Int
+from toolkit.errors import NestingTooDeepError, NoExactTypeError, UnsupportedValueError
 
 INT64_MIN: Final = -(2**63)
 INT64_MAX: Final = 2**63 - 1
@@ -47,6 +51,10 @@ K_RECORD: Final = Kind(RECORD, 0)
 K_EMPTY1: Final = Kind(None, 1)
 K_LONG1: Final = Kind("long", 1)
 K_STRING1: Final = Kind("string", 1)
+K_DECIMAL: Final = Kind("decimal", 0)
+K_BINARY: Final = Kind("binary", 0)
+#: bytes that are not UTF-8 text: no exact string form (RULES 2, per value)
+K_BINARY_NOT_TEXT: Final = Kind("binary", 0, frozenset({"string"}))
 _FLAT: Final[dict[type, Kind]] = {
     bool: Kind("boolean", 1),
     float: Kind("double", 1),
@@ -82,6 +90,20 @@ _EMPTY: Final[dict[str, Any]] = {}
 MAX_DEPTH: Final = 20
 
 
+K_INT: Final = Kind("int", 0)
+K_FLOAT: Final = Kind("float", 0)
+
+
+def _decimal_kind(v: Decimal) -> Kind:
+    """A decimal, when its Iceberg column (``DECIMAL_TYPE``) holds it exactly; else text,
+    as RULES 1 keeps integers beyond 64 bits (docs/rules.md, typed values)."""
+    return K_DECIMAL if decimal_fits(v, *DECIMAL_DIGITS) else K_STRING
+
+
+def _binary_kind(v: bytes) -> Kind:
+    return K_BINARY if bytes_text(v) is not LOSSY else K_BINARY_NOT_TEXT
+
+
 class Classifier:
     """Gives each value its kind, under one set of options."""
 
@@ -98,7 +120,14 @@ class Classifier:
             dt.date: lambda v: K_DATE,
             dict: lambda v: K_RECORD,
             list: self._array_kind,
+            Decimal: _decimal_kind,
+            bytes: _binary_kind,
         }
+        # RULES 1, typed sources: int/short/byte count as long and float as double under
+        # the automatic policy; the widening policy keeps their own types.
+        own = options.policy == "widen"
+        self._scalar[Int] = (lambda v: K_INT) if own else (lambda v: K_LONG)
+        self._scalar[Float] = (lambda v: K_FLOAT) if own else (lambda v: K_DOUBLE)
         self._widest: dict[frozenset[Kind], Kind | None] = {}
         #: ISO texts this batch's observation parsed, for the router (the engine clears it)
         self.parsed: dict[str, dt.date] = {}
@@ -128,7 +157,10 @@ class Classifier:
             fn = self._scalar[type(value)]
         except KeyError:
             raise UnsupportedValueError(path, value) from None
-        return fn(value)
+        try:
+            return fn(value)
+        except NoExactTypeError:
+            raise NoExactTypeError(path, value) from None
 
     def _int_kind(self, v: int) -> Kind:
         if -_DOUBLE_EXACT <= v <= _DOUBLE_EXACT:
@@ -200,11 +232,25 @@ class Classifier:
             elem = self._widest[key]
         except KeyError:
             elem = self._widest[key] = self.lattice.widest_kind(key)
-        if elem is None and leaves:  # records beside primitives: kept as JSON text
-            return Kind("string", depth)
+        if elem is None and leaves:  # records beside primitives: a mixed array
+            return self._mixed_kind(leaves, depth)
         if elem is None:
             return Kind(None, depth)
+        if elem.type == "string" and any("string" in k.lossy for k in leaves):
+            raise NoExactTypeError((), v)
         return Kind(elem.type, depth, elem.lossy)
+
+    def _mixed_kind(self, leaves: set[Kind], depth: int) -> Kind:
+        """An array of records and primitives (docs/rules.md, mixed arrays): a record kind
+        whose ``mixed`` is the widest of the primitive leaves (RULES 2), at the array's
+        dimension; its records go to a record column, its primitives to a primitive one."""
+        prims = frozenset(k for k in leaves if k.type != RECORD)
+        try:
+            widest = self._widest[prims]
+        except KeyError:
+            widest = self._widest[prims] = self.lattice.widest_kind(prims)
+        assert widest is not None and widest.type is not None
+        return Kind(RECORD, depth, widest.lossy, widest.type)
 
 
 @dataclass

@@ -347,9 +347,13 @@ class _Planner:
         members = families(struct)
         wanted: list[_Wanted] = []
         for key, fobs in obs.fields.items():
-            kinds = [
-                k for k in fobs.counts if k.type != RECORD or creates_columns(fobs.nested(k.dim))
-            ]
+            # a mixed array counts as an array of records and one of primitives (docs/rules.md)
+            kinds = list(dict.fromkeys(
+                p
+                for k in fobs.counts
+                for p in k.parts
+                if p.type != RECORD or creates_columns(fobs.nested(p.dim))
+            ))
             if not kinds:
                 continue  # RULES 3.5: a field with only nulls creates no column yet
             if key in members:
@@ -523,7 +527,7 @@ def creates_columns(obs: Observed) -> bool:
     column is only created then (docs/rules.md), as data files cannot hold an empty struct."""
     for fobs in obs.fields.values():
         for k in fobs.counts:
-            if k.type != RECORD or creates_columns(fobs.nested(k.dim)):
+            if k.mixed is not None or k.type != RECORD or creates_columns(fobs.nested(k.dim)):
                 return True
     return False
 

@@ -21,6 +21,7 @@ from typing import Any, Final, Literal, TypeAlias, cast
 
 from toolkit.core.conversions import render_json
 from toolkit.core.jsonlines import parse_line
+from toolkit.core.types import ListOf, Struct
 from toolkit.errors import IncompatibleRecordError, UnknownIdsError
 
 #: Why a record was quarantined.
@@ -248,7 +249,62 @@ class Quarantine:
         return "\n".join(lines)
 
 
+def _has_column(struct: Struct, field: str) -> bool:
+    """Whether the value at dotted path ``field`` has a column in ``struct`` (a key with a
+    dot in its name is tried whole first)."""
+    keys = {c.family for c in struct.fields}
+    if field in keys:
+        return True
+    head, _, rest = field.partition(".")
+    if head not in keys or not rest:
+        return False
+    for col in struct.fields:
+        t = col.type
+        while isinstance(t, ListOf):
+            t = t.element
+        if col.family == head and isinstance(t, Struct) and _has_column(t, rest):
+            return True
+    return False
+
+
+def set_aside_line(records: int, struct: Struct, quarantined: Iterable[Quarantined]) -> str:
+    """A sentence on what was set aside, and above all on fields every value of which was
+    set aside: they have no column, which the schema alone never says ("" when nothing
+    was set aside).
+
+    >>> q = Quarantined({"t": 1}, "invalid-value", "t", None, None, 0, "field 't': ...")
+    >>> for part in set_aside_line(2, Struct(), [q, q]).split("; "):
+    ...     print(part)
+    all 2 records were set aside (invalid-value: 2), nothing was written
+    every value of field 't' was set aside, so it has no column: field 't': ...
+    """
+    items = list(quarantined)
+    if not items:
+        return ""
+    reasons = Counter(q.reason for q in items)
+    counts = ", ".join(f"{r}: {n}" for r, n in sorted(reasons.items()))
+    if len(items) >= records:
+        line = f"all {records} records were set aside ({counts}), nothing was written"
+    else:
+        line = f"{len(items)} of {records} records were set aside ({counts})"
+    for name, q in fields_set_aside(struct, items).items():
+        line += f"; every value of field {name!r} was set aside, so it has no column: {q.detail}"
+    return line
+
+
+def fields_set_aside(struct: Struct, quarantined: Iterable[Quarantined]) -> dict[str, Quarantined]:
+    """The fields named by records set aside that have no column in ``struct`` (every
+    value of them was set aside), each with the first record that says why."""
+    first: dict[str, Quarantined] = {}
+    for q in quarantined:
+        if q.field is not None and q.field not in first and not _has_column(struct, q.field):
+            first[q.field] = q
+    return first
+
+
 __all__ = [
+    "fields_set_aside",
+    "set_aside_line",
     "REASONS",
     "UNREPLAYABLE",
     "IncompatibleRecordError",

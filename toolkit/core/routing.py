@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from itertools import islice, repeat
 from typing import Any, Literal
 
-from toolkit.core.conversions import LOSSY, render_json
+from toolkit.core.conversions import LOSSY
 from toolkit.core.families import receives
 from toolkit.core.observe import Classifier, FieldObservation, StructObservation, observe_struct
 from toolkit.core.options import Options
@@ -41,7 +41,10 @@ class Rule:
     """How a value of one kind lands in a column that receives it (RULES 3.1): ``how`` it
     is written (``convert``: leaves converted to the column's type; ``records``: records
     routed field by field into the column's struct; ``empty``: an array with no typed
-    leaf), and ``wrap``, the list levels around it (RULES 3: 5 -> [5] -> [[5]])."""
+    leaf), and ``wrap``, the list levels around it (RULES 3: 5 -> [5] -> [[5]]).
+
+    In a mixed array (docs/rules.md) each leaf lands in one of the two: ``convert`` leaves
+    its records null, ``records`` its primitives, at the same positions."""
 
     how: Literal["convert", "records", "empty"]
     wrap: int
@@ -90,6 +93,8 @@ class Router:
             if k.dim > shape.dim or k.type not in (RECORD, None):
                 return None
             return Rule("records" if k.type == RECORD else "empty", shape.dim - k.dim)
+        if k.mixed is not None:  # a mixed array's primitives (docs/rules.md)
+            k = k.parts[1]
         if not receives(self.lattice, k, col):
             return None
         return Rule("convert", shape.dim - k.dim)
@@ -185,8 +190,8 @@ class Router:
         def leaf(x: Any) -> Any:
             lk = kind_of(x)
             assert lk is not None
-            if lk.type == RECORD:  # a record among primitives: JSON text (docs/rules.md)
-                return render_json(x)
+            if lk.type == RECORD:  # a mixed array's record: its record column has it
+                return None
             if lk.type is None:
                 raise _Skip
             return scalar(x, lk.type)
@@ -260,9 +265,14 @@ class Router:
                 out.append(wrap(next(routed), r.wrap))
             elif plain and k.dim == 1:  # a regular list of records: its rows, in order
                 out.append(wrap(list(islice(routed, len(v))), r.wrap))
-            else:
-                out.append(wrap(normalize(v, k.dim, lambda _: next(routed)), r.wrap))
+            else:  # a mixed array's primitives are null here (docs/rules.md)
+                out.append(wrap(normalize(v, k.dim, lambda x: _record(x, routed)), r.wrap))
         return out
+
+
+def _record(x: Any, routed: Iterator[dict[str, Any]]) -> Any:
+    """A record leaf's routed row; null for a primitive leaf (a mixed array's)."""
+    return next(routed) if type(x) is dict else None
 
 
 def _no_leaf(x: Any) -> Any:

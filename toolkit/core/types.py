@@ -18,13 +18,27 @@ import re
 from dataclasses import dataclass, field
 from typing import Final, Literal, NamedTuple, TypeAlias, get_args
 
-#: Primitive types of the lattice (RULES 2), by their Iceberg names.
-Primitive: TypeAlias = Literal["boolean", "long", "double", "date", "timestamp", "string"]
+#: Primitive types of the lattice (RULES 2), by their Iceberg names. JSON brings the first
+#: six; typed sources (RULES 1) also decimals and binary, and under the widening policy
+#: their own int and float (docs/rules.md, typed values).
+Primitive: TypeAlias = Literal[
+    "boolean", "long", "double", "date", "timestamp", "string", "decimal", "binary", "int",
+    "float",
+]
 PRIMITIVES: tuple[Primitive, ...] = get_args(Primitive)
 
 #: What a value or a column holds at its leaves: a primitive, or a record (struct).
-TypeName: TypeAlias = Literal["boolean", "long", "double", "date", "timestamp", "string", "record"]
+TypeName: TypeAlias = Literal[
+    "boolean", "long", "double", "date", "timestamp", "string", "decimal", "binary", "int",
+    "float", "record",
+]
 RECORD: Literal["record"] = "record"
+
+#: The Iceberg type of a column evolution creates for decimal values: every decimal with
+#: at most 20 integer digits and 18 fraction digits fits exactly (docs/rules.md); others
+#: are observed as text, as integers beyond 64 bits are (RULES 1).
+DECIMAL_DIGITS: Final = (38, 18)
+DECIMAL_TYPE: Final = "decimal({}, {})".format(*DECIMAL_DIGITS)
 
 #: The Iceberg primitive type written for each lattice type by evolution. Timestamps are
 #: instants (JSON "Z"/offset strings, epoch numbers), so they are stored as ``timestamptz``.
@@ -35,11 +49,16 @@ ICEBERG_TYPE_OF: dict[Primitive, str] = {
     "date": "date",
     "timestamp": "timestamptz",
     "string": "string",
+    "decimal": DECIMAL_TYPE,
+    "binary": "binary",
+    "int": "int",
+    "float": "float",
 }
 
 #: Iceberg primitive types the automatic (Upsolver) policy routes into, and their lattice
-#: type. Other declared types (int, decimal, binary, uuid, map...) are opaque to it: values
-#: for such a family get their own suffixed columns (documented in docs/rules.md).
+#: type. Other declared types (int, float, decimals of another precision or scale, uuid,
+#: map...) are opaque to it: values for such a family get their own suffixed columns
+#: (documented in docs/rules.md).
 LATTICE_TYPE_OF: dict[str, Primitive] = {
     "boolean": "boolean",
     "long": "long",
@@ -48,6 +67,8 @@ LATTICE_TYPE_OF: dict[str, Primitive] = {
     "timestamp": "timestamp",
     "timestamptz": "timestamp",
     "string": "string",
+    DECIMAL_TYPE: "decimal",
+    "binary": "binary",
 }
 
 
@@ -57,22 +78,48 @@ class Kind(NamedTuple):
     ``type`` is None for an array with no typed leaf (``[]``, ``[[null]]``).
     ``lossy`` names the lattice types this particular value cannot be converted to
     exactly although its type is narrower (RULES 2, per-value exactness).
+    ``mixed``: an array of records *and* primitive leaves (``[{"k": 1}, "a"]``, type
+    ``record``) has here the widest type of its primitive leaves, which ``lossy`` is about;
+    it is two :attr:`parts`, an array of records and one of primitives (docs/rules.md).
+
+    >>> Kind(RECORD, 1, frozenset(), "string").parts
+    (Kind(type='record', dim=1, lossy=frozenset()), Kind(type='string', dim=1, lossy=frozenset()))
     """
 
     type: TypeName | None
     dim: int
     lossy: frozenset[str] = frozenset()
+    mixed: TypeName | None = None
+
+    def __repr__(self) -> str:  # ``mixed`` only where there is one
+        extra = "" if self.mixed is None else f", mixed={self.mixed!r}"
+        return f"Kind(type={self.type!r}, dim={self.dim!r}, lossy={self.lossy!r}{extra})"
 
     @property
     def shape(self) -> Shape:
-        return Shape(self.type, self.dim)
+        return Shape(self.type, self.dim, self.mixed)
+
+    @property
+    def parts(self) -> tuple[Kind, ...]:
+        """The kinds planning sees: a mixed array's records and its primitives, at the same
+        dimension; any other kind is itself."""
+        if self.mixed is None:
+            return (self,)
+        return (Kind(RECORD, self.dim), Kind(self.mixed, self.dim, self.lossy))
 
 
 class Shape(NamedTuple):
-    """A type and an array dimension: what a column holds, or a kind without its flags."""
+    """A type and an array dimension: what a column holds, or a kind without its flags.
+    ``mixed`` (never a column's): the primitive type of an array mixing records and
+    primitives, shown ``(record|string)[]``."""
 
     type: TypeName | None
     dim: int
+    mixed: TypeName | None = None
+
+    def __repr__(self) -> str:  # ``mixed`` only where there is one
+        extra = "" if self.mixed is None else f", mixed={self.mixed!r}"
+        return f"Shape(type={self.type!r}, dim={self.dim!r}{extra})"
 
     @property
     def suffix(self) -> str:
@@ -81,7 +128,8 @@ class Shape(NamedTuple):
         return f"_{dim_part}{self.type}"
 
     def __str__(self) -> str:
-        return f"{self.type or 'empty'}{'[]' * self.dim}"
+        leaf = f"({self.type}|{self.mixed})" if self.mixed else self.type or "empty"
+        return f"{leaf}{'[]' * self.dim}"
 
 
 @dataclass(frozen=True, slots=True)

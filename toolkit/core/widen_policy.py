@@ -69,7 +69,8 @@ _TEXTUAL = frozenset({"date", "timestamp"})
 _ICEBERG_OF: dict[str, str] = {k: v for k, v in ICEBERG_TYPE_OF.items()}
 #: Among types accepting equally many values, a new column takes the narrowest.
 _RANK = {t: i for i, t in enumerate(
-    ("boolean", "date", "timestamp", "int", "long", "float", "double", "string", "bytes")
+    ("boolean", "date", "timestamp", "int", "long", "float", "double", "decimal", "string",
+     "bytes")
 )}
 
 
@@ -84,7 +85,12 @@ def _iceberg_name(matrix_type: str, like: str) -> str:
 
 def accepted(incoming: str, table: str) -> str | None:
     """The table type after a value observed as ``incoming`` (a lattice kind name) arrives
-    in a column whose matrix type is ``table``; None when incompatible (an X cell)."""
+    in a column whose matrix type is ``table``; None when incompatible (an X cell).
+    A decimal value is accepted by every decimal column, if it holds the value exactly
+    (checked per value when it is converted)."""
+    incoming = matrix_name(incoming)
+    if incoming == "decimal" and table.startswith("decimal"):
+        return table
     out = widen(incoming, table)
     if out is None and incoming in _TEXTUAL and table in ("string", "bytes"):
         return table
@@ -211,7 +217,10 @@ def _new_reason(fobs: ObservedField) -> str:
 
 def _choose_shape(counts: Mapping[Kind, int]) -> tuple[str, int] | None:
     """The (leaf type, dimension) of a new column: the one accepting most values, then the
-    narrowest; None when every value is null or an empty array... of records only."""
+    narrowest; None when every value is null or an empty array... of records only. An
+    array mixing records and primitives fits no column type: it counts for none (its
+    records are quarantined, docs/rules.md)."""
+    counts = {k: n for k, n in counts.items() if k.mixed is None}
     typed = {k: n for k, n in counts.items() if k.type is not None}
     candidates: set[tuple[str, int]] = set()
     for k in typed:
@@ -420,7 +429,8 @@ class WidenRouter:
             if col is None:  # keys with only nulls or records of no field have no column
                 if self.classifier.kind(value, (*path, key)) is None or _empty_record(value):
                     continue
-                raise _Reject([*path, key], value, "unknown", "no column")
+                where = [*path, key]
+                raise _Reject(where, value, self._observed(value, where), "no column")
             row[col.name] = self._value(value, col.type, [*path, col.name])
         return row
 

@@ -17,12 +17,15 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Callable
+from decimal import Decimal
 from typing import Any, Final
 
 from toolkit.core.conversions import (
     LOSSY,
     _Lossy,
     as_utc,
+    bytes_text,
+    decimal_fits,
     long_to_double,
     long_to_float,
     render_double,
@@ -115,13 +118,6 @@ def _utf8(text: str) -> bytes | _Lossy:
         return LOSSY
 
 
-def _unicode(data: bytes) -> str | _Lossy:
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return LOSSY
-
-
 def _midnight(v: dt.date) -> dt.datetime:
     return dt.datetime(v.year, v.month, v.day)
 
@@ -149,7 +145,7 @@ VALUE_CONVERSIONS: Final[dict[tuple[str, str], Callable[[Any], Any]]] = {
     ("float", "string"): _float_text,
     ("double", "string"): render_double,
     ("string", "binary"): _utf8,
-    ("binary", "string"): _unicode,
+    ("binary", "string"): bytes_text,
     # values observed as dates and instants (a text keeps its spelling: it is a string)
     ("date", "string"): dt.date.isoformat,
     ("date", "binary"): lambda v: _utf8(v.isoformat()),
@@ -172,6 +168,10 @@ def convert_value(value: Any, old: str, new: str) -> Any:
     """
     if value is None:
         return None
+    if new.startswith("decimal(") and isinstance(value, Decimal):
+        # a decimal fits a decimal column when its digits do, whatever it was typed as
+        p, s = (int(n) for n in _DECIMAL.fullmatch(new).groups())  # type: ignore[union-attr]
+        return value if decimal_fits(value, p, s) else LOSSY
     if old == new or (old.startswith("decimal") and in_place(old, new)):
         return value
     fn = VALUE_CONVERSIONS.get((old, new))

@@ -19,7 +19,6 @@ router, as before.
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -27,24 +26,16 @@ from toolkit.core.options import Options
 from toolkit.core.policies import policy_of
 from toolkit.core.routing import Router
 from toolkit.core.types import RECORD, Struct
-from toolkit.spark.tally import ARRAY_SHIFT, RECORD_CODE, KindCodes
+from toolkit.spark.tally import KindCodes
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
     from pyspark.sql.types import StructType
 
-__all__ = ["Unroutable", "jvm_routing", "route_on_jvm", "routing_table"]
-
-log = logging.getLogger(__name__)
+__all__ = ["jvm_routing", "route_on_jvm", "routing_table"]
 
 #: Router.java's names for the ways a value lands (routing.Rule.how); -1: it does not
 HOW = {"convert": 0, "records": 1, "empty": 2}
-_RECORD_BIT = 1 << RECORD_CODE
-_MASK = (1 << ARRAY_SHIFT) - 1
-
-
-class Unroutable(Exception):
-    """A batch the JVM router leaves to the Python one, and why."""
 
 
 def routing_table(
@@ -75,12 +66,6 @@ def routing_table(
             if rule is None:
                 rules.append([code, -1, 0, 0])
                 continue
-            mask = code & _MASK if code >= 1 << ARRAY_SHIFT else 0
-            if rule.how == "convert" and mask & _RECORD_BIT and mask & ~_RECORD_BIT:
-                raise Unroutable(
-                    f"{'.'.join(where)}: records among other values in an array (the Python "
-                    "router writes them as JSON text)"
-                )
             rules.append([code, HOW[rule.how], k.dim, rule.wrap])
         leaf = col.leaf
         nested = None
@@ -103,11 +88,7 @@ def jvm_routing(
         return None
     if not schema.fields:  # rows without columns: what Python workers do with them stays
         return None
-    try:
-        return routing_table(schema, Router(options), codes, KindCodes(options))
-    except Unroutable as exc:
-        log.info("routing in Python workers: %s", exc)
-        return None
+    return routing_table(schema, Router(options), codes, KindCodes(options))
 
 
 def route_on_jvm(

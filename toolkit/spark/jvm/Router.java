@@ -370,23 +370,26 @@ public final class Router {
       return new GenericArrayData(out);
     }
 
-    /** A leaf converted into {@code target}; a leaf that cannot be is Inexact. */
+    /**
+     * A leaf converted into {@code target}; a leaf that cannot be is Inexact. A record leaf
+     * (of an array mixing records and primitives) is null: its record column holds it.
+     */
     Object converted(int j, int target) {
-      if (tape.type[j] == Tally.PartitionTally.OBJ) {
-        // a record among primitives: the table never sends those here (Python renders them)
-        throw new IllegalStateException("toolkit router: a record among primitive leaves");
-      }
+      if (tape.type[j] == Tally.PartitionTally.OBJ) return null;
       Object leaf = convert(j, tape.aux[j], target);
       if (leaf == LOSSY) throw Inexact.INSTANCE;
       return leaf;
     }
 
-    /** A record leaf routed into {@code t}. */
+    /**
+     * A record leaf routed into {@code t}; a primitive leaf (of an array mixing records and
+     * primitives) is null: its primitive column holds it.
+     */
     Object routed(int j, Table t) {
-      if (t == null || tape.type[j] != Tally.PartitionTally.OBJ) {
+      if (t == null) {
         throw new IllegalStateException("toolkit router: an unexpected leaf in an array");
       }
-      return struct(j, t);
+      return tape.type[j] == Tally.PartitionTally.OBJ ? struct(j, t) : null;
     }
 
     /** The elements of the array at tape entry i. */

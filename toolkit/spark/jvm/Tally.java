@@ -658,8 +658,9 @@ public final class Tally {
       int code = arrayCode(j);
       f.countArray(code);
       sample(f.path, code, j);
-      if (mask == 1 << RECORD) {
-        // RULES 3.4 / summary: records of an array of records, by exact dimension
+      if ((mask & 1 << RECORD) != 0) {
+        // RULES 3.4 / summary: records of an array of records, by exact dimension (those
+        // of an array mixing records and primitives too: they go to a record column)
         walkRecords(j, f.records(depth));
       }
       return aux[j];
