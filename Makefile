@@ -1,7 +1,7 @@
 # Developer entry points; CI runs `make test` (.ci/run).
 #   make test    system packages + venv, then lint, type-check, tests
 #   make lab     JupyterLab on the quickstart notebook
-#   make bench   the benchmarks (pure engine, then Spark on 1M records)
+#   make bench   the benchmarks (pure engine, Spark on 1M records, typed sources)
 SHELL := /bin/bash
 PYTHON ?= python3.11
 VENV := .venv
@@ -20,7 +20,7 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -e '.[spark,notebook,dev]'
+	$(BIN)/python -m pip install -e '.[spark,notebook,dev,formats]'
 	touch $@
 
 sysdeps:
@@ -37,7 +37,9 @@ lab: sysdeps install
 		$(if $(filter 0,$(shell id -u)),--allow-root) notebooks/quickstart.ipynb
 
 # the pure engine, then Spark and Iceberg on 1M generated records: three timed runs with
-# alternating order (the first big job in a fresh JVM is slower, whichever it is), medians
+# alternating order (the first big job in a fresh JVM is slower, whichever it is), medians;
+# then a Parquet file and a pandas frame of 200k typed rows, ingested vs plain Spark appends
 bench: sysdeps install
 	$(BIN)/python -m benchmarks
 	$(BIN)/python -m benchmarks --spark --repeat 3
+	$(BIN)/python -m benchmarks --sources --repeat 3

@@ -1,6 +1,8 @@
 """``python -m benchmarks``: the pure-engine benchmark (:mod:`benchmarks.bench_simulate`);
 ``python -m benchmarks --spark``: the toolkit on Spark and Iceberg against plain Spark
-and plain PyIceberg (:mod:`benchmarks.bench_spark`). Other options go to the chosen one."""
+and plain PyIceberg (:mod:`benchmarks.bench_spark`); ``python -m benchmarks --sources``:
+typed sources (a Parquet file, a pandas frame) against plain Spark
+(:mod:`benchmarks.bench_sources`). Other options go to the chosen one."""
 
 from __future__ import annotations
 
@@ -15,6 +17,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from benchmarks.bench_spark import main as spark_main
 
         return spark_main(args)
+    if "--sources" in args:
+        args.remove("--sources")
+        from benchmarks.bench_sources import main as sources_main
+
+        return sources_main(args)
     from benchmarks.bench_simulate import main as simulate_main
 
     return simulate_main(args)

@@ -24,6 +24,8 @@ MODULES = [
     "toolkit.notebook.common",
     "toolkit.notebook.schema_tree",
     "toolkit.pipeline.sources",
+    "toolkit.pipeline.files",
+    "toolkit.arrow",
     "toolkit.ops",
     "toolkit.core.jsonlines",
     *(f"toolkit.core.{m.name}" for m in pkgutil.iter_modules(toolkit.core.__path__)),

@@ -25,7 +25,7 @@ from toolkit.core.engine import Run, simulate_batches
 from toolkit.core.options import make_options
 from toolkit.core.planner import Plan
 from toolkit.core.profile import Profile
-from toolkit.core.quarantine import Quarantined
+from toolkit.core.quarantine import Quarantined, set_aside_line
 from toolkit.core.types import Struct
 from toolkit.iceberg.schema import to_iceberg
 from toolkit.iceberg.views import as_struct, coalesce_sql
@@ -69,11 +69,36 @@ class Simulation:
         """The records set aside (RULES 5): record, reason, field, observed type, batch."""
         return self.run.quarantined
 
+    @property
+    def summary(self) -> str:
+        """One line: records, batches, columns, and what was set aside, naming any field
+        every value of which was set aside (it has no column: the schema cannot say so).
+
+        >>> print(simulate([[{"n": 1}, {"n": 2}]]).summary)
+        2 records in 1 batch, 2 written; 1 column
+        """
+        written = sum(b.size for b in self.run.batches)
+        aside = self.quarantined
+        total = written + len(aside)
+        batches = len(self.plans)
+        columns = len(self.table_schema.fields)
+        line = (
+            f"{total} record{'s' * (total != 1)} in {batches} batch{'es' * (batches != 1)}, "
+            f"{written} written; {columns} column{'s' * (columns != 1)}"
+        )
+        told = set_aside_line(total, self.table_schema, aside)
+        return f"{line}; {told}" if told else line
+
 
 def simulate(
-    batches: Iterable[Records], schema: Schema | Struct | None = None, **options: Any
+    batches: Iterable[Any], schema: Schema | Struct | None = None, **options: Any
 ) -> Simulation:
     """Run batches of JSON-like records through the evolution engine, in memory.
+
+    Each batch is any source ``ingest`` takes (``toolkit.pipeline.sources``): a list of
+    dicts (numpy and pandas scalars too), a pandas, Arrow or Polars frame, a JSON-lines
+    path or glob (all its records one batch)... ``batches`` may itself be such a source
+    rather than a list of batches: its own batches (a glob: each file one batch).
 
     ``schema`` is the table's starting schema (columns it already declares). ``options``
     are those of :func:`make_options`: ``policy="widen"`` follows RULES 5, with
@@ -86,13 +111,45 @@ def simulate(
     >>> [(q.reason, q.field, q.observed, q.table_type) for q in sim.quarantined]
     [('incompatible', 'n', 'boolean', 'double')]
     """
-    return Simulation(simulate_batches(batches, as_struct(schema), make_options(**options)))
+    return Simulation(
+        simulate_batches(_batches(batches), as_struct(schema), make_options(**options))
+    )
 
 
-def profile(records: Records, *, batch: int = 0, **options: Any) -> Profile:
+def profile(source: Any, *, batch: int = 0, **options: Any) -> Profile:
     """Per field path: counts per observed type and dimension, nulls, first/last batch,
-    sample values. Profiles merge with ``+``."""
-    return _profile.profile(records, batch=batch, options=make_options(**options))  # type: ignore[arg-type]
+    sample values, of any source (records, a frame, a JSON-lines path...: all its records
+    as batch ``batch``). Profiles merge with ``+``."""
+    return _profile.profile(_records(source), batch=batch, options=make_options(**options))
+
+
+def _records(source: Any) -> list[Any]:
+    """All the records of a source of any kind, as one batch."""
+    from toolkit.pipeline.sources import source_kind  # loaded late: it loads Arrow
+
+    return [r for b in source_kind(source).records(source) for r in b]
+
+
+def _batches(batches: Any) -> list[list[Any]]:
+    """The batches of :func:`simulate`: each one a source of its own, unless ``batches``
+    is a source other than Python records (a glob, a frame) and has batches itself."""
+    from toolkit.pipeline.sources import source_kind
+
+    kind = source_kind(batches)
+    if kind.name != "records":
+        return kind.records(batches)
+    return [_batch(b) for b in batches]
+
+
+def _batch(source: Any) -> list[Any]:
+    """One batch: Python records are its records as they are (even values that are no
+    records, such as lists, which the engine sets aside), any other source all its
+    records."""
+    from toolkit.pipeline.sources import source_kind
+
+    if source_kind(source).name == "records":
+        return list(source)
+    return _records(source)
 
 
 __all__ = ["Records", "Simulation", "coalesce_sql", "make_options", "profile", "simulate"]

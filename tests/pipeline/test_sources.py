@@ -71,12 +71,13 @@ def test_a_source_of_no_kind_is_refused_with_the_accepted_kinds(source: Any) -> 
 
 
 def test_an_unknown_kind_name_lists_the_kinds() -> None:
-    with pytest.raises(ValueError, match="choose one of jsonl, jsonl-dataframe"):
-        source_named("parquet")
+    with pytest.raises(ValueError, match="choose one of jsonl, parquet, orc, csv, avro, jsonl-"):
+        source_named("xml")
 
 
 def test_only_file_kinds_stream() -> None:
-    assert [k.name for k in SOURCE_KINDS if k.stream_reader is not None] == ["jsonl"]
+    streamable = [k.name for k in SOURCE_KINDS if k.stream_reader is not None]
+    assert streamable == ["jsonl", "parquet", "orc", "csv"]  # tests/pipeline/test_files.py
 
 
 @pytest.mark.spark
@@ -102,3 +103,68 @@ def test_dataframes_are_chosen_by_their_columns_and_give_the_same_records(
     records = source_kind(DAY1).to_dataframe(spark, DAY1)
     assert source_kind(DAY1).mode == "pickle"
     assert [pickle.loads(r[0]) for r in records.collect()] == DAY1
+
+
+# ------------------------------------------------------------------ in-memory frames
+
+FRAME_RECORDS = [{"n": 1, "s": "a"}, {"n": 2, "s": None}]
+
+
+def frames() -> dict[str, Any]:
+    """The same two records as a frame of each kind (pandas, Arrow, Polars)."""
+    import pandas as pd
+    import polars as pl
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+
+    table = pa.table({"n": [1, 2], "s": ["a", None]})
+    return {
+        "pandas": pd.DataFrame({"n": [1, 2], "s": ["a", None]}),
+        "arrow": table,
+        "arrow-batch": table.to_batches()[0],
+        "arrow-reader": pa.RecordBatchReader.from_batches(table.schema, table.to_batches()),
+        "arrow-dataset": ds.dataset(table),
+        "polars": pl.DataFrame({"n": [1, 2], "s": ["a", None]}),
+        "polars-lazy": pl.LazyFrame({"n": [1, 2], "s": ["a", None]}),
+    }
+
+
+@pytest.mark.parametrize("name", list(frames()))
+def test_a_frame_is_chosen_by_its_class_and_is_one_batch_of_records(name: str) -> None:
+    frame = frames()[name]
+    kind = source_kind(frame)
+    assert (kind.name, kind.mode, kind.home, kind.jvm_fast_path) == (
+        name.split("-")[0], "pickle", "memory", False
+    )
+    assert kind.records(frame) == [FRAME_RECORDS]
+
+
+def test_frame_kinds_come_after_spark_dataframes_and_before_records() -> None:
+    names = [k.name for k in SOURCE_KINDS]
+    assert names.index("dataframe") < names.index("pandas") < names.index("records")
+    assert names.index("arrow") < names.index("records")
+    assert names.index("polars") < names.index("records")
+
+
+def test_frames_are_told_without_importing_pandas_or_polars() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, toolkit.pipeline.sources as s; s.source_kind([{'a': 1}]); "
+        "print('pandas' in sys.modules, 'polars' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]
+
+
+@pytest.mark.spark
+def test_a_frame_travels_to_spark_as_its_typed_records_pickled(spark: SparkSession) -> None:
+    import pandas as pd
+
+    from toolkit.core.values import Int
+
+    frame = pd.DataFrame({"n": pd.array([1, 2], dtype="Int32"), "s": ["a", None]})
+    kind = source_kind(frame)
+    rows = [pickle.loads(r[0]) for r in kind.to_dataframe(spark, frame).collect()]
+    assert rows == FRAME_RECORDS and type(rows[0]["n"]) is Int

@@ -112,7 +112,8 @@ def statistics_model(
 
     ``source``: a list of dicts (one batch), a list of batches (lists of dicts), a
     JSON-lines path or glob (each file one batch, in name order; with ``spark``, Spark
-    reads them all as one batch), a Spark DataFrame (profiled on Spark), a PyIceberg
+    reads them all as one batch), a Spark DataFrame (profiled on Spark), a pandas, Arrow
+    or Polars frame (one batch, its typed columns keeping their types), a PyIceberg
     ``Table`` (its written data statistics, from metadata only), a ``Profile`` or a
     ``WrittenDataStatistics``. Batches are numbered from ``batch`` (default 0). For data,
     the columns of each field are those of a new table fed with it, in order.

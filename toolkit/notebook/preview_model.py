@@ -18,7 +18,7 @@ from toolkit.core.engine import Engine
 from toolkit.core.options import Options
 from toolkit.core.planner import MakeOptional, Plan, Retype
 from toolkit.core.policies import policy_named, policy_of
-from toolkit.core.quarantine import Quarantined
+from toolkit.core.quarantine import Quarantined, fields_set_aside
 from toolkit.core.routing import Router, explain_record
 from toolkit.core.state import ABSENT, TableState
 from toolkit.core.types import iter_ids, type_to_str
@@ -184,7 +184,11 @@ class PlanModel:
     values needing them are set aside instead."""
     optionals: tuple[MakeOptional, ...] = ()
     quarantine: QuarantinePreview | None = None
-    """Records the table cannot take (widening policy); None under the automatic one."""
+    """Records the table cannot take (widening policy) or whose values have no type; None
+    when the automatic policy sets none aside."""
+    unlanded: tuple[str, ...] = ()
+    """A sentence for each field every value of which is set aside: it gets no column,
+    which the schema alone never says."""
 
     @property
     def new_table(self) -> bool:
@@ -229,7 +233,8 @@ class PlanModel:
         if q is not None and q.total:
             fate = "would fail the batch" if q.fails else "to quarantine"
             change += f"; {q.total} record(s) {fate}"
-        return f"{self.records} records planned against {where}; {change}"
+        told = "".join(f"; {u}" for u in self.unlanded)
+        return f"{self.records} records planned against {where}; {change}{told}"
 
     @classmethod
     def from_preview(
@@ -255,17 +260,25 @@ class PlanModel:
         engine = Engine(opts)
         shown = preview.records[: max(sample, 0)]
         quarantine: QuarantinePreview | None = None
+        # records set aside before planning (values with no type...), then, under a policy
+        # that sets records aside, those the table cannot take
+        aside = list(preview.aside)
         if policy_of(opts).sets_aside:
             widen_router = WidenRouter(plan, opts, engine.classifier)
-            aside = [
+            aside += [
                 (i, q)
                 for i, r in enumerate(preview.records)
                 for q in widen_router.route([r], plan.batch, "quarantine")[1]
             ]
-            quarantine = QuarantinePreview.of(aside, fails=opts.on_incompatible == "fail")
             samples = tuple(_widen_landings(i, r, plan, widen_router) for i, r in enumerate(shown))
         else:
             samples = tuple(_landings(i, r, plan, engine.router) for i, r in enumerate(shown))
+        if aside or policy_of(opts).sets_aside:
+            quarantine = QuarantinePreview.of(aside, fails=opts.on_incompatible == "fail")
+        unlanded = tuple(
+            f"every value of field {name!r} is set aside, so it gets no column: {q.detail}"
+            for name, q in fields_set_aside(plan.after, (q for _, q in aside)).items()
+        )
         sql: tuple[tuple[Dialect, str], ...] = ()
         if plan.after.fields:
             sql = tuple(
@@ -283,7 +296,7 @@ class PlanModel:
             plan.batch,
             batch_id or preview_batch_id(preview.table, preview.records),
             preview.state,
-            len(preview.records),
+            len(preview.records) + len(preview.aside),
             schema_tree(plan.before),
             schema_tree(plan.after, new_ids),
             new_columns,
@@ -294,6 +307,7 @@ class PlanModel:
             plan.pending,
             plan.optionals,
             quarantine,
+            unlanded,
         )
 
 

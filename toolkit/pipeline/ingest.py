@@ -169,13 +169,17 @@ def ingest(
     *,
     approved: Plan | None = None,
     expected: TableState | None = None,
+    format: str | None = None,
     **options: Any,
 ) -> IngestReport:
     """Ingest one batch (one task time) into ``table`` (``namespace.name``).
 
-    ``source``: a list of dicts, a path or glob of JSON-lines files, or a Spark DataFrame
-    (one string column of raw JSON, or typed columns): any kind of
-    :data:`~toolkit.pipeline.sources.SOURCE_KINDS`. The table and its namespace are
+    ``source``: a list of dicts, a path, glob or folder of JSON-lines, JSON, Parquet, ORC,
+    CSV or Avro files (by extension, ``.gz`` too for the text ones), a Spark DataFrame
+    (one string column of raw JSON, or typed columns), a pandas, Arrow or Polars frame
+    (typed columns keep their types, RULES 1): any kind of
+    :data:`~toolkit.pipeline.sources.SOURCE_KINDS`; ``format`` names the kind when the
+    source cannot tell it (files without extensions). The table and its namespace are
     created on first ingest. ``batch_id`` is stored in the snapshot summary; a batch id
     already ingested writes nothing the second time. ``options`` as for
     :func:`toolkit.simulate`.
@@ -192,7 +196,7 @@ def ingest(
     batch_id = batch_id or uuid.uuid4().hex
     existing = load_table(catalog, table)
     batch_index = 0 if existing is None else len(existing.snapshots())
-    df, kind = as_dataframe(spark, source)
+    df, kind = as_dataframe(spark, source, format)
     mode = kind.mode
     if existing is not None and batch_id in ingested_batches(existing):
         current = from_iceberg(existing.schema())

@@ -4,7 +4,7 @@ changing anything (RULES 6: what a user approves is exactly what is committed).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -14,11 +14,15 @@ from toolkit.core.engine import Engine, make_plan
 from toolkit.core.options import make_options
 from toolkit.core.planner import Plan
 from toolkit.core.profile import Profile, profile_of
+from toolkit.core.quarantine import Quarantined
 from toolkit.core.state import TableState
+from toolkit.core.summary import summarize
 from toolkit.core.types import Struct
+from toolkit.core.values import plain_record
 from toolkit.iceberg.catalog import load_table
 from toolkit.iceberg.operations import rewrite_cost
 from toolkit.iceberg.schema import from_iceberg
+from toolkit.pipeline.sources import source_kind
 
 __all__ = ["Preview", "plan_preview"]
 
@@ -32,18 +36,20 @@ class Preview:
     state: TableState  # what the plan was made against (refused later if the table moved)
     profile: Profile
     records: tuple[dict[str, Any], ...]
+    #: records set aside before planning (not records, or values with no type), with their
+    #: position in the input: ingest sets the same records aside
+    aside: tuple[tuple[int, Quarantined], ...] = ()
 
 
-def plan_preview(
-    records: Iterable[Mapping[str, Any]], table: str, catalog: Catalog, **options: Any
-) -> Preview:
-    """Plan ``records`` against ``table`` (absent: a new table) without Spark and without
-    changing anything; pass the result's ``plan`` and ``state`` to :func:`ingest` as
-    ``approved`` and ``expected`` to commit exactly that."""
+def plan_preview(records: Any, table: str, catalog: Catalog, **options: Any) -> Preview:
+    """Plan ``records`` (a source of any kind, all its records as one batch: Python
+    records, a frame, a JSON-lines path...) against ``table`` (absent: a new table)
+    without Spark and without changing anything; pass the result's ``plan`` and
+    ``state`` to :func:`ingest` as ``approved`` and ``expected`` to commit exactly that."""
     engine = Engine(make_options(**options))
     existing = load_table(catalog, table)
-    rows = [dict(r) for r in records]
     batch = 0 if existing is None else len(existing.snapshots())
+    rows, aside = _typed(engine, source_kind(records).records(records), batch)
     obs = engine.observe(rows, batch)
     current = Struct() if existing is None else from_iceberg(existing.schema())
     assigned = 0 if existing is None else existing.metadata.last_column_id
@@ -53,4 +59,29 @@ def plan_preview(
         plan = replace(plan, retypes=tuple(
             r if r.in_place else replace(r, rows=n, bytes=size) for r in plan.retypes
         ))
-    return Preview(table, plan, TableState.of(existing), profile_of(obs, batch), tuple(rows))
+    return Preview(
+        table, plan, TableState.of(existing), profile_of(obs, batch), tuple(rows), aside
+    )
+
+
+def _typed(
+    engine: Engine, batches: list[list[Any]], batch: int
+) -> tuple[list[dict[str, Any]], tuple[tuple[int, Quarantined], ...]]:
+    """The records every value of which the engine types, and the others set aside with
+    their position, as ingest sets them aside (``on_incompatible="fail"``: the error)."""
+    items = [r for b in batches for r in b]
+    records, not_records = engine.admit(items, batch)
+    at = [i for i, r in enumerate(items) if not isinstance(r, Mapping)]
+    # values made plain up front (a preview's records are few), so the records the engine
+    # sets aside are these very dicts and keep their position
+    plain = [plain_record(r) for r in records]
+    places = (i for i, r in enumerate(items) if isinstance(r, Mapping))
+    position = {id(r): i for r, i in zip(plain, places, strict=True)}
+
+    def typed(good: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        summarize(engine.observe(good, batch))  # observation is lazy below the top level
+        return good
+
+    rows, invalid = engine.tolerant(plain, batch, typed)
+    aside = [*zip(at, not_records, strict=True), *((position[id(q.record)], q) for q in invalid)]
+    return rows, tuple(sorted(aside, key=lambda a: a[0]))

@@ -10,17 +10,21 @@ picks the first entry of :data:`SOURCE_KINDS` that matches a source; ``ingest``,
 
 >>> source_kind([{"a": 1}]).name
 'records'
->>> source_kind("data/day1.jsonl").name
-'jsonl'
+>>> source_kind("data/day1.jsonl").name, source_kind("data/*.parquet").name
+('jsonl', 'parquet')
 >>> source_kind([[{"a": 1}], [{"a": "x"}]]).records([[{"a": 1}], [{"a": "x"}]])
 [[{'a': 1}], [{'a': 'x'}]]
 
-Adding a source kind (Parquet, CSV, a pandas frame...) is one entry plus its tests:
+Files are one kind per format, chosen by extension (``toolkit.pipeline.files`` reads
+them); a path of no format raises :class:`~toolkit.errors.SourceFormatError` naming the
+accepted extensions.
+
+Adding a source kind (XML files, a Delta table...) is one entry plus its tests:
 
 1. Write its functions here: ``matches(source)`` (cheap; never consume the source),
    ``to_dataframe(spark, source)``, ``records(source)`` (a list of batches of Python
    records, without Spark when the source allows it), and ``stream_reader(spark,
-   location, options)`` if Spark can stream it.
+   location, options, schema)`` if Spark can stream it.
 2. Add a :class:`SourceKind` to :data:`SOURCE_KINDS`, before any entry that would match
    its sources too (order decides). Choose the ``mode`` its DataFrame carries records
    in: ``rows`` for typed columns, ``json`` for one string column of JSON lines (which
@@ -32,15 +36,18 @@ Adding a source kind (Parquet, CSV, a pandas frame...) is one entry plus its tes
 
 from __future__ import annotations
 
-import glob
 import os
 import pickle
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from toolkit.core.jsonlines import parse_line, read_jsonl
+from toolkit.arrow import pandas_records, polars_records
+from toolkit.arrow import records as arrow_records
+from toolkit.core.jsonlines import parse_line
+from toolkit.pipeline import files
 from toolkit.spark.workers import JVM_MODES, Mode
 
 if TYPE_CHECKING:
@@ -80,8 +87,11 @@ class SourceKind:
     #: Spark session, ``files`` on Spark when given one, ``spark`` always on Spark)
     home: Home
     #: a streaming DataFrame of the sources appearing at a location, with Spark reader
-    #: options; None: it cannot be streamed
-    stream_reader: Callable[[SparkSession, str, Mapping[str, str]], DataFrame] | None = None
+    #: options and a schema (a ``StructType``, a DDL string, or None: the kind's own, or
+    #: that of the files there now); None: it cannot be streamed
+    stream_reader: (
+        Callable[[SparkSession, str, Mapping[str, str], Any], DataFrame] | None
+    ) = None
 
     @property
     def jvm_fast_path(self) -> bool:
@@ -90,41 +100,40 @@ class SourceKind:
         return self.mode in JVM_MODES
 
 
-# ------------------------------------------------------------------ JSON-lines files
+# ------------------------------------------------------------------ files
 
 
 def _is_path(source: object) -> bool:
     return isinstance(source, str | os.PathLike)
 
 
+def _is_format(fmt: str, source: object) -> bool:
+    """A path, glob or folder of ``fmt`` files, by their extension."""
+    return isinstance(source, str | os.PathLike) and files.guess_format(source) == fmt
+
+
 def jsonl_files(source: str | os.PathLike[str]) -> list[Path]:
-    """A JSON-lines path or glob as its files, sorted (a glob matching nothing fails)."""
-    text = os.fspath(source)
-    if glob.has_magic(text):
-        files = sorted(Path(p) for p in glob.glob(text, recursive=True))
-        if not files:
-            raise FileNotFoundError(f"no file matches {text!r}")
-        return files
-    path = Path(text)
-    if not path.is_file():
-        raise FileNotFoundError(f"no such JSON-lines file: {text!r}")
-    return [path]
+    """A path, glob or folder (of files of any format) as its files, sorted by name (a
+    glob matching nothing fails)."""
+    return files.source_files(source)
 
 
-def _jsonl_dataframe(spark: SparkSession, source: Any) -> DataFrame:
-    return spark.read.text(os.fspath(source))
+def _file_kind(fmt: str, accepts: str, mode: Mode) -> SourceKind:
+    """The kind of files of format ``fmt``: each file one batch in Python, all of them one
+    DataFrame on Spark (``toolkit.pipeline.files``)."""
+    return SourceKind(
+        fmt, accepts, partial(_is_format, fmt), partial(_files_dataframe, fmt),
+        partial(files.records, fmt), mode, "files", stream_reader=files.stream_reader(fmt),
+    )
 
 
-def _jsonl_records(source: Any) -> list[list[Any]]:
-    """Each file one batch, in name order."""
-    return [read_jsonl(f) for f in jsonl_files(source)]
+def _files_dataframe(fmt: str, spark: SparkSession, source: Any) -> DataFrame:
+    return files.dataframe(spark, fmt, source)
 
 
-def _text_stream(spark: SparkSession, location: str, options: Mapping[str, str]) -> DataFrame:
-    reader = spark.readStream.format("text")
-    if options:
-        reader = reader.options(**options)
-    return reader.load(location)
+def _avro_dataframe(spark: SparkSession, source: Any) -> DataFrame:
+    """Avro files' records, read in Python (no spark-avro jar here), pickled to Spark."""
+    return _records_dataframe(spark, [r for b in files.records("avro", source) for r in b])
 
 
 # ------------------------------------------------------------------ Spark DataFrames
@@ -160,8 +169,9 @@ def _text_frame_records(source: Any) -> list[list[Any]]:
 
 
 def _typed_frame_records(source: Any) -> list[list[Any]]:
-    """The rows as Arrow hands them to Spark's Python workers."""
-    return [[r for b in source._collect_as_arrow() for r in b.to_pylist()]]
+    """The rows as Arrow hands them to Spark's Python workers, typed as they type them
+    (RULES 1: an int column's values are ``Int``...; see ``toolkit.arrow``)."""
+    return [[r for b in source._collect_as_arrow() for r in arrow_records(b)]]
 
 
 # ------------------------------------------------------------------ Python records
@@ -187,11 +197,50 @@ def _record_batches(source: Any) -> list[list[Any]]:
     return [items]
 
 
+# ------------------------------------------------------------------ in-memory frames
+
+
+def _made_by(package: str, *names: str) -> Callable[[object], bool]:
+    """Whether a source is of a class called one of ``names`` from ``package``: told by
+    its class's module and name, so pandas and Polars are never imported to ask."""
+
+    def matches(source: object) -> bool:
+        return any(
+            c.__name__ in names and c.__module__.split(".")[0] == package
+            for c in type(source).__mro__
+        )
+
+    return matches
+
+
+def _frame_kind(
+    name: str, accepts: str, matches: Callable[[Any], bool],
+    records_of: Callable[[Any], list[dict[str, Any]]],
+) -> SourceKind:
+    """A kind of in-memory frame: its typed records (``toolkit.arrow``) are one batch.
+    They travel to Spark pickled, so its workers see exactly the values ``simulate()``
+    sees: Spark's own conversion of a frame would refuse a drifting ``object`` column and
+    re-type others (uint64, nanoseconds, maps)."""
+    return SourceKind(
+        name, accepts, matches,
+        lambda spark, source: _records_dataframe(spark, records_of(source)),
+        lambda source: [records_of(source)], "pickle", "memory",
+    )
+
+
 #: every kind of source, in the order they are tried
 SOURCE_KINDS: tuple[SourceKind, ...] = (
+    _file_kind(
+        "jsonl", "a path, glob or folder (str or os.PathLike) of .jsonl, .json or .ndjson "
+        "files (gzipped too: .jsonl.gz...), a .json file being JSON lines or one array",
+        "json",
+    ),
+    _file_kind("parquet", "a path, glob or folder of .parquet files", "rows"),
+    _file_kind("orc", "a path, glob or folder of .orc files", "rows"),
+    _file_kind("csv", "a path, glob or folder of .csv or .csv.gz files (a header)", "rows"),
     SourceKind(
-        "jsonl", "a path or glob of JSON-lines files (str or os.PathLike)", _is_path,
-        _jsonl_dataframe, _jsonl_records, "json", "files", stream_reader=_text_stream,
+        "avro", "a path, glob or folder of .avro files", partial(_is_format, "avro"),
+        _avro_dataframe, partial(files.records, "avro"), "pickle", "files",
     ),
     SourceKind(
         "jsonl-dataframe", "a Spark DataFrame of one string column of JSON lines",
@@ -200,6 +249,19 @@ SOURCE_KINDS: tuple[SourceKind, ...] = (
     SourceKind(
         "dataframe", "a Spark DataFrame of typed columns", _is_dataframe, _same_frame,
         _typed_frame_records, "rows", "spark",
+    ),
+    _frame_kind(
+        "pandas", "a pandas DataFrame (its index left out)",
+        _made_by("pandas", "DataFrame"), pandas_records,
+    ),
+    _frame_kind(
+        "arrow", "a pyarrow Table, RecordBatch, RecordBatchReader or dataset",
+        _made_by("pyarrow", "Table", "RecordBatch", "RecordBatchReader", "Dataset"),
+        arrow_records,
+    ),
+    _frame_kind(
+        "polars", "a Polars DataFrame or LazyFrame (collected)",
+        _made_by("polars", "DataFrame", "LazyFrame"), polars_records,
     ),
     SourceKind(
         "records", "Python records (an iterable of dicts, or a list of lists of them)",
@@ -210,10 +272,13 @@ SOURCE_KINDS: tuple[SourceKind, ...] = (
 
 def source_kind(source: Any) -> SourceKind:
     """The first kind of :data:`SOURCE_KINDS` ``source`` is of (a :class:`TypeError`
-    listing the accepted kinds when none)."""
+    listing the accepted kinds when none; for a path, a
+    :class:`~toolkit.errors.SourceFormatError` listing the accepted extensions)."""
     for kind in SOURCE_KINDS:
         if kind.matches(source):
             return kind
+    if _is_path(source):
+        raise files.unknown_format(source)
     accepted = "; ".join(f"{k.name}: {k.accepts}" for k in SOURCE_KINDS)
     raise TypeError(f"cannot read a {type(source).__name__} as a source; accepted: {accepted}")
 
@@ -221,10 +286,10 @@ def source_kind(source: Any) -> SourceKind:
 def source_named(name: str) -> SourceKind:
     """The kind of source called ``name``.
 
-    >>> source_named("parquet")
+    >>> source_named("xml")
     Traceback (most recent call last):
     ...
-    ValueError: no source kind 'parquet'; choose one of jsonl, jsonl-dataframe, dataframe, records
+    ValueError: no source kind 'xml'; choose one of jsonl, parquet, orc, csv, avro, ..., records
     """
     for kind in SOURCE_KINDS:
         if kind.name == name:
@@ -233,8 +298,12 @@ def source_named(name: str) -> SourceKind:
     raise ValueError(f"no source kind {name!r}; choose one of {names}")
 
 
-def as_dataframe(spark: SparkSession, source: Any) -> tuple[DataFrame, SourceKind]:
+def as_dataframe(
+    spark: SparkSession, source: Any, format: str | None = None
+) -> tuple[DataFrame, SourceKind]:
     """A source as a DataFrame, and its kind (``kind.mode``: how its records travel;
-    ``kind.jvm_fast_path``: whether the JVM may tally and route them)."""
-    kind = source_kind(source)
+    ``kind.jvm_fast_path``: whether the JVM may tally and route them). ``format`` names
+    the kind when the source cannot tell it (a folder of files without extensions; a
+    DataFrame of one string column that is no JSON: ``"dataframe"``)."""
+    kind = source_kind(source) if format is None else source_named(format)
     return kind.to_dataframe(spark, source), kind

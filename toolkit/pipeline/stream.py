@@ -1,5 +1,6 @@
-"""Continuous ingest: Spark Structured Streaming over a folder of JSON-lines files (or of
-another kind of source Spark can stream: see :mod:`toolkit.pipeline.sources`).
+"""Continuous ingest: Spark Structured Streaming over a folder of JSON-lines, Parquet, ORC
+or CSV files (see :mod:`toolkit.pipeline.sources`), or over any streaming DataFrame the
+user builds (Kafka, say).
 
 Each micro-batch is one batch (one task time) of :func:`toolkit.pipeline.ingest.ingest`, committed
 with the batch id ``<query_name>:<epoch>``. Spark's checkpoint remembers which files each
@@ -25,10 +26,18 @@ Running until stopped, one micro-batch every 10 seconds::
                trigger={"processingTime": "10 seconds"})
     ...
     q.stop()
+
+A stream built by hand (here Kafka: its ``value`` as one string column of JSON lines)::
+
+    lines = (spark.readStream.format("kafka").option("subscribe", "events")
+             .option("kafka.bootstrap.servers", "...").load()
+             .selectExpr("CAST(value AS STRING) AS value"))
+    q = stream(lines, "db.events", cat, spark, checkpoint="s3a://.../checkpoints/events")
 """
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -42,8 +51,9 @@ from pyiceberg.exceptions import NoSuchTableError
 
 from toolkit.errors import CheckpointLostError
 from toolkit.iceberg.catalog import embedded
+from toolkit.pipeline.files import folder_format
 from toolkit.pipeline.ingest import IngestReport, ingest, ingested_batches
-from toolkit.pipeline.sources import SOURCE_KINDS, source_named
+from toolkit.pipeline.sources import SOURCE_KINDS, SourceKind, source_named
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -161,8 +171,18 @@ def _check_checkpoint(location: str, catalog: Catalog, table: str, query_name: s
         )
 
 
+def _folder_kind(directory: str, format: str | None) -> SourceKind:
+    """The kind of files a folder streams: ``format``'s, else its files' (by extension),
+    else JSON lines (a folder still empty: files may come after the query starts)."""
+    kind = source_named(format or folder_format(directory))
+    if kind.stream_reader is None:
+        streamable = ", ".join(k.name for k in SOURCE_KINDS if k.stream_reader is not None)
+        raise ValueError(f"source kind {kind.name!r} cannot be streamed; streamable: {streamable}")
+    return kind
+
+
 def stream(
-    directory: str | Path,
+    directory: str | Path | DataFrame,
     table: str,
     catalog: Catalog,
     spark: SparkSession,
@@ -172,12 +192,18 @@ def stream(
     query_name: str | None = None,
     on_batch: Callable[[IngestReport], Any] | None = None,
     source_options: Mapping[str, str] | None = None,
-    format: str = "jsonl",
+    format: str | None = None,
+    schema: Any = None,
     **options: Any,
 ) -> StreamingQuery:
-    """Start a streaming query that ingests each new JSON-lines file of ``directory`` (or
-    file of the kind ``format`` names) into ``table`` (``namespace.name``), one
+    """Start a streaming query that ingests each new file of the folder ``directory`` (or
+    each micro-batch of a streaming DataFrame) into ``table`` (``namespace.name``), one
     micro-batch per ingest, and return it (started).
+
+    ``directory`` is a folder of JSON-lines, Parquet, ORC or CSV files (Avro cannot be
+    streamed), or a streaming DataFrame you built (``df.isStreaming``: Kafka, a socket, a
+    file stream of your own): one string column is read as JSON lines, typed columns as
+    they are, like :func:`~toolkit.pipeline.ingest.ingest` reads a DataFrame.
 
     * ``checkpoint``: Spark's checkpoint location. Defaults, for an embedded catalog, to
       ``<catalog folder>/checkpoints/<table>/<query_name>``; required for other catalogs.
@@ -190,11 +216,17 @@ def stream(
       feeding the same table its own name (and checkpoint).
     * ``on_batch``: called with the :class:`~toolkit.pipeline.ingest.IngestReport` of each
       micro-batch, in Spark's callback thread; :func:`reports` keeps them all anyway.
-    * ``source_options``: options of Spark's text source (``maxFilesPerTrigger``,
+    * ``source_options``: options of Spark's file source (``maxFilesPerTrigger``,
       ``pathGlobFilter``, ``recursiveFileLookup``...).
-    * ``format``: the kind of source the folder holds, by its name in
-      :data:`~toolkit.pipeline.sources.SOURCE_KINDS` (default ``jsonl``: JSON-lines
-      files); its entry's stream reader reads the folder.
+    * ``format``: the kind of files the folder holds, by its name in
+      :data:`~toolkit.pipeline.sources.SOURCE_KINDS` (``jsonl``, ``parquet``, ``orc``,
+      ``csv``); default: the format of the files there (by extension), ``jsonl`` for a
+      folder still empty. Its entry's stream reader reads the folder.
+    * ``schema``: the schema of Parquet, ORC or CSV files (a ``StructType`` or a DDL
+      string). Default: that of the files in the folder when the query starts, read as a
+      batch (an empty folder raises :class:`~toolkit.errors.SourceFormatError`). Spark
+      reads every later file with it: a column it lacks is not read (restart the query
+      to read new columns), a file whose types disagree fails the micro-batch.
     * ``options``: evolution options, as for :func:`toolkit.simulate`.
 
     Files must appear in the folder whole (write elsewhere, then move them in). A query
@@ -208,10 +240,21 @@ def stream(
         for report in reports(q):
             print(report)
     """
-    kind = source_named(format)
-    if kind.stream_reader is None:
-        streamable = ", ".join(k.name for k in SOURCE_KINDS if k.stream_reader is not None)
-        raise ValueError(f"source kind {kind.name!r} cannot be streamed; streamable: {streamable}")
+    if not isinstance(directory, str | os.PathLike):
+        if not getattr(directory, "isStreaming", False):
+            raise TypeError(
+                f"stream() reads a folder (str or os.PathLike) or a streaming DataFrame "
+                f"(spark.readStream...), not a {type(directory).__name__}; ingest a batch "
+                "DataFrame with ingest()"
+            )
+        if format is not None or schema is not None or source_options:
+            raise ValueError(
+                "format=, schema= and source_options= are for folders: a streaming "
+                "DataFrame carries its own"
+            )
+        kind = None
+    else:
+        kind = _folder_kind(str(directory), format)
     name = query_name or _default_query_name(table)
     if checkpoint is None:
         info = embedded(catalog)
@@ -224,21 +267,31 @@ def stream(
     location = str(checkpoint)
     _check_checkpoint(location, catalog, table, name)
 
-    folder = _local_path(str(directory))
-    if folder is not None:
-        folder.mkdir(parents=True, exist_ok=True)  # files may come after the query starts
+    if kind is None:
+        source: DataFrame = directory  # type: ignore[assignment]
+        batch_kind = None  # told by its columns, as ingest tells a DataFrame
+    else:
+        folder = _local_path(str(directory))
+        if folder is not None:
+            folder.mkdir(parents=True, exist_ok=True)  # files may come after the query starts
+        reader_options = {k: str(v) for k, v in (source_options or {}).items()}
+        assert kind.stream_reader is not None
+        source = kind.stream_reader(spark, str(directory), reader_options, schema)
+        # a micro-batch of typed files is typed rows, even of one string column
+        batch_kind = "dataframe" if kind.mode == "rows" else None
     log = StreamLog(name, table)
 
     def process(batch_df: DataFrame, epoch_id: int) -> None:
-        report = ingest(batch_df, table, catalog, spark, batch_id(name, epoch_id), **options)
+        report = ingest(
+            batch_df, table, catalog, spark, batch_id(name, epoch_id), format=batch_kind,
+            **options,
+        )
         log.add(epoch_id, report)
         if on_batch is not None:
             on_batch(report)
 
-    reader_options = {k: str(v) for k, v in (source_options or {}).items()}
     writer = (
-        kind.stream_reader(spark, str(directory), reader_options)
-        .writeStream.queryName(name)
+        source.writeStream.queryName(name)
         .option("checkpointLocation", location)
         .foreachBatch(process)
     )

@@ -14,6 +14,7 @@ from typing import Any, Literal, TypeAlias
 
 import pyarrow as pa
 
+from toolkit.arrow import records as arrow_records
 from toolkit.core.engine import Engine, RoutedBatch, gc_paused
 from toolkit.core.jsonlines import has_lone_surrogate, parse_line
 from toolkit.core.observe import StructObservation
@@ -34,9 +35,11 @@ JVM_MODES: frozenset[Mode] = frozenset({"json"})
 
 
 def records_of(batch: pa.RecordBatch, mode: Mode) -> list[Any]:
-    """The records of one Arrow chunk of a source DataFrame (a malformed line raises)."""
+    """The records of one Arrow chunk of a source DataFrame (a malformed line raises).
+    Typed rows keep their types (RULES 1): an int, short or byte column arrives as Arrow
+    int32/16/8 and its values as ``Int``, a float column's as ``Float`` (``toolkit.arrow``)."""
     if mode == "rows":
-        return list(batch.to_pylist())
+        return arrow_records(batch)
     column = batch.column(0).to_pylist()
     if mode == "pickle":
         return [pickle.loads(b) for b in column]
@@ -180,11 +183,17 @@ def route_partition(
     # a policy whose routing sets records aside (the widening one) routes by its plan the
     # records that observe, and is never clean: routing itself may set records aside
     fits = policy.sets_aside
+
+    def route(good: list[dict[str, Any]]) -> RoutedBatch:
+        return engine.route(schema, engine.observe(good))
+
     for chunk in batches:
         with gc_paused():
             if clean and not fits:
                 records = records_of(chunk, mode)
-                routed = engine.route(schema, engine.observe(records)) if records else None
+                # (tolerant only for the plain values of numpy and pandas scalars: the
+                # observation pass found no record to set aside)
+                routed = engine.tolerant(records, "", route)[0] if records else None
             else:
                 rows, _ = admitted(engine, chunk, mode, "")
                 if fits:
@@ -194,9 +203,7 @@ def route_partition(
                     columns = [[r.get(c.name) for r in kept] for c in schema.fields]
                     routed = RoutedBatch(schema, tuple(columns), len(kept)) if kept else None
                 else:
-                    done, _ = engine.tolerant(
-                        rows, "", lambda good: engine.route(schema, engine.observe(good))
-                    )
+                    done, _ = engine.tolerant(rows, "", route)
                     routed = done if done.size else None
         if routed is None:
             continue
