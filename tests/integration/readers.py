@@ -8,6 +8,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from pyiceberg.catalog import Catalog
 from pyiceberg.table import Table
 
 from toolkit.core.types import ListOf, Struct
@@ -74,3 +75,26 @@ def read_spark(spark: SparkSession, name: str) -> list[Row]:
 def read_duckdb(table: Table) -> list[Row]:
     table.refresh()
     return canonical(read_table(table))
+
+
+def schema_summary(schema: Any) -> list[tuple[int, str, str, str | None]]:
+    """Every field (nested too) as (id, full name, type, doc): what the user checks."""
+    from pyiceberg.schema import index_by_id
+
+    return sorted(
+        (fid, schema.find_column_name(fid), str(f.field_type), f.doc)
+        for fid, f in index_by_id(schema).items()
+    )
+
+
+def assert_table_is_the_simulation(
+    spark: SparkSession, catalog: Catalog, name: str, sim: Any
+) -> None:
+    """The table ``name`` of ``catalog`` is what ``sim`` (a ``toolkit.Simulation``) says:
+    same field IDs, names, types and docs, same rows through Spark, DuckDB and PyIceberg."""
+    table = catalog.load_table(name)
+    assert schema_summary(table.schema()) == schema_summary(sim.schema)
+    expected = canonical(sim.rows)
+    assert read_spark(spark, f"{catalog.name}.{name}") == expected
+    assert read_duckdb(table) == expected
+    assert read_pyiceberg(table) == canonical(as_pyiceberg_reads_it(sim.rows, sim.table_schema))

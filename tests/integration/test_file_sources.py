@@ -21,11 +21,7 @@ from pyiceberg.catalog import Catalog
 
 import toolkit
 from tests.integration.readers import (
-    as_pyiceberg_reads_it,
-    canonical,
-    read_duckdb,
-    read_pyiceberg,
-    read_spark,
+    assert_table_is_the_simulation,
 )
 from toolkit.pipeline.ingest import ingest
 from toolkit.pipeline.stream import reports, stream
@@ -148,27 +144,6 @@ WRITERS = {
     "avro": (write_avro, ".avro"),
     "json.gz": (write_json_gz, ".json.gz"),
 }
-
-
-def schema_summary(schema: Any) -> list[tuple[int, str, str, str | None]]:
-    """Every field (nested too) as (id, full name, type, doc)."""
-    from pyiceberg.schema import index_by_id
-
-    return sorted(
-        (fid, schema.find_column_name(fid), str(f.field_type), f.doc)
-        for fid, f in index_by_id(schema).items()
-    )
-
-
-def assert_table_is_the_simulation(
-    spark: SparkSession, lakehouse: Catalog, name: str, sim: Any
-) -> None:
-    table = lakehouse.load_table(name)
-    assert schema_summary(table.schema()) == schema_summary(sim.schema)
-    expected = canonical(sim.rows)
-    assert read_spark(spark, f"{lakehouse.name}.{name}") == expected
-    assert read_duckdb(table) == expected
-    assert read_pyiceberg(table) == canonical(as_pyiceberg_reads_it(sim.rows, sim.table_schema))
 
 
 @pytest.mark.parametrize("fmt", list(WRITERS))

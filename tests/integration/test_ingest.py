@@ -19,6 +19,7 @@ from tests.integration.readers import (
     read_duckdb,
     read_pyiceberg,
     read_spark,
+    schema_summary,
 )
 from toolkit.core.engine import Engine
 from toolkit.core.planner import Plan
@@ -57,16 +58,6 @@ CORPUS: list[list[dict[str, Any]]] = [
         {"a": [True], "coordinates": [[[4]]], "started": "2024-01-04"},
     ],
 ]
-
-
-def schema_summary(schema: Any) -> list[tuple[int, str, str, str | None]]:
-    """Every field (nested too) as (id, full name, type, doc): what the user checks."""
-    from pyiceberg.schema import index_by_id
-
-    return sorted(
-        (fid, schema.find_column_name(fid), str(f.field_type), f.doc)
-        for fid, f in index_by_id(schema).items()
-    )
 
 
 def test_ingest_batch_by_batch_equals_the_simulation(

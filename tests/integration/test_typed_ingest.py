@@ -14,13 +14,8 @@ from pyiceberg.catalog import Catalog
 
 import toolkit
 from tests.integration.readers import (
-    as_pyiceberg_reads_it,
-    canonical,
-    read_duckdb,
-    read_pyiceberg,
-    read_spark,
+    assert_table_is_the_simulation,
 )
-from tests.integration.test_ingest import schema_summary
 from toolkit.pipeline.ingest import ingest
 
 if TYPE_CHECKING:
@@ -44,17 +39,6 @@ BATCHES: list[list[dict[str, Any]]] = [
 ]
 
 
-def equal_through_every_reader(
-    lakehouse: Catalog, spark: SparkSession, name: str, sim: toolkit.Simulation
-) -> None:
-    table = lakehouse.load_table(name)
-    assert schema_summary(table.schema()) == schema_summary(sim.schema)
-    expected = canonical(sim.rows)
-    assert read_spark(spark, f"{lakehouse.name}.{name}") == expected
-    assert read_duckdb(table) == expected
-    assert read_pyiceberg(table) == canonical(as_pyiceberg_reads_it(sim.rows, sim.table_schema))
-
-
 def test_typed_records_ingest_as_they_simulate_under_the_automatic_policy(
     lakehouse: Catalog, spark: SparkSession
 ) -> None:
@@ -65,7 +49,7 @@ def test_typed_records_ingest_as_they_simulate_under_the_automatic_policy(
     types = {f.name: str(f.field_type) for f in sim.schema.fields}
     assert types["amount"] == "decimal(38, 18)" and types["blob"] == "binary"
     assert types["amount_string"] == "string" and types["n"] == "long"
-    equal_through_every_reader(lakehouse, spark, "typed.auto", sim)
+    assert_table_is_the_simulation(spark, lakehouse, "typed.auto", sim)
 
 
 def test_typed_records_ingest_as_they_simulate_under_the_widening_policy(
@@ -83,4 +67,4 @@ def test_typed_records_ingest_as_they_simulate_under_the_widening_policy(
     # the decimal beyond the column's digits and the bytes are set aside, not changed
     assert sorted(q.field for q in sim.quarantined) == ["amount", "n"]
     assert report.quarantined == 2
-    equal_through_every_reader(lakehouse, spark, "typed.widen", sim)
+    assert_table_is_the_simulation(spark, lakehouse, "typed.widen", sim)

@@ -25,8 +25,7 @@ from pyiceberg.types import (
 )
 
 import toolkit
-from tests.integration.readers import canonical, read_duckdb, read_spark
-from tests.integration.test_ingest import schema_summary
+from tests.integration.readers import canonical, read_duckdb, read_spark, schema_summary
 from toolkit.errors import IncompatibleRecordError
 from toolkit.iceberg.quarantine import quarantine
 from toolkit.iceberg.schema import from_iceberg

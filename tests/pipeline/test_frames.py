@@ -21,13 +21,8 @@ from pyiceberg.catalog import Catalog
 import toolkit
 from tests.core.test_properties import Oracle, examples
 from tests.integration.readers import (
-    as_pyiceberg_reads_it,
-    canonical,
-    read_duckdb,
-    read_pyiceberg,
-    read_spark,
+    assert_table_is_the_simulation,
 )
-from tests.integration.test_ingest import schema_summary
 from toolkit.arrow import column_values, pandas_records, polars_records, records
 from toolkit.core.values import Float, Int
 from toolkit.spark.workers import records_of
@@ -434,17 +429,6 @@ SPARK_FRAMES = [
 ]
 
 
-def equal_through_every_reader(
-    lakehouse: Catalog, spark: SparkSession, name: str, sim: toolkit.Simulation
-) -> None:
-    table = lakehouse.load_table(name)
-    assert schema_summary(table.schema()) == schema_summary(sim.schema)
-    expected = canonical(sim.rows)
-    assert read_spark(spark, f"{lakehouse.name}.{name}") == expected
-    assert read_duckdb(table) == expected
-    assert read_pyiceberg(table) == canonical(as_pyiceberg_reads_it(sim.rows, sim.table_schema))
-
-
 @pytest.mark.spark
 @pytest.mark.parametrize("policy", ["auto", "widen"])
 def test_ingesting_frames_equals_simulating_them(
@@ -459,7 +443,7 @@ def test_ingesting_frames_equals_simulating_them(
     sim = toolkit.simulate(SPARK_FRAMES, **options)
     assert [r.plan.changes for r in reports] == [p.changes for p in sim.plans]
     assert sum(r.quarantined for r in reports) == len(sim.quarantined)
-    equal_through_every_reader(lakehouse, spark, name, sim)
+    assert_table_is_the_simulation(spark, lakehouse, name, sim)
 
 
 @pytest.mark.spark
@@ -480,4 +464,4 @@ def test_a_typed_spark_dataframe_keeps_its_types(lakehouse: Catalog, spark: Spar
     types = {f.name: str(f.field_type) for f in sim.schema.fields}
     assert types == {"i": "int", "s": "int", "b": "int", "f": "float",
                      "d": "decimal(38, 18)", "bin": "binary", "l": "long"}
-    equal_through_every_reader(lakehouse, spark, "frames.spark", sim)
+    assert_table_is_the_simulation(spark, lakehouse, "frames.spark", sim)

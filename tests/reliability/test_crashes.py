@@ -24,8 +24,8 @@ from urllib.parse import urlparse
 import pytest
 
 import toolkit
-from tests.integration.readers import canonical, read_duckdb
-from tests.integration.test_ingest import CORPUS, schema_summary
+from tests.integration.readers import canonical, read_duckdb, schema_summary
+from tests.integration.test_ingest import CORPUS
 from tests.reliability import children
 from toolkit.core.types import Struct
 from toolkit.iceberg.commit import batch_id_of

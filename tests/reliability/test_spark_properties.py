@@ -24,8 +24,7 @@ from pyiceberg.catalog import Catalog
 import toolkit
 from tests.core import strategies as gen
 from tests.core.test_properties import Oracle, canon
-from tests.integration.readers import normalize
-from tests.integration.test_ingest import schema_summary
+from tests.integration.readers import normalize, schema_summary
 from tests.reliability.children import LONG_RUN
 from toolkit.iceberg.duckdb import read_table
 from toolkit.iceberg.schema import from_iceberg

@@ -31,8 +31,7 @@ from pyiceberg.catalog import Catalog
 from pyiceberg.types import StringType
 
 import toolkit
-from tests.integration.readers import canonical, read_duckdb
-from tests.integration.test_ingest import schema_summary
+from tests.integration.readers import canonical, read_duckdb, schema_summary
 from tests.reliability import children
 from toolkit.core.types import Struct
 from toolkit.iceberg.commit import batch_id_of
