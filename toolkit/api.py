@@ -13,6 +13,7 @@ table {
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -91,7 +92,11 @@ class Simulation:
 
 
 def simulate(
-    batches: Iterable[Any], schema: Schema | Struct | None = None, **options: Any
+    batches: Iterable[Any],
+    schema: Schema | Struct | None = None,
+    *,
+    format: str | None = None,
+    **options: Any,
 ) -> Simulation:
     """Run batches of JSON-like records through the evolution engine, in memory.
 
@@ -99,6 +104,7 @@ def simulate(
     dicts (numpy and pandas scalars too), a pandas, Arrow or Polars frame, a JSON-lines
     path or glob (all its records one batch)... ``batches`` may itself be such a source
     rather than a list of batches: its own batches (a glob: each file one batch).
+    ``format`` names the kind of file sources whose names cannot tell it (``"jsonl"``...).
 
     ``schema`` is the table's starting schema (columns it already declares). ``options``
     are those of :func:`make_options`: ``policy="widen"`` follows RULES 5, with
@@ -112,44 +118,44 @@ def simulate(
     [('incompatible', 'n', 'boolean', 'double')]
     """
     return Simulation(
-        simulate_batches(_batches(batches), as_struct(schema), make_options(**options))
+        simulate_batches(_batches(batches, format), as_struct(schema), make_options(**options))
     )
 
 
-def profile(source: Any, *, batch: int = 0, **options: Any) -> Profile:
+def profile(
+    source: Any, *, batch: int = 0, format: str | None = None, **options: Any
+) -> Profile:
     """Per field path: counts per observed type and dimension, nulls, first/last batch,
     sample values, of any source (records, a frame, a JSON-lines path...: all its records
-    as batch ``batch``). Profiles merge with ``+``."""
-    return _profile.profile(_records(source), batch=batch, options=make_options(**options))
+    as batch ``batch``; ``format`` names the kind of a file source its name cannot tell).
+    Profiles merge with ``+``."""
+    from toolkit.pipeline.sources import records_of  # loaded late: it loads Arrow
+
+    records = records_of(source, format)
+    return _profile.profile(records, batch=batch, options=make_options(**options))
 
 
-def _records(source: Any) -> list[Any]:
-    """All the records of a source of any kind, as one batch."""
-    from toolkit.pipeline.sources import source_kind  # loaded late: it loads Arrow
-
-    return [r for b in source_kind(source).records(source) for r in b]
-
-
-def _batches(batches: Any) -> list[list[Any]]:
+def _batches(batches: Any, format: str | None) -> list[list[Any]]:
     """The batches of :func:`simulate`: each one a source of its own, unless ``batches``
-    is a source other than Python records (a glob, a frame) and has batches itself."""
-    from toolkit.pipeline.sources import source_kind
+    is a source other than Python records (a glob, a frame) and has batches itself.
+    Python records are a batch as they are (values that are no records too, which the
+    engine sets aside); any other source is all its records."""
+    from toolkit.pipeline.sources import kind_of, records_of, source_kind
 
+    if isinstance(batches, str | os.PathLike):  # files: each its own batch
+        return kind_of(batches, format).records(batches)
     kind = source_kind(batches)
     if kind.name != "records":
         return kind.records(batches)
-    return [_batch(b) for b in batches]
+    return [records_of(b, format) if _named(b) else list(b) for b in batches]
 
 
-def _batch(source: Any) -> list[Any]:
-    """One batch: Python records are its records as they are (even values that are no
-    records, such as lists, which the engine sets aside), any other source all its
-    records."""
+def _named(batch: Any) -> bool:
+    """Whether a batch of :func:`simulate` is a source to read (a path, a frame...)
+    rather than Python records."""
     from toolkit.pipeline.sources import source_kind
 
-    if source_kind(source).name == "records":
-        return list(source)
-    return _records(source)
+    return isinstance(batch, str | os.PathLike) or source_kind(batch).name != "records"
 
 
 __all__ = ["Records", "Simulation", "coalesce_sql", "make_options", "profile", "simulate"]

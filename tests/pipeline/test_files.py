@@ -18,11 +18,13 @@ import pyarrow.orc as po
 import pyarrow.parquet as pq
 import pytest
 
+import toolkit
 from toolkit.core.jsonlines import read_jsonl
 from toolkit.core.values import Float, Int
 from toolkit.errors import MalformedLineError, SourceFormatError
 from toolkit.pipeline import files
 from toolkit.pipeline.files import read_avro, read_csv
+from toolkit.pipeline.preview import plan_preview
 from toolkit.pipeline.sources import SOURCE_KINDS, source_kind
 from toolkit.spark.workers import records_of
 
@@ -391,3 +393,16 @@ def test_json_arrays_reach_spark_as_json_lines_beside_the_lines_files(
     got = frame_records(df, kind.mode)
     key = json.dumps
     assert sorted(got, key=key) == sorted(python, key=key) and len(got) == 3
+
+
+def test_a_file_whose_name_tells_no_format_is_read_with_format(tmp_path: Path) -> None:
+    path = tmp_path / "events.log"
+    path.write_text('{"a": 1}\n{"a": "x"}\n')
+    with pytest.raises(SourceFormatError, match=r"pass format= \(one of jsonl, parquet"):
+        toolkit.profile(path)
+    assert toolkit.profile(path, format="jsonl").records == 2
+    for batches in ([path], path):
+        sim = toolkit.simulate(batches, format="jsonl")
+        assert [f.name for f in sim.schema.fields] == ["a", "a_long"]  # RULES 3.2
+    preview = plan_preview(path, "db.t", toolkit.catalog(tmp_path / "lake"), format="jsonl")
+    assert len(preview.records) == 2

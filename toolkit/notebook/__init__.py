@@ -42,7 +42,7 @@ from toolkit.core.profile import Profile, profile_of
 from toolkit.core.types import Struct
 from toolkit.notebook.explore_model import StatisticsModel
 from toolkit.notebook.preview_model import CommitRequest
-from toolkit.pipeline.sources import SourceKind, jsonl_files, source_kind
+from toolkit.pipeline.sources import SourceKind, jsonl_files, records_of, source_kind
 
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
@@ -175,12 +175,6 @@ def explore(
     return ExplorePanel(model, page_size=page_size, top=top)
 
 
-def _records(source: Any) -> list[dict[str, Any]]:
-    """The records of a preview source (a list of dicts, a JSON-lines path or glob, any
-    kind of :data:`~toolkit.pipeline.sources.SOURCE_KINDS`), all its batches as one."""
-    return [r for b in source_kind(source).records(source) for r in b]
-
-
 def ingest_commit(
     catalog: Catalog, spark: SparkSession | None = None, **options: Any
 ) -> Callable[[CommitRequest], IngestReport]:
@@ -261,7 +255,7 @@ def preview(
     opts = make_options(**options)
 
     def make() -> Preview:
-        planned = plan_preview(_records(source), table, catalog, **options)
+        planned = plan_preview(records_of(source), table, catalog, **options)
         return with_rewrite_costs(planned, catalog)
 
     def table_statistics() -> WrittenDataStatistics:

@@ -22,7 +22,7 @@ from toolkit.core.values import plain_record
 from toolkit.iceberg.catalog import load_table
 from toolkit.iceberg.operations import rewrite_cost
 from toolkit.iceberg.schema import from_iceberg
-from toolkit.pipeline.sources import source_kind
+from toolkit.pipeline.sources import kind_of
 
 __all__ = ["Preview", "plan_preview"]
 
@@ -41,7 +41,9 @@ class Preview:
     aside: tuple[tuple[int, Quarantined], ...] = ()
 
 
-def plan_preview(records: Any, table: str, catalog: Catalog, **options: Any) -> Preview:
+def plan_preview(
+    records: Any, table: str, catalog: Catalog, *, format: str | None = None, **options: Any
+) -> Preview:
     """Plan ``records`` (a source of any kind, all its records as one batch: Python
     records, a frame, a JSON-lines path...) against ``table`` (absent: a new table)
     without Spark and without changing anything; pass the result's ``plan`` and
@@ -49,7 +51,7 @@ def plan_preview(records: Any, table: str, catalog: Catalog, **options: Any) -> 
     engine = Engine(make_options(**options))
     existing = load_table(catalog, table)
     batch = 0 if existing is None else len(existing.snapshots())
-    rows, aside = _typed(engine, source_kind(records).records(records), batch)
+    rows, aside = _typed(engine, kind_of(records, format).records(records), batch)
     obs = engine.observe(rows, batch)
     current = Struct() if existing is None else from_iceberg(existing.schema())
     assigned = 0 if existing is None else existing.metadata.last_column_id

@@ -58,6 +58,8 @@ __all__ = [
     "Home",
     "SourceKind",
     "as_dataframe",
+    "kind_of",
+    "records_of",
     "jsonl_files",
     "source_kind",
     "source_named",
@@ -305,5 +307,19 @@ def as_dataframe(
     ``kind.jvm_fast_path``: whether the JVM may tally and route them). ``format`` names
     the kind when the source cannot tell it (a folder of files without extensions; a
     DataFrame of one string column that is no JSON: ``"dataframe"``)."""
-    kind = source_kind(source) if format is None else source_named(format)
+    kind = kind_of(source, format)
     return kind.to_dataframe(spark, source), kind
+
+
+def kind_of(source: Any, format: str | None = None) -> SourceKind:
+    """The kind ``format`` names, else the kind ``source`` is of (:func:`source_kind`)."""
+    return source_kind(source) if format is None else source_named(format)
+
+
+def records_of(source: Any, format: str | None = None) -> list[Any]:
+    """All the records of a source of any kind, as one batch (each file's, in name order).
+
+    >>> records_of([{"a": 1}, {"a": 2}])
+    [{'a': 1}, {'a': 2}]
+    """
+    return [r for b in kind_of(source, format).records(source) for r in b]
