@@ -44,6 +44,7 @@ from benchmarks.bench_spark import (
     NAMESPACE,
     create_like,
     load_average,
+    load_lines,
     med,
     split,
     table_text,
@@ -264,18 +265,10 @@ def report(
             rows.append(row("   spark.createDataFrame(frame), no Arrow (Spark's default; info)",
                             med(pair.info), base))
 
-    warn = [
-        f"WARNING: load average {when} {lv[0]:.2f} > {LOAD_WARNING}: the machine is shared "
-        "and busy; ratios are less reliable"
-        for when, lv in (("at start", load0), ("at end", load1))
-        if lv[0] > LOAD_WARNING
-    ]
     tail = [
         f"ratio sources/parquet-ingest = {runs.parquet.ratio:.2f} (no target yet: measured)",
         f"ratio sources/pandas-ingest = {runs.pandas.ratio:.2f} (no target yet: measured)",
-        "load average (1/5/15 min) at start " + "/".join(f"{x:.2f}" for x in load0)
-        + ", at end " + "/".join(f"{x:.2f}" for x in load1),
-        *warn,
+        *load_lines(load0, load1),
     ]
     return "\n".join([head, "", *table_text(rows), "", *tail])
 

@@ -115,6 +115,23 @@ def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - t0, out
 
 
+def load_lines(
+    load0: tuple[float, float, float], load1: tuple[float, float, float]
+) -> list[str]:
+    """The load averages at start and end of a run, and a warning when the machine was
+    busy (the ratios are then less reliable)."""
+    return [
+        "load average (1/5/15 min) at start " + "/".join(f"{x:.2f}" for x in load0)
+        + ", at end " + "/".join(f"{x:.2f}" for x in load1),
+        *(
+            f"WARNING: load average {when} {lv[0]:.2f} > {LOAD_WARNING}: the machine is "
+            "shared and busy; ratios are less reliable"
+            for when, lv in (("at start", load0), ("at end", load1))
+            if lv[0] > LOAD_WARNING
+        ),
+    ]
+
+
 def verdict(ratio: float, target: float) -> str:
     return "PASS" if ratio <= target else "MISS"
 
@@ -671,21 +688,13 @@ def report(
 
     commit_tables, commit_tail = commit_report(commits)
     r_profile, r_ingest = observe / infer, ingest / append
-    warn = [
-        f"WARNING: load average {when} {lv[0]:.2f} > {LOAD_WARNING}: the machine is shared "
-        "and busy; ratios are less reliable"
-        for when, lv in (("at start", load0), ("at end", load1))
-        if lv[0] > LOAD_WARNING
-    ]
     tail = [
         f"profile  observe / inference      = {r_profile:.2f} (target <= {TARGET_PROFILE}): "
         f"{verdict(r_profile, TARGET_PROFILE)}",
         f"ingest   ingest / plain append    = {r_ingest:.2f} (target <= {TARGET_INGEST}): "
         f"{verdict(r_ingest, TARGET_INGEST)}",
         *commit_tail,
-        "load average (1/5/15 min) at start " + "/".join(f"{x:.2f}" for x in load0)
-        + ", at end " + "/".join(f"{x:.2f}" for x in load1),
-        *warn,
+        *load_lines(load0, load1),
     ]
     return "\n".join(
         [head, "", *table_text(rows), "", *commit_tables, "", *tail]

@@ -15,13 +15,7 @@ import pytest
 from pyiceberg.catalog import Catalog
 
 import toolkit
-from tests.integration.readers import (
-    as_pyiceberg_reads_it,
-    canonical,
-    read_duckdb,
-    read_pyiceberg,
-    read_spark,
-)
+from tests.integration.readers import assert_table_is_the_simulation
 from toolkit.pipeline.ingest import ingest
 from toolkit.spark.views import create_coalesce_view
 
@@ -57,10 +51,7 @@ def test_mixed_arrays_split_in_the_jvm_and_read_back(
     sim = toolkit.simulate(BATCHES)
     table = lakehouse.load_table("mixed.events")
     assert table.schema().as_struct() == sim.schema.as_struct()
-    expected = canonical(sim.rows)
-    assert read_spark(spark, f"{lakehouse.name}.mixed.events") == expected
-    assert read_duckdb(table) == expected
-    assert read_pyiceberg(table) == canonical(as_pyiceberg_reads_it(sim.rows, sim.table_schema))
+    assert_table_is_the_simulation(spark, lakehouse, "mixed.events", sim)
 
     # what issue 12 asks for, queried in Spark: records and primitives at their positions
     got = {

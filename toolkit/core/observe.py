@@ -51,6 +51,8 @@ K_RECORD: Final = Kind(RECORD, 0)
 K_EMPTY1: Final = Kind(None, 1)
 K_LONG1: Final = Kind("long", 1)
 K_STRING1: Final = Kind("string", 1)
+K_INT: Final = Kind("int", 0)
+K_FLOAT: Final = Kind("float", 0)
 K_DECIMAL: Final = Kind("decimal", 0)
 K_BINARY: Final = Kind("binary", 0)
 #: bytes that are not UTF-8 text: no exact string form (RULES 2, per value)
@@ -88,10 +90,6 @@ _EMPTY: Final[dict[str, Any]] = {}
 #: reading time grows threefold per list level past 20 (minutes at 31), and pickle,
 #: sqlglot and the engine's own walks recurse once per level.
 MAX_DEPTH: Final = 20
-
-
-K_INT: Final = Kind("int", 0)
-K_FLOAT: Final = Kind("float", 0)
 
 
 def _decimal_kind(v: Decimal) -> Kind:

@@ -42,7 +42,7 @@ from toolkit.core.profile import Profile, profile_of
 from toolkit.core.types import Struct
 from toolkit.notebook.explore_model import StatisticsModel
 from toolkit.notebook.preview_model import CommitRequest
-from toolkit.pipeline.sources import SourceKind, jsonl_files, records_of, source_kind
+from toolkit.pipeline.sources import SourceKind, records_of, source_kind
 
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
@@ -65,7 +65,6 @@ __all__ = [
     "edit_schema",
     "explore",
     "ingest_commit",
-    "jsonl_files",
     "preview",
     "statistics_model",
     "with_rewrite_costs",

@@ -41,7 +41,6 @@ import pickle
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import partial
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from toolkit.arrow import pandas_records, polars_records
@@ -60,7 +59,6 @@ __all__ = [
     "as_dataframe",
     "kind_of",
     "records_of",
-    "jsonl_files",
     "source_kind",
     "source_named",
 ]
@@ -112,12 +110,6 @@ def _is_path(source: object) -> bool:
 def _is_format(fmt: str, source: object) -> bool:
     """A path, glob or folder of ``fmt`` files, by their extension."""
     return isinstance(source, str | os.PathLike) and files.guess_format(source) == fmt
-
-
-def jsonl_files(source: str | os.PathLike[str]) -> list[Path]:
-    """A path, glob or folder (of files of any format) as its files, sorted by name (a
-    glob matching nothing fails)."""
-    return files.source_files(source)
 
 
 def _file_kind(fmt: str, accepts: str, mode: Mode) -> SourceKind:
