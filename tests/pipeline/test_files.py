@@ -381,6 +381,19 @@ def test_files_whose_types_disagree_are_refused_on_spark(
 
 
 @pytest.mark.spark
+def test_parquet_nanoseconds_spark_cannot_read_are_refused_saying_why(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    path = tmp_path / "ns.parquet"
+    pq.write_table(pa.table({"t": pa.array([1_000_000_001], pa.timestamp("ns", "UTC"))}), path)
+    with pytest.raises(SourceFormatError, match=r"Spark cannot read a column.*TIMESTAMP\(NANOS"
+                       r".*microseconds.*pandas or Arrow frame"):
+        source_kind(path).to_dataframe(spark, path)
+    # what ingest refuses, simulate does not turn into something else: every digit as text
+    assert source_kind(path).records(path) == [[{"t": "1970-01-01T00:00:01.000000001+00:00"}]]
+
+
+@pytest.mark.spark
 def test_json_arrays_reach_spark_as_json_lines_beside_the_lines_files(
     spark: SparkSession, tmp_path: Path
 ) -> None:

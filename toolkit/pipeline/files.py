@@ -495,7 +495,18 @@ def dataframe(spark: SparkSession, fmt: str, source: str | os.PathLike[str]) -> 
         try:
             return reader.load(text)
         except Exception as exc:
-            if "MERGE" not in str(exc).upper():
+            message = str(exc)
+            if "Illegal Parquet type" in message:
+                # Spark 3.5 reads no nanosecond timestamps, which pandas and Arrow write;
+                # simulate() reads them (as texts with every digit): say so, never guess
+                raise SourceFormatError(
+                    f"{text}: Spark cannot read a column of these {fmt} files "
+                    f"({_illegal_type(message)}). Write timestamps in microseconds "
+                    "(pandas: to_parquet(..., coerce_timestamps='us', "
+                    "allow_truncated_timestamps=False)), or ingest the data as a pandas "
+                    "or Arrow frame, which keeps every digit"
+                ) from exc
+            if "CANNOT_MERGE" not in message and "Failed to merge" not in message:
                 raise
             raise SourceFormatError(
                 f"{text}: its {fmt} files disagree on a column's type, which one Spark "
@@ -503,6 +514,12 @@ def dataframe(spark: SparkSession, fmt: str, source: str | os.PathLike[str]) -> 
                 "batches (one ingest per file); each file's records still evolve the table"
             ) from exc
     raise ValueError(f"Spark reads no {fmt!r} files here; avro goes through Python")
+
+
+def _illegal_type(message: str) -> str:
+    """The type Spark's Parquet reader refused, as its error names it."""
+    found = re.search(r"Illegal Parquet type: ([^.\n]+)", message)
+    return found[1].strip() if found else "a type Spark does not know"
 
 
 def _schemas_of(message: str) -> str:
