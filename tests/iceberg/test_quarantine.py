@@ -21,7 +21,7 @@ import toolkit.iceberg.quarantine as quarantine_module
 from toolkit.core.quarantine import Quarantined
 from toolkit.errors import NotReplayableError, UnknownIdsError
 from toolkit.iceberg import catalog
-from toolkit.iceberg.commit import BATCH_ID_PROPERTY, batch_id_of
+from toolkit.iceberg.ledger import BATCH_ID_PROPERTY, batch_id_of
 from toolkit.iceberg.quarantine import (
     ARROW_SCHEMA,
     QUARANTINE_SCHEMA,

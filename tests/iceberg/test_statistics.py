@@ -22,7 +22,7 @@ from pyiceberg.types import (
 )
 
 from toolkit.iceberg import catalog
-from toolkit.iceberg.commit import BATCH_ID_PROPERTY
+from toolkit.iceberg.ledger import BATCH_ID_PROPERTY
 from toolkit.iceberg.statistics import (
     WrittenDataStatistics,
     statistics,

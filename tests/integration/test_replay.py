@@ -20,7 +20,7 @@ import toolkit
 from tests.integration.readers import read_pyiceberg
 from toolkit.core.quarantine import Quarantined
 from toolkit.errors import StalePlanError
-from toolkit.iceberg.commit import BATCH_ID_PROPERTY, batch_id_of
+from toolkit.iceberg.ledger import BATCH_ID_PROPERTY, batch_id_of
 from toolkit.iceberg.quarantine import (
     ARROW_SCHEMA,
     PENDING_REPLAY_PROPERTY,

@@ -19,7 +19,8 @@ from toolkit.core.engine import Engine, read_rows
 from toolkit.core.jsonlines import read_jsonl
 from toolkit.core.state import TableState
 from toolkit.core.types import Struct
-from toolkit.iceberg.commit import BATCH_ID_PROPERTY, commit_plan
+from toolkit.iceberg.commit import commit_plan
+from toolkit.iceberg.ledger import BATCH_ID_PROPERTY
 from toolkit.iceberg.schema import from_iceberg, to_iceberg
 
 DATA = Path(__file__).resolve().parents[2] / "toolkit" / "data"

@@ -10,7 +10,7 @@ import pytest
 
 import toolkit
 from tests.notebooks.nbrun import execute
-from toolkit.iceberg.commit import batch_id_of
+from toolkit.iceberg.ledger import batch_id_of
 
 pytestmark = [pytest.mark.notebook, pytest.mark.spark]
 

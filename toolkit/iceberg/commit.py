@@ -17,7 +17,6 @@ from pyiceberg.schema import Schema, index_by_id
 from pyiceberg.table import Table
 from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.table.refs import MAIN_BRANCH
-from pyiceberg.table.snapshots import Snapshot
 from pyiceberg.table.update import (
     AddSchemaUpdate,
     AssertCurrentSchemaId,
@@ -38,16 +37,6 @@ from toolkit.core.types import ColumnType, ListOf, Struct
 from toolkit.core.widening import in_place
 from toolkit.errors import StalePlanError
 from toolkit.iceberg.schema import from_iceberg, to_iceberg
-
-#: the snapshot summary property that records which batch a commit wrote
-BATCH_ID_PROPERTY = "toolkit.batch-id"
-
-
-def batch_id_of(snapshot: Snapshot) -> str | None:
-    """The batch a snapshot wrote, if the toolkit wrote it."""
-    if snapshot.summary is None:
-        return None
-    return snapshot.summary.additional_properties.get(BATCH_ID_PROPERTY)
 
 
 def commit_plan(

@@ -43,7 +43,7 @@ from pyiceberg.types import LongType, NestedField, StringType, TimestamptzType
 from toolkit.core.quarantine import Quarantine, Quarantined, QuarantinedRow
 from toolkit.errors import UnknownIdsError
 from toolkit.iceberg.catalog import load_table
-from toolkit.iceberg.commit import BATCH_ID_PROPERTY, batch_id_of
+from toolkit.iceberg.ledger import BATCH_ID_PROPERTY, batch_id_of
 
 __all__ = [
     "ARROW_SCHEMA",

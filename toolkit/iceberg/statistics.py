@@ -71,7 +71,7 @@ from pyiceberg.table import Table
 from pyiceberg.table.snapshots import Snapshot, ancestors_of
 
 from toolkit.core.types import Column, ColumnType, ListOf, MapOf, Struct, type_to_str
-from toolkit.iceberg.commit import BATCH_ID_PROPERTY, batch_id_of
+from toolkit.iceberg.ledger import BATCH_ID_PROPERTY, batch_id_of
 from toolkit.iceberg.schema import from_iceberg
 
 __all__ = [

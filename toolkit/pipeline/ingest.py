@@ -34,12 +34,13 @@ from toolkit.core.summary import Summary
 from toolkit.core.types import Struct
 from toolkit.errors import IncompatibleRecordError, PlanChangedError, StalePlanError
 from toolkit.iceberg.catalog import load_table
-from toolkit.iceberg.commit import batch_id_of, commit_plan
+from toolkit.iceberg.commit import commit_plan
+from toolkit.iceberg.ledger import STAGING_PROPERTY, ingested_batches
 from toolkit.iceberg.operations import evolve
 from toolkit.iceberg.quarantine import append_quarantined, quarantine_table_id
 from toolkit.iceberg.schema import from_iceberg, to_iceberg
 from toolkit.pipeline.sources import as_dataframe
-from toolkit.spark.batches import observe_on_spark, quarantine_on_spark, snapshot_of, write_batch
+from toolkit.spark.batches import observe_on_spark, quarantine_on_spark, write_batch
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -95,11 +96,6 @@ class IngestReport:
 
 
 
-def ingested_batches(table: Table) -> set[str]:
-    """The batch ids committed to ``table`` so far (from its snapshot summaries)."""
-    return {b for b in map(batch_id_of, table.snapshots()) if b is not None}
-
-
 def _plan_and_commit(
     catalog: Catalog,
     identifier: str,
@@ -134,8 +130,10 @@ def _plan_and_commit(
                 catalog.create_namespace(namespace)
             try:
                 log = plan_lineage_properties(plan, {}, batch_id)  # RULES 6 lineage
+                # batches are staged, then published once (toolkit.iceberg.ledger)
                 table = catalog.create_table(
-                    identifier, schema=to_iceberg(plan.after), properties=log
+                    identifier, schema=to_iceberg(plan.after),
+                    properties={**log, STAGING_PROPERTY: "true"},
                 )
             except TableAlreadyExistsError:
                 continue
@@ -235,10 +233,11 @@ def ingest(
         df, mode, opts, tbl, catalog, spark, table, batch_id, plan, clean=not seen.aside,
         codes=seen.codes,
     )
-    tbl.refresh()
-    snap = snapshot_of(tbl, batch_id)
+    if written.snapshot is None:  # another process published this batch id first
+        return IngestReport(table, batch_id, plan, 0, None, seen.profile, attempts=attempts,
+                            quarantined=quarantined, skipped=True)
     return IngestReport(
-        table, batch_id, plan, written.rows, snap.snapshot_id,
+        table, batch_id, plan, written.rows, written.snapshot.snapshot_id,
         seen.profile, attempts=attempts, quarantined=quarantined, routed_in=written.where,
     )
 

@@ -51,8 +51,9 @@ from pyiceberg.exceptions import NoSuchTableError
 
 from toolkit.errors import CheckpointLostError
 from toolkit.iceberg.catalog import embedded
+from toolkit.iceberg.ledger import ingested_batches
 from toolkit.pipeline.files import folder_format
-from toolkit.pipeline.ingest import IngestReport, ingest, ingested_batches
+from toolkit.pipeline.ingest import IngestReport, ingest
 from toolkit.pipeline.sources import SOURCE_KINDS, SourceKind, source_named
 
 if TYPE_CHECKING:

@@ -13,6 +13,7 @@ import functools
 import json
 import logging
 import pickle
+import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -28,7 +29,12 @@ from toolkit.core.profile import Profile
 from toolkit.core.quarantine import Quarantined
 from toolkit.core.summary import Summary
 from toolkit.core.types import Struct
-from toolkit.iceberg.commit import BATCH_ID_PROPERTY, batch_id_of
+from toolkit.iceberg.ledger import (
+    BATCH_ID_PROPERTY,
+    WRITE_ID_PROPERTY,
+    enable_staging,
+    publish,
+)
 from toolkit.iceberg.schema import from_iceberg, to_iceberg
 from toolkit.spark.router import jvm_routing, route_on_jvm
 from toolkit.spark.tally import jvm_tally_ready, observe_json
@@ -45,6 +51,8 @@ if TYPE_CHECKING:
 
 #: how often an append is tried again when another writer changed the schema meanwhile
 MAX_ATTEMPTS = 10
+#: Iceberg's Spark session setting that makes a write to a staging table stage only
+WAP_ID = "spark.wap.id"
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +62,6 @@ __all__ = [
     "observe_on_spark",
     "observe_partitions",
     "quarantine_on_spark",
-    "snapshot_of",
     "spark_schema",
     "write_batch",
 ]
@@ -137,6 +144,9 @@ class Written:
 
     rows: int
     where: str  # "jvm" or "python"
+    #: the snapshot that published the batch; None when another writer had published
+    #: the same batch id first (then nothing of this write is visible)
+    snapshot: Snapshot | None = None
 
 
 def write_batch(
@@ -156,7 +166,12 @@ def write_batch(
     """Route every record and append them in one Iceberg commit. ``plan`` is the batch's
     plan (the widening policy routes by it); ``clean`` says no record of the batch is to
     be set aside; ``codes`` are the kind codes the JVM tally saw: with them, JSON lines
-    are routed inside the JVM (``toolkit.spark.router``), else in Python workers."""
+    are routed inside the JVM (``toolkit.spark.router``), else in Python workers.
+
+    Spark stages the rows, and :func:`toolkit.iceberg.ledger.publish` publishes them
+    unless ``batch_id`` landed meanwhile: one batch id lands once, even when two
+    processes write it at the same moment. ``spark.wap.id`` is set on ``spark`` for the
+    append (a session setting: one batch at a time per session)."""
     from pyspark.errors import AnalysisException
     from pyspark.sql.pandas.types import to_arrow_schema
 
@@ -167,6 +182,8 @@ def write_batch(
     arrow_schema = to_arrow_schema(spark_schema(spark, schema))
     assert [c.name for c in schema.fields] == arrow_schema.names, "Spark and PyIceberg disagree"
     jvm_table = jvm_routing(schema, codes, options) if mode in JVM_MODES and clean else None
+    enable_staging(table)
+    write_id = f"{batch_id}/{uuid.uuid4().hex}"
     attempt = 0
     while True:
         target = spark.table(spark_name).schema
@@ -183,9 +200,17 @@ def write_batch(
                 clean=clean,
             )
             frame = df.mapInArrow(fn, target)
-        writer = frame.writeTo(spark_name)
+        writer = (
+            frame.writeTo(spark_name)
+            .option(f"snapshot-property.{BATCH_ID_PROPERTY}", batch_id)
+            .option(f"snapshot-property.{WRITE_ID_PROPERTY}", write_id)
+        )
         try:
-            writer.option(f"snapshot-property.{BATCH_ID_PROPERTY}", batch_id).append()
+            spark.conf.set(WAP_ID, write_id)
+            try:
+                writer.append()
+            finally:
+                spark.conf.unset(WAP_ID)
             break
         except AnalysisException as exc:
             # Another writer changed the schema between our reading it and the append's
@@ -201,11 +226,13 @@ def write_batch(
             log.warning("batch %s: the JVM router refused it (%s); routing in Python "
                         "workers", batch_id, str(exc).splitlines()[0][:300])
             jvm_table = None
-    table.refresh()
-    summary = snapshot_of(table, batch_id).summary
+    where = "jvm" if on_jvm else "python"
+    snapshot = publish(table, write_id, batch_id)
+    if snapshot is None:
+        return Written(0, where)
+    summary = snapshot.summary
     assert summary is not None
-    rows = int(summary.additional_properties.get("added-records", 0))
-    return Written(rows, "jvm" if on_jvm else "python")
+    return Written(int(summary.additional_properties.get("added-records", 0)), where, snapshot)
 
 
 def _routed_as(
@@ -220,8 +247,3 @@ def _routed_as(
             yield chunk
         else:
             yield pa.RecordBatch.from_pylist(chunk.to_pylist(), schema=target)
-
-
-def snapshot_of(table: Table, batch_id: str) -> Snapshot:
-    """The snapshot that wrote ``batch_id`` (another writer may have committed since)."""
-    return next(s for s in reversed(table.snapshots()) if batch_id_of(s) == batch_id)
