@@ -8,20 +8,28 @@ VENV := .venv
 BIN := $(VENV)/bin
 # Reinstall only when pyproject.toml changes (or the venv is new).
 STAMP := $(VENV)/.installed
+# Spark's s3a jars (no wheel ships them); the toolkit looks here (<sys.prefix>/share/toolkit/jars)
+S3A_JARS := $(VENV)/share/toolkit/jars
 
-.PHONY: venv install sysdeps test lab bench
+.PHONY: venv install sysdeps s3a-jars test lab bench
 
 venv: $(BIN)/python
 
-install: $(STAMP)
+install: $(STAMP) s3a-jars
 
 $(BIN)/python:
 	@command -v $(PYTHON) >/dev/null || { echo "$(PYTHON) not found: install Python 3.11 or pass PYTHON=..." >&2; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -e '.[spark,notebook,dev,formats]'
+	$(BIN)/python -m pip install -e '.[spark,notebook,dev,formats,postgres]'
+	PYTHON=$(BIN)/python scripts/s3a_jars.sh $(S3A_JARS)
 	touch $@
+
+# again on every install (so test, lab, bench): fetches the jars if they went missing while
+# the stamp stayed fresh; a no-op when both are there
+s3a-jars: | $(STAMP)
+	@PYTHON=$(BIN)/python scripts/s3a_jars.sh $(S3A_JARS)
 
 sysdeps:
 	@scripts/sysdeps.sh

@@ -3,10 +3,19 @@
 #   Java 17 (JDK: Spark, and javac for JVM-side helpers)  -> openjdk-17-jdk-headless
 #   the SQLite JDBC driver (Spark on the embedded catalog) -> libxerial-sqlite-jdbc-java
 #   Chromium (real-browser notebook tests)                 -> chromium
+#   PostgreSQL 15 (throwaway catalog DB in tests/cluster)  -> postgresql
+#     (its initdb/pg_ctl live in /usr/lib/postgresql/*/bin, off PATH)
+#   the PostgreSQL JDBC driver (Spark, Postgres catalog)   -> libpostgresql-jdbc-java
 set -euo pipefail
 
 SQLITE_JDBC_JAR=/usr/share/java/sqlite-jdbc.jar
 CHROMIUM=/usr/bin/chromium
+PG_JDBC_JAR=/usr/share/java/postgresql.jar
+
+# Debian keeps initdb/pg_ctl off PATH, under /usr/lib/postgresql/<major>/bin.
+pg_initdb() {
+  compgen -G '/usr/lib/postgresql/*/bin/initdb' | head -n 1
+}
 
 missing() {
   local pkgs=()
@@ -16,12 +25,14 @@ missing() {
   fi
   [[ -f $SQLITE_JDBC_JAR ]] || pkgs+=(libxerial-sqlite-jdbc-java)
   [[ -x $CHROMIUM ]] || pkgs+=(chromium)
+  [[ -n $(pg_initdb) ]] || pkgs+=(postgresql)
+  [[ -f $PG_JDBC_JAR ]] || pkgs+=(libpostgresql-jdbc-java)
   echo "${pkgs[@]}"
 }
 
 read -r -a pkgs <<<"$(missing)"
 if [[ ${#pkgs[@]} -eq 0 ]]; then
-  echo "sysdeps: ok (java 17, $SQLITE_JDBC_JAR, $CHROMIUM)"
+  echo "sysdeps: ok (java 17, $SQLITE_JDBC_JAR, $CHROMIUM, $(pg_initdb), $PG_JDBC_JAR)"
   exit 0
 fi
 
@@ -48,6 +59,7 @@ read -r -a still <<<"$(missing)"
 if [[ ${#still[@]} -ne 0 ]]; then
   echo "sysdeps: ERROR: still missing after apt-get: ${still[*]}" >&2
   echo "  (for Java: is 'java' on PATH version 17? see update-alternatives --config java)" >&2
+  echo "  (for PostgreSQL: initdb is looked for as /usr/lib/postgresql/*/bin/initdb)" >&2
   exit 1
 fi
 echo "sysdeps: ok (installed ${pkgs[*]})"

@@ -20,8 +20,8 @@ from pyiceberg.types import ListType, NestedField, StructType
 
 import toolkit
 from toolkit.errors import CheckpointLostError
-from toolkit.iceberg.ledger import batch_id_of
 from toolkit.iceberg.duckdb import duckdb_connection, read_table
+from toolkit.iceberg.ledger import batch_id_of
 from toolkit.pipeline.ingest import IngestReport, ingest
 from toolkit.pipeline.stream import StreamLog, reports, stream
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import zipfile
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
@@ -53,10 +54,58 @@ def test_keyword_settings_win(tmp_path: Path) -> None:
     assert conf["spark.sql.catalog.lakehouse.cache-enabled"] == "true"
 
 
-def test_sql_catalog_on_another_database_is_refused() -> None:
+def test_sql_catalog_on_another_database_is_refused_unless_the_user_maps_it() -> None:
     cat = SqlCatalog("mem", uri="sqlite:///:memory:", warehouse="file:///tmp/unused")
-    with pytest.raises(SparkSetupError, match="only SQLite files"):
+    with pytest.raises(SparkSetupError, match="SQLite and PostgreSQL are mapped"):
         spark_conf(cat)
+    # the refusal's own advice works: the user's catalog settings are used as given
+    mine = {"spark.sql.catalog.mem.catalog-impl": "com.example.MyCatalog",
+            "spark.sql.catalog.mem.uri": "jdbc:example://db"}
+    conf = spark_conf(cat, **mine)
+    assert conf["spark.sql.catalog.mem.catalog-impl"] == "com.example.MyCatalog"
+    assert conf["spark.sql.catalog.mem"] == "org.apache.iceberg.spark.SparkCatalog"
+    assert "spark.sql.catalog.mem.jdbc.schema-version" not in conf
+
+
+def test_a_cluster_gets_the_toolkit_shipped_and_no_local_warehouse(tmp_path: Path) -> None:
+    cat = catalog(tmp_path)
+    with pytest.raises(SparkSetupError, match="executors on spark://10.0.0.1:7077 do not see"):
+        spark_conf(cat, master="spark://10.0.0.1:7077")
+    with pytest.raises(SparkSetupError, match="warehouse"):
+        spark_conf(cat, **{"spark.master": "spark://10.0.0.1:7077"})
+    conf = spark_conf(cat, master="spark://10.0.0.1:7077", shared_disk=True)
+    assert conf["spark.master"] == "spark://10.0.0.1:7077"
+    shipped = Path(conf["spark.submit.pyFiles"])
+    with zipfile.ZipFile(shipped) as zf:
+        names = zf.namelist()
+    assert "toolkit/core/engine.py" in names and "toolkit/spark/workers.py" in names
+    assert not any("__pycache__" in n for n in names)
+    assert "spark.submit.pyFiles" not in spark_conf(cat)  # local: executors share the driver
+
+
+def test_s3_settings_go_to_s3a_with_its_jars(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    props = {"s3.endpoint": "http://127.0.0.1:9000", "s3.access-key-id": "key",
+             "s3.secret-access-key": "secret"}
+    cat = SqlCatalog("lake", uri=f"sqlite:///{tmp_path}/c.db", warehouse="s3a://bucket/wh",
+                     **props)
+    monkeypatch.setenv("TOOLKIT_S3A_JARS", str(tmp_path / "nowhere"))
+    with pytest.raises(SparkSetupError, match="S3A jars"):
+        spark_conf(cat)
+    jars = [tmp_path / "hadoop-aws-3.3.1.jar", tmp_path / "aws-java-sdk-bundle-1.11.901.jar"]
+    for jar in jars:
+        jar.touch()
+    monkeypatch.setenv("TOOLKIT_S3A_JARS", str(tmp_path))
+    conf = spark_conf(cat)
+    assert set(conf["spark.jars"].split(",")) >= {str(j) for j in jars}
+    s3a = "spark.hadoop.fs.s3a."
+    assert conf[s3a + "endpoint"] == "http://127.0.0.1:9000"
+    assert conf[s3a + "access.key"] == "key" and conf[s3a + "secret.key"] == "secret"
+    assert conf[s3a + "path.style.access"] == "true"
+    assert conf[s3a + "connection.ssl.enabled"] == "false"
+    assert conf["spark.hadoop.fs.s3.impl"] == "org.apache.hadoop.fs.s3a.S3AFileSystem"
+    assert conf["spark.sql.catalog.lake.warehouse"] == "s3a://bucket/wh"
 
 
 @pytest.fixture
@@ -100,5 +149,20 @@ def test_rest_catalog_maps_type_and_properties(rest_server: str) -> None:
     assert conf[f"{p}.s3.endpoint"] == "http://minio:9000"
     assert f"{p}.py-io-impl" not in conf
     assert f"{p}.catalog-impl" not in conf
-    assert conf["spark.jars"] == str(iceberg_runtime_jar())
+    assert conf["spark.jars"].split(",")[0] == str(iceberg_runtime_jar())
+    assert conf["spark.hadoop.fs.s3a.endpoint"] == "http://minio:9000"  # s3a reads it too
     assert "spark.driver.extraJavaOptions" not in conf
+
+
+def test_a_url_opens_a_rest_catalog(rest_server: str) -> None:
+    cat = catalog(rest_server, name="prod", warehouse="wh")
+    assert type(cat).__name__ == "RestCatalog" and cat.name == "prod"
+    assert spark_conf(cat)["spark.sql.catalog.prod.type"] == "rest"
+
+
+def test_a_catalog_url_without_a_warehouse_is_refused_naming_it() -> None:
+    with pytest.raises(ValueError, match="needs warehouse=") as err:
+        catalog("postgresql://me:secret@127.0.0.1:1/db")
+    assert "secret" not in str(err.value)  # the password never lands in an error
+    with pytest.raises(ValueError, match="storage location, not a catalog"):
+        catalog("s3://bucket/wh")

@@ -30,6 +30,7 @@ def catalog(
     path: str | os.PathLike[str] | None = None,
     *,
     name: str | None = None,
+    warehouse: str | None = None,
     **properties: str,
 ) -> Catalog:
     """Return an Iceberg catalog.
@@ -39,6 +40,13 @@ def catalog(
       ``<folder>/catalog.db`` and the warehouse ``<folder>/warehouse``. Its name is
       ``name`` or ``"lakehouse"``; Spark must use the same name (it is stored in the
       catalog's rows), which :func:`toolkit.spark.spark_session` does.
+    * ``catalog("postgresql://USER:PW@HOST:PORT/DB", warehouse="s3://bucket/path")``: a
+      catalog kept in a shared database (PyIceberg's ``SqlCatalog``; ``sqlite:///file``
+      and other SQLAlchemy URLs too), its tables' files under ``warehouse`` (a folder,
+      ``s3://`` or ``s3a://``). Object store settings go in ``properties`` with
+      PyIceberg's names: ``**{"s3.endpoint": ..., "s3.access-key-id": ...,
+      "s3.secret-access-key": ...}``.
+    * ``catalog("https://host/api/catalog", warehouse=...)``: an Iceberg REST catalog.
     * ``catalog(name="prod")`` (no path): a configured catalog, exactly as
       ``pyiceberg.catalog.load_catalog("prod", **properties)`` returns it (from
       ``~/.pyiceberg.yaml``, ``PYICEBERG_CATALOG__PROD__*`` variables or
@@ -59,11 +67,18 @@ def catalog(
     [('db',)]
     >>> embedded_folder(cat) == Path(folder).resolve()
     True
+    >>> catalog(f"sqlite:///{folder}/catalog.db", warehouse=f"file://{folder}/wh").list_namespaces()
+    [('db',)]
     """
+    if warehouse is not None:
+        properties["warehouse"] = warehouse
     if path is None and name is not None:
         return load_catalog(name, **properties)
+    text = os.fspath(path) if path is not None else None
+    if text is not None and "://" in text:
+        return _from_url(text, name or DEFAULT_NAME, properties)
 
-    folder = Path(DEFAULT_FOLDER if path is None else path).expanduser().resolve()
+    folder = Path(DEFAULT_FOLDER if text is None else text).expanduser().resolve()
     (folder / WAREHOUSE).mkdir(parents=True, exist_ok=True)
     props: dict[str, str] = {
         "uri": f"sqlite:///{folder}/{CATALOG_DB}",
@@ -71,6 +86,48 @@ def catalog(
     }
     props.update(properties)
     return SqlCatalog(name or DEFAULT_NAME, **props)
+
+
+#: URL schemes of catalog databases, and the SQLAlchemy driver each gets when the URL
+#: names none (the one the ``postgres`` extra installs)
+_SQL_DRIVERS = {"postgresql": "postgresql+psycopg2", "postgres": "postgresql+psycopg2"}
+
+
+def _from_url(url: str, name: str, properties: dict[str, str]) -> Catalog:
+    scheme, rest = url.split("://", 1)
+    if scheme in ("http", "https"):
+        return load_catalog(name, **{"type": "rest", "uri": url, **properties})
+    if scheme in ("file", "s3", "s3a", "gs", "abfs"):
+        raise ValueError(
+            f"{url!r} is a storage location, not a catalog: pass it as warehouse= with the "
+            "catalog's database URL (or a folder for the embedded catalog)"
+        )
+    uri = f"{_SQL_DRIVERS.get(scheme, scheme)}://{rest}"
+    if "warehouse" not in properties and not uri.startswith("sqlite"):
+        raise ValueError(
+            f"catalog({_hide_password(url)!r}) needs warehouse=: where the tables' files go "
+            "(e.g. 's3://bucket/path'; executors on a cluster must all reach it)"
+        )
+    if any(key.startswith("s3.") for key in properties):
+        # PyArrow's S3 client (AWS SDK) sends checksums that S3-compatible servers
+        # (MinIO, rclone, Ceph) may refuse; AWS itself accepts either.
+        os.environ.setdefault("AWS_REQUEST_CHECKSUM_CALCULATION", "when_required")
+        os.environ.setdefault("AWS_RESPONSE_CHECKSUM_VALIDATION", "when_required")
+    try:
+        return SqlCatalog(name, uri=uri, **properties)
+    except ModuleNotFoundError as exc:
+        raise ModuleNotFoundError(
+            f"Opening {_hide_password(url)!r} needs the database driver {exc.name!r}: "
+            "pip install 'toolkit[postgres]'"
+        ) from exc
+
+
+def _hide_password(url: str) -> str:
+    """``url`` with its password shown as ``***`` (it goes into error messages)."""
+    parsed = make_url(url) if "://" in url else None
+    if parsed is None or parsed.password is None:
+        return url
+    return parsed.render_as_string(hide_password=True)
 
 
 @dataclass(frozen=True)

@@ -81,6 +81,37 @@ def duckdb_connection(database: str = ":memory:") -> duckdb.DuckDBPyConnection:
     return con
 
 
+def reach_object_store(con: duckdb.DuckDBPyConnection, table: Table) -> None:
+    """Let ``con`` read ``table`` where it lives: for a table in S3, DuckDB's httpfs
+    extension (PyPI ``duckdb-extension-httpfs``) with a secret made of the table's own
+    ``s3.*`` settings (endpoint, keys, region, path-style addressing)."""
+    scheme = table.metadata_location.split("://", 1)[0]
+    if scheme not in ("s3", "s3a", "s3n"):
+        return
+    con.execute(f"LOAD '{extension_path('httpfs')}'")
+    props = {k: str(v) for k, v in table.io.properties.items() if v is not None}
+    options = ["TYPE S3"]
+    endpoint = props.get("s3.endpoint")
+    if endpoint:
+        virtual = props.get("s3.force-virtual-addressing") == "true"
+        options += [
+            _option("ENDPOINT", endpoint.split("://", 1)[-1].rstrip("/")),
+            _option("USE_SSL", endpoint.startswith("https")),
+            _option("URL_STYLE", "vhost" if virtual else "path"),
+        ]
+    for key, name in (("s3.access-key-id", "KEY_ID"), ("s3.secret-access-key", "SECRET"),
+                      ("s3.session-token", "SESSION_TOKEN"), ("s3.region", "REGION")):
+        if props.get(key):
+            options.append(_option(name, props[key]))
+    # sqlglot has no node for CREATE SECRET: each value is quoted by sqlglot on its own
+    con.execute(f"CREATE OR REPLACE SECRET toolkit_s3 ({', '.join(options)})")
+
+
+def _option(name: str, value: str | bool) -> str:
+    literal = exp.Boolean(this=value) if isinstance(value, bool) else exp.Literal.string(value)
+    return f"{name} {literal.sql('duckdb')}"
+
+
 def _scan(table: Table) -> exp.Func:
     """``iceberg_scan('<current metadata file>')``, the path quoted by sqlglot."""
     return exp.func("iceberg_scan", exp.Literal.string(table.metadata_location))
@@ -97,6 +128,7 @@ def read_table(
 ) -> list[dict[str, Any]]:
     """Every row of the PyIceberg ``table``'s current snapshot, read by DuckDB."""
     con = connection or duckdb_connection()
+    reach_object_store(con, table)
     select = exp.select("*").from_(_scan(table))
     return _fetch(con, select.sql("duckdb"))
 

@@ -43,7 +43,7 @@ from pyiceberg.types import LongType, NestedField, StringType, TimestamptzType
 from toolkit.core.quarantine import Quarantine, Quarantined, QuarantinedRow
 from toolkit.errors import UnknownIdsError
 from toolkit.iceberg.catalog import load_table
-from toolkit.iceberg.ledger import BATCH_ID_PROPERTY, batch_id_of
+from toolkit.iceberg.ledger import BATCH_ID_PROPERTY, ingested_batches
 
 __all__ = [
     "ARROW_SCHEMA",
@@ -209,7 +209,7 @@ def _batch_is(batch_id: str) -> BooleanExpression:
 
 
 def _batch_ids(table: Table) -> set[str]:
-    return {b for b in map(batch_id_of, table.snapshots()) if b is not None}
+    return ingested_batches(table)  # the ledger: batch ids outlive expired snapshots
 
 
 def append_quarantined(

@@ -47,6 +47,7 @@ from urllib.parse import urlparse
 from toolkit.core.jsonlines import read_json_array, read_jsonl, starts_with_array
 from toolkit.core.values import Float, Int, plain_value
 from toolkit.errors import SourceFormatError
+from toolkit.spark.cluster import reachable_input
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -486,6 +487,7 @@ def dataframe(spark: SparkSession, fmt: str, source: str | os.PathLike[str]) -> 
     """A source of format ``fmt`` (jsonl, parquet, orc or csv) as one Spark DataFrame:
     JSON lines as one string column (``value``), the others typed."""
     text = os.fspath(source)
+    reachable_input(spark, text)  # executors read it: on a cluster, not this disk
     if fmt == "jsonl":
         return _jsonl_dataframe(spark, text)
     if fmt == "csv":
@@ -591,6 +593,7 @@ def stream_reader(fmt: str) -> Callable[[SparkSession, str, Mapping[str, str], A
     def read(
         spark: SparkSession, location: str, options: Mapping[str, str], schema: Any
     ) -> DataFrame:
+        reachable_input(spark, location)
         if fmt == "jsonl":
             if schema is not None:
                 raise ValueError("JSON lines stream as text: schema= is for parquet, orc, csv")

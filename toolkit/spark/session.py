@@ -17,19 +17,38 @@ from typing import TYPE_CHECKING
 
 from pyiceberg.catalog import Catalog
 from pyiceberg.catalog.sql import SqlCatalog
+from sqlalchemy.engine import make_url
 
 from toolkit.errors import SparkSetupError
 from toolkit.iceberg.catalog import embedded
+from toolkit.spark.cluster import SHARED_DISK, check_reachable, is_local_master, package_zip
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["SparkSetupError", "iceberg_runtime_jar", "spark_conf", "spark_session"]
+__all__ = [
+    "SparkSetupError",
+    "iceberg_runtime_jar",
+    "s3a_conf",
+    "s3a_jars",
+    "spark_conf",
+    "spark_session",
+]
 
 ICEBERG_RUNTIME_PACKAGE = "snowpark_connect_deps_iceberg"
 ICEBERG_RUNTIME_GLOB = "iceberg-spark-runtime-3.5_2.12-*.jar"
 ICEBERG_EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
 SQLITE_JDBC_JAR = "/usr/share/java/sqlite-jdbc.jar"
+POSTGRES_JDBC_JAR = "/usr/share/java/postgresql.jar"
+S3_SCHEMES = ("s3", "s3a", "s3n")
+#: PyIceberg's S3 property names and Hadoop S3A's (after ``fs.s3a.``)
+_S3A_NAMES = {
+    "s3.endpoint": "endpoint",
+    "s3.access-key-id": "access.key",
+    "s3.secret-access-key": "secret.key",
+    "s3.session-token": "session.token",
+    "s3.region": "endpoint.region",
+}
 SQLITE_JNI_GLOB = "/usr/lib/*/jni/libsqlitejdbc.so"
 SQLITE_JNI_DEFAULT = "/usr/lib/x86_64-linux-gnu/jni"
 
@@ -80,20 +99,125 @@ def _sqlite_jdbc() -> tuple[str, str]:
     return jar, jni_dir
 
 
-def _catalog_conf(cat: Catalog) -> tuple[dict[str, str], list[str], list[str]]:
-    """Spark catalog settings for ``cat``, plus extra jars and driver Java options."""
-    prefix = f"spark.sql.catalog.{cat.name}"
+def _postgres_jdbc() -> str:
+    jar = os.environ.get("TOOLKIT_POSTGRES_JDBC_JAR", POSTGRES_JDBC_JAR)
+    if not Path(jar).is_file():
+        raise SparkSetupError(
+            f"The PostgreSQL JDBC driver {jar} is missing (Spark needs it to open a catalog "
+            "kept in PostgreSQL): run `make sysdeps` or `apt-get install "
+            "libpostgresql-jdbc-java`, or set TOOLKIT_POSTGRES_JDBC_JAR."
+        )
+    return jar
+
+
+def s3a_jars() -> list[str]:
+    """The jars Spark needs to read and write ``s3://``/``s3a://`` (Hadoop's S3A file
+    system and the AWS SDK it uses): from ``TOOLKIT_S3A_JARS`` (a folder or a
+    comma-separated list) or ``<venv>/share/toolkit/jars``, where ``make install`` puts
+    them (no wheel ships them; scripts/s3a_jars.sh extracts them from a PyPI sdist)."""
+    given = os.environ.get("TOOLKIT_S3A_JARS")
+    if given and not Path(given).is_dir():
+        jars = [j for j in given.split(",") if j]
+    else:
+        folder = Path(given) if given else Path(sys.prefix, "share", "toolkit", "jars")
+        jars = sorted(str(p) for p in folder.glob("*.jar")) if folder.is_dir() else []
+    names = " ".join(Path(j).name for j in jars)
+    if "hadoop-aws" not in names or "aws-java-sdk" not in names:
+        raise SparkSetupError(
+            "Spark needs Hadoop's S3A jars (hadoop-aws and the AWS SDK bundle) for an s3:// "
+            f"warehouse or input, and found {names or 'none'}: run `make install` (it runs "
+            "scripts/s3a_jars.sh) or point TOOLKIT_S3A_JARS at them."
+        )
+    return jars
+
+
+def _is_s3(location: str) -> bool:
+    return location.split("://", 1)[0] in S3_SCHEMES if "://" in location else False
+
+
+def s3a_conf(properties: dict[str, str]) -> dict[str, str]:
+    """Hadoop S3A settings for PyIceberg's ``s3.*`` catalog properties, so Spark reads
+    and writes the same objects (``s3://`` URLs are served by S3A too).
+
+    >>> conf = s3a_conf({"s3.endpoint": "http://127.0.0.1:9000", "s3.access-key-id": "k"})
+    >>> conf["spark.hadoop.fs.s3a.endpoint"], conf["spark.hadoop.fs.s3a.path.style.access"]
+    ('http://127.0.0.1:9000', 'true')
+    >>> conf["spark.hadoop.fs.s3a.connection.ssl.enabled"], conf["spark.hadoop.fs.s3a.access.key"]
+    ('false', 'k')
+    """
+    hadoop = "spark.hadoop.fs.s3a."
     conf = {
+        "spark.hadoop.fs.s3.impl": "org.apache.hadoop.fs.s3a.S3AFileSystem",
+        # S3-compatible servers (rclone, some MinIO set-ups) refuse the deletes of
+        # directory markers; keeping them is also what AWS recommends since Hadoop 3.3
+        f"{hadoop}directory.marker.retention": "keep",
+    }
+    for key, name in _S3A_NAMES.items():
+        if properties.get(key):
+            conf[hadoop + name] = str(properties[key])
+    endpoint = properties.get("s3.endpoint")
+    if endpoint:
+        conf[f"{hadoop}connection.ssl.enabled"] = str(endpoint.startswith("https")).lower()
+        virtual = str(properties.get("s3.force-virtual-addressing", "")).lower() == "true"
+        conf[f"{hadoop}path.style.access"] = str(not virtual).lower()
+    if properties.get("s3.access-key-id"):
+        conf[f"{hadoop}aws.credentials.provider"] = (
+            "org.apache.hadoop.fs.s3a.TemporaryAWSCredentialsProvider"
+            if properties.get("s3.session-token")
+            else "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider"
+        )
+    return conf
+
+
+def _sql_catalog_conf(cat: SqlCatalog, prefix: str) -> tuple[dict[str, str], list[str]]:
+    """Iceberg's ``JdbcCatalog`` settings for a PyIceberg ``SqlCatalog`` on PostgreSQL."""
+    url = make_url(str(cat.properties.get("uri", "")))
+    if url.get_backend_name() != "postgresql":
+        raise SparkSetupError(
+            f"Catalog {cat.name!r} is a SQL catalog on {url.get_backend_name()!r}: SQLite "
+            "and PostgreSQL are mapped to Spark automatically, others are not. Pass the "
+            f"Spark catalog settings ('{prefix}.catalog-impl', '{prefix}.uri', ...) to "
+            "spark_session(**conf) and they are used instead."
+        )
+    host = url.host or "localhost"
+    jdbc = f"jdbc:postgresql://{host}:{url.port or 5432}/{url.database or ''}"
+    conf = {
+        f"{prefix}.catalog-impl": "org.apache.iceberg.jdbc.JdbcCatalog",
+        f"{prefix}.uri": jdbc,
+        f"{prefix}.warehouse": str(cat.properties.get("warehouse", "")),
+        f"{prefix}.jdbc.schema-version": "V1",  # views, and the layout PyIceberg expects
+    }
+    if url.username:
+        conf[f"{prefix}.jdbc.user"] = url.username
+    if url.password:
+        conf[f"{prefix}.jdbc.password"] = str(url.password)
+    return conf, [_postgres_jdbc()]
+
+
+def _catalog_conf(
+    cat: Catalog, conf: dict[str, str] | None = None
+) -> tuple[dict[str, str], list[str], list[str]]:
+    """Spark catalog settings for ``cat``, plus extra jars and driver Java options.
+    Settings the user gives for the catalog (``conf``) replace the mapping."""
+    prefix = f"spark.sql.catalog.{cat.name}"
+    settings = {
         prefix: "org.apache.iceberg.spark.SparkCatalog",
         # Spark caches loaded tables (30 s by default) and would not see PyIceberg's
         # commits meanwhile; both sides write here, so always read the current metadata.
         f"{prefix}.cache-enabled": "false",
     }
+    jars: list[str] = []
+    properties = {k: str(v) for k, v in cat.properties.items() if v is not None}
+    if _is_s3(properties.get("warehouse", "")) or any(k.startswith("s3.") for k in properties):
+        settings |= s3a_conf(properties)
+        jars += s3a_jars()
+    if conf and any(k in conf for k in (f"{prefix}.catalog-impl", f"{prefix}.type")):
+        return settings, jars, []
 
     info = embedded(cat)
     if info is not None:
         jar, jni_dir = _sqlite_jdbc()
-        conf |= {
+        settings |= {
             f"{prefix}.catalog-impl": "org.apache.iceberg.jdbc.JdbcCatalog",
             f"{prefix}.uri": info.jdbc_uri,
             f"{prefix}.warehouse": info.warehouse,
@@ -106,35 +230,36 @@ def _catalog_conf(cat: Catalog) -> tuple[dict[str, str], list[str], list[str]]:
             # "database is locked". Skipping that check avoids it.
             f"{prefix}.jdbc.init-catalog-tables": "false",
         }
-        return conf, [jar], [f"-Djava.library.path={jni_dir}"]
+        return settings, [*jars, jar], [f"-Djava.library.path={jni_dir}"]
 
     if isinstance(cat, SqlCatalog):
-        raise SparkSetupError(
-            f"Catalog {cat.name!r} is a SQL catalog on {cat.properties.get('uri')!r}: only "
-            "SQLite files are mapped automatically. Pass the Spark catalog settings "
-            f"('{prefix}.catalog-impl', '{prefix}.uri', ...) to spark_session(**conf)."
-        )
+        sql, sql_jars = _sql_catalog_conf(cat, prefix)
+        return settings | sql, jars + sql_jars, []
 
-    java_type = _JAVA_TYPES.get(type(cat).__name__) or str(cat.properties.get("type", ""))
+    java_type = _JAVA_TYPES.get(type(cat).__name__) or properties.get("type", "")
     if java_type not in _JAVA_TYPES.values():
         raise SparkSetupError(
             f"Cannot tell which Iceberg catalog type {type(cat).__name__} is for Spark: pass "
             f"'{prefix}.type' (or '{prefix}.catalog-impl') and its settings via **conf."
         )
-    conf[f"{prefix}.type"] = java_type
-    for key, value in cat.properties.items():
+    settings[f"{prefix}.type"] = java_type
+    for key, value in properties.items():
         # PyIceberg-only settings (py-io-impl, ...) mean nothing to Iceberg's Java code.
-        if key == "type" or key.startswith("py-") or value is None:
+        if key == "type" or key.startswith("py-"):
             continue
-        conf[f"{prefix}.{key}"] = str(value)
-    return conf, [], []
+        settings[f"{prefix}.{key}"] = value
+    return settings, jars, []
 
 
-def spark_conf(cat: Catalog, **conf: str) -> dict[str, str]:
+def spark_conf(
+    cat: Catalog, *, master: str | None = None, shared_disk: bool = False, **conf: str
+) -> dict[str, str]:
     """The Spark settings :func:`spark_session` uses for ``cat`` (``conf`` wins)."""
-    catalog_conf, jars, java_options = _catalog_conf(cat)
+    conf = {key: str(value) for key, value in conf.items()}
+    catalog_conf, jars, java_options = _catalog_conf(cat, conf)
+    master = master or conf.get("spark.master") or "local[*]"
     settings = {
-        "spark.master": "local[*]",
+        "spark.master": master,
         "spark.app.name": "toolkit",
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
@@ -143,16 +268,25 @@ def spark_conf(cat: Catalog, **conf: str) -> dict[str, str]:
         "spark.sql.extensions": ICEBERG_EXTENSIONS,
         "spark.jars": ",".join([str(iceberg_runtime_jar()), *jars]),
         "spark.sql.defaultCatalog": cat.name,
-
+        SHARED_DISK: str(shared_disk).lower(),
         **catalog_conf,
     }
     if java_options:
         settings["spark.driver.extraJavaOptions"] = " ".join(java_options)
-    settings.update({key: str(value) for key, value in conf.items()})
+    if not is_local_master(master):
+        warehouse = str(cat.properties.get("warehouse", ""))
+        check_reachable(master, warehouse or "(none)", f"Catalog {cat.name!r}'s warehouse",
+                        shared_disk=shared_disk)
+        # executors import the toolkit from this zip, whatever their own disks hold
+        settings["spark.submit.pyFiles"] = str(package_zip())
+    settings.update(conf)
+    settings["spark.master"] = master
     return settings
 
 
-def spark_session(cat: Catalog, **conf: str) -> SparkSession:
+def spark_session(
+    cat: Catalog, *, master: str | None = None, shared_disk: bool = False, **conf: str
+) -> SparkSession:
     """A Spark session (``getOrCreate``) that sees the tables of the PyIceberg catalog ``cat``.
 
     Defaults: ``local[*]`` (unless ``spark.master`` is given), no UI, 4 shuffle
@@ -167,25 +301,42 @@ def spark_session(cat: Catalog, **conf: str) -> SparkSession:
       ``JdbcCatalog`` on ``jdbc:sqlite:<folder>/catalog.db`` with the same warehouse and
       ``jdbc.schema-version=V1``; Debian's SQLite JDBC jar is added to ``spark.jars``
       and its native library folder to the driver's ``java.library.path``.
+    * a catalog kept in PostgreSQL (``toolkit.catalog("postgresql://...",
+      warehouse=...)``): Iceberg's ``JdbcCatalog`` on ``jdbc:postgresql://...`` with the
+      URL's user and password; Debian's PostgreSQL JDBC jar is added to ``spark.jars``.
     * REST, Hive and Glue catalogs: ``type=rest|hive|glue`` and every catalog
       property copied as is (``uri``, ``warehouse``, ``credential``, ``s3.*`` ...; the
       Java and Python names are mostly the same), PyIceberg-only ``py-*`` keys dropped.
-      This is best effort: jars such as Iceberg's AWS bundle are not added.
-    * anything else: pass ``spark.sql.catalog.<name>.*`` settings yourself.
+      Untested here (no REST server installs on these machines).
+    * anything else: pass ``spark.sql.catalog.<name>.*`` settings yourself; given
+      ``spark.sql.catalog.<name>.catalog-impl`` or ``.type``, your settings are used and
+      nothing is refused.
+
+    An ``s3://`` or ``s3a://`` warehouse, or ``s3.*`` catalog properties, add Hadoop's
+    S3A file system (its jars, see :func:`s3a_jars`, and :func:`s3a_conf`'s settings
+    from ``s3.endpoint``, ``s3.access-key-id``, ``s3.secret-access-key``, ...).
+
+    ``master`` (or ``spark.master``; default ``local[*]``) may be a cluster such as
+    ``spark://host:7077``: the toolkit is then shipped to the executors as a zip
+    (``spark.submit.pyFiles``), and a warehouse on this machine's disk is refused
+    (executors would write their files on their own disks), as are local input paths
+    later, unless ``shared_disk=True`` says every machine sees the same paths.
+    Executors run the Python of ``PYSPARK_PYTHON`` (default: this interpreter's path),
+    which must hold the toolkit's dependencies on every machine.
 
     Spark's table cache is off for that catalog (``cache-enabled=false``), so each
     query sees the commits PyIceberg made just before.
 
     Keyword settings override all of the above, e.g.
-    ``spark_session(cat, **{"spark.master": "local[2]"})``. If a session already
-    runs, Spark keeps it and applies only the runtime SQL settings (catalogs
-    included); jars and JVM options need a fresh process.
+    ``spark_session(cat, **{"spark.sql.shuffle.partitions": "8"})``. If a session
+    already runs, Spark keeps it and applies only the runtime SQL settings (catalogs
+    included); jars, the master and JVM options need a fresh process.
     """
     _check_java()
     # Workers run the toolkit's own engine, so they need this interpreter (its venv).
     # PySpark reads the environment, not spark.pyspark.python, when it starts the context.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    settings = spark_conf(cat, **conf)
+    settings = spark_conf(cat, master=master, shared_disk=shared_disk, **conf)
     # The JVM type tally (compiled at first use): on the driver's classpath from the start.
     from toolkit.spark.tally import tally_jar
 
