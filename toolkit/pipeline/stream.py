@@ -37,6 +37,7 @@ A stream built by hand (here Kafka: its ``value`` as one string column of JSON l
 
 from __future__ import annotations
 
+import inspect
 import os
 import re
 import threading
@@ -49,11 +50,13 @@ from urllib.parse import urlparse
 from pyiceberg.catalog import Catalog
 from pyiceberg.exceptions import NoSuchTableError
 
-from toolkit.errors import CheckpointLostError
+from toolkit.core.maintenance import MaintenanceReport, check_steps
+from toolkit.errors import CheckpointLostError, StalePlanError
 from toolkit.iceberg.catalog import embedded
 from toolkit.iceberg.ledger import ingested_batches
 from toolkit.pipeline.files import folder_format
 from toolkit.pipeline.ingest import IngestReport, ingest
+from toolkit.pipeline.maintain import maintain, plan_maintenance
 from toolkit.pipeline.sources import SOURCE_KINDS, SourceKind, source_named
 
 if TYPE_CHECKING:
@@ -83,11 +86,30 @@ class StreamLog:
     query_name: str
     table: str
     by_epoch: dict[int, IngestReport] = field(default_factory=dict)
+    #: what maintenance did after a micro-batch (``maintain_every``), by epoch
+    maintenance_by_epoch: dict[int, MaintenanceReport] = field(default_factory=dict)
+    #: maintenance that was due but did not run, and why, by epoch
+    maintenance_skipped: dict[int, str] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def add(self, epoch_id: int, report: IngestReport) -> None:
         with self._lock:
             self.by_epoch[epoch_id] = report
+
+    def add_maintenance(self, epoch_id: int, report: MaintenanceReport | str) -> None:
+        """Record what maintenance did after micro-batch ``epoch_id`` (a text: why it was
+        skipped)."""
+        with self._lock:
+            if isinstance(report, str):
+                self.maintenance_skipped[epoch_id] = report
+            else:
+                self.maintenance_by_epoch[epoch_id] = report
+
+    @property
+    def maintenance(self) -> list[MaintenanceReport]:
+        """What each maintenance run of this query did, by epoch."""
+        with self._lock:
+            return [self.maintenance_by_epoch[e] for e in sorted(self.maintenance_by_epoch)]
 
     @property
     def reports(self) -> list[IngestReport]:
@@ -115,10 +137,19 @@ class StreamLog:
 
     def __str__(self) -> str:
         lines = [f"{self.query_name} -> {self.table}: {len(self)} micro-batch(es)"]
-        lines += [
-            f"  {r.batch_id}: " + ("skipped" if r.skipped else f"{r.rows_written} rows")
-            for r in self.reports
-        ]
+        with self._lock:
+            batches = sorted(self.by_epoch.items())
+            maintained = dict(self.maintenance_by_epoch)
+            skipped = dict(self.maintenance_skipped)
+        for epoch, r in batches:
+            lines.append(
+                f"  {r.batch_id}: " + ("skipped" if r.skipped else f"{r.rows_written} rows")
+            )
+            if epoch in maintained:
+                done = "; ".join(s.sentence for s in maintained[epoch].results)
+                lines.append(f"    maintenance: {done or 'nothing to do'}")
+            if epoch in skipped:
+                lines.append(f"    maintenance skipped: {skipped[epoch]}")
         return "\n".join(lines)
 
 
@@ -195,6 +226,8 @@ def stream(
     source_options: Mapping[str, str] | None = None,
     format: str | None = None,
     schema: Any = None,
+    maintain_every: int | None = None,
+    maintenance: Mapping[str, Any] | None = None,
     **options: Any,
 ) -> StreamingQuery:
     """Start a streaming query that ingests each new file of the folder ``directory`` (or
@@ -228,6 +261,13 @@ def stream(
       batch (an empty folder raises :class:`~toolkit.errors.SourceFormatError`). Spark
       reads every later file with it: a column it lacks is not read (restart the query
       to read new columns), a file whose types disagree fails the micro-batch.
+    * ``maintain_every``: after every that many micro-batches (epochs 1, 3, 5... for 2),
+      once the micro-batch is ingested, plan and apply table maintenance
+      (:func:`toolkit.pipeline.maintain.maintain`) with its defaults, or with
+      ``maintenance`` (keyword options of ``plan_maintenance``: ``older_than``,
+      ``retain_last``, ``steps``...). What it did is in :func:`reports`
+      (``maintenance``); a run refused because another writer moved the table meanwhile
+      is skipped (``maintenance_skipped``) and tried again next time.
     * ``options``: evolution options, as for :func:`toolkit.simulate`.
 
     Files must appear in the folder whole (write elsewhere, then move them in). A query
@@ -256,6 +296,13 @@ def stream(
         kind = None
     else:
         kind = _folder_kind(str(directory), format)
+    if maintain_every is not None and (isinstance(maintain_every, bool) or maintain_every < 1):
+        raise ValueError(f"maintain_every must be a whole number of micro-batches (1 or more), "
+                         f"not {maintain_every!r}")
+    upkeep = dict(maintenance or {})
+    # wrong options fail now, not in the micro-batch that first maintains
+    inspect.signature(plan_maintenance).bind(table, catalog, spark, **upkeep)
+    check_steps(upkeep.get("steps", ()))
     name = query_name or _default_query_name(table)
     if checkpoint is None:
         info = embedded(catalog)
@@ -290,6 +337,11 @@ def stream(
         log.add(epoch_id, report)
         if on_batch is not None:
             on_batch(report)
+        if maintain_every is not None and (epoch_id + 1) % maintain_every == 0:
+            try:
+                log.add_maintenance(epoch_id, maintain(table, catalog, spark, **upkeep))
+            except StalePlanError as exc:  # another writer committed between plan and run
+                log.add_maintenance(epoch_id, str(exc))
 
     writer = (
         source.writeStream.queryName(name)

@@ -1,0 +1,54 @@
+"""The maintenance panel's HTML: the plan as a table of steps, and what a run did."""
+
+from __future__ import annotations
+
+from html import escape
+
+from toolkit.notebook.common import wrap
+from toolkit.notebook.maintenance_model import MaintenanceModel, MaintenanceOutcome
+
+__all__ = ["maintenance_outcome_html", "plan_html"]
+
+
+def plan_html(model: MaintenanceModel) -> str:
+    """The steps in run order: what each will do, its numbers, a sentence in plain words
+    and, folded, what it acts on; a step with nothing to do is greyed."""
+    head = f"<p><b>Maintenance of {escape(model.table)}</b>: {escape(model.summary)}.</p>"
+    if not model.rows:
+        return wrap(head)
+    rows = []
+    for n, r in enumerate(model.rows, 1):
+        css = "" if r.todo else ' class="tknb-muted"'
+        details = (
+            "<details><summary>details</summary><ul>"
+            + "".join(f"<li><code>{escape(d)}</code></li>" for d in r.details)
+            + "</ul></details>"
+            if r.details
+            else ""
+        )
+        rows.append(
+            f"<tr{css}><td>{n}</td><td>{escape(r.title)}</td>"
+            f"<td>{'yes' if r.todo else 'nothing to do'}</td><td>{escape(r.numbers)}</td>"
+            f"<td>{escape(r.sentence)}{details}</td></tr>"
+        )
+    table = (
+        "<table><tr><th>#</th><th>step</th><th>runs</th><th>numbers</th><th>what it does"
+        "</th></tr>" + "".join(rows) + "</table>"
+    )
+    return wrap(head + table)
+
+
+def maintenance_outcome_html(outcome: MaintenanceOutcome) -> str:
+    """What the run did, step by step; an error keeps its traceback, folded."""
+    css = "tknb-ok" if outcome.ok else "tknb-error"
+    text = f'<p class="{css}"><b>{escape(outcome.title)}.</b> {escape(outcome.message)}</p>'
+    if outcome.results:
+        text += "<ul>" + "".join(
+            f"<li><b>{escape(title)}</b>: {escape(done)}</li>" for title, done in outcome.results
+        ) + "</ul>"
+    if outcome.traceback:
+        text += (
+            f"<details><summary>{escape(outcome.error_type or 'error')}: details</summary>"
+            f"<pre>{escape(outcome.traceback)}</pre></details>"
+        )
+    return wrap(text)

@@ -1,0 +1,162 @@
+"""The maintenance panel: a thin ipywidgets shell over
+:class:`~toolkit.notebook.maintenance_model.MaintenanceModel`.
+
+Example (notebook cells)::
+
+    panel = toolkit.preview_maintenance("db.events", cat, spark=spark)
+    panel              # the plan: one row per step, in plain words; "Apply this plan"
+    panel.apply()      # what the button does; panel.outcome says what was done
+
+Everything that touches the table is injected (``apply``, ``replan``), as the preview
+panel injects its commit, so a test records what a click would do and a notebook run
+headless calls the same methods as the buttons.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import ipywidgets as widgets
+
+from toolkit.core.maintenance import STEPS, MaintenancePlan, MaintenanceReport
+from toolkit.notebook.maintenance_html import maintenance_outcome_html, plan_html
+from toolkit.notebook.maintenance_model import MaintenanceModel, MaintenanceOutcome
+
+if TYPE_CHECKING:
+    from pyiceberg.catalog import Catalog
+    from pyspark.sql import SparkSession
+
+__all__ = ["ApplyFunction", "MaintenancePanel", "preview_maintenance"]
+
+#: applies exactly the plan shown (the default calls ``toolkit.pipeline.maintain.maintain``)
+ApplyFunction = Callable[[MaintenancePlan], MaintenanceReport]
+
+
+class MaintenancePanel:
+    """A maintenance plan before anything changes, one row per step with what it will do
+    and why; "Apply this plan" runs exactly it and shows what was done. If the table moved
+    meanwhile nothing is done and "Plan again" makes a new plan.
+
+    Without ``apply`` the panel is read-only; ``replan`` (optional) makes a fresh plan.
+    """
+
+    def __init__(
+        self,
+        plan: MaintenancePlan,
+        apply: ApplyFunction | None = None,
+        *,
+        replan: Callable[[], MaintenancePlan] | None = None,
+    ) -> None:
+        self._apply = apply
+        self._replan = replan
+        self.outcome: MaintenanceOutcome | None = None
+        self.plan_view = widgets.HTML()
+        self.apply_button = widgets.Button(
+            description="Apply this plan", button_style="warning", icon="wrench",
+            tooltip="Runs exactly the steps shown; refused if the table moved since",
+            layout={"width": "180px"},
+        )
+        self.plan_again_button = widgets.Button(
+            description="Plan again", icon="refresh", layout={"width": "140px"}
+        )
+        self.message = widgets.HTML()
+        self.apply_button.on_click(lambda _: self.apply())
+        self.plan_again_button.on_click(lambda _: self.plan_again())
+        self.widget = widgets.VBox(
+            [self.plan_view, widgets.HBox([self.apply_button, self.plan_again_button]),
+             self.message]
+        )
+        self.rebuild(plan)
+
+    def rebuild(self, plan: MaintenancePlan) -> None:
+        """Show ``plan`` (a new one after "Plan again"); the last outcome is cleared."""
+        self.plan = plan
+        self.model = MaintenanceModel.from_plan(plan)
+        self.plan_view.value = plan_html(self.model)
+        self.outcome = None
+        self.message.value = ""
+        self.apply_button.disabled = self._apply is None or not self.model.todo
+        self.plan_again_button.disabled = self._replan is None
+
+    def apply(self) -> MaintenanceOutcome:
+        """Apply exactly the plan shown (the "Apply this plan" button). Errors become the
+        outcome; a plan that was applied cannot be applied twice."""
+        if self._apply is None:
+            outcome = MaintenanceOutcome.from_exception(
+                RuntimeError("this panel has no apply function; build it with "
+                             "toolkit.preview_maintenance")
+            )
+        elif self.outcome is not None and self.outcome.ok:
+            outcome = MaintenanceOutcome(
+                "nothing", "Already applied",
+                "This plan was applied already; plan again to see what is left to do.",
+            )
+        else:
+            self.apply_button.disabled = True
+            try:
+                outcome = MaintenanceOutcome.from_report(self._apply(self.plan))
+            except Exception as exc:  # shown in the panel, traceback kept in the outcome
+                outcome = MaintenanceOutcome.from_exception(exc)
+        self._show(outcome)
+        return outcome
+
+    def plan_again(self) -> None:
+        """Plan against the table as it is now (the "Plan again" button)."""
+        if self._replan is None:
+            return
+        try:
+            fresh = self._replan()
+        except Exception as exc:
+            self._show(MaintenanceOutcome.from_exception(exc))
+            return
+        self.rebuild(fresh)
+
+    def _show(self, outcome: MaintenanceOutcome) -> None:
+        self.outcome = outcome
+        self.message.value = maintenance_outcome_html(outcome)
+        # applied, or refused as stale: this plan is done with; only a new one helps
+        self.apply_button.disabled = (
+            self._apply is None or outcome.ok or outcome.plan_again or not self.model.todo
+        )
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return self.widget._repr_mimebundle_(**kwargs)
+
+
+def preview_maintenance(
+    table: str,
+    catalog: Catalog,
+    *,
+    spark: SparkSession | None = None,
+    **options: Any,
+) -> MaintenancePanel:
+    """The maintenance panel of ``table``: the plan of
+    :func:`toolkit.pipeline.maintain.plan_maintenance` (``options``: ``older_than``,
+    ``retain_last``, ``target_file_size``, ``min_input_files``, ``orphans_older_than``,
+    ``steps``), and "Apply this plan", which runs exactly it with
+    :func:`toolkit.pipeline.maintain.maintain` (refused if the table moved meanwhile).
+    Without ``spark``, a session on ``catalog`` is started (or the running one reused)
+    when one is needed: for the orphan files' dry run, and to apply.
+    """
+    from toolkit.pipeline import maintain as m
+
+    def session() -> SparkSession:
+        if spark is not None:
+            return spark
+        from toolkit.spark import spark_session
+
+        return spark_session(catalog)
+
+    def needs_spark() -> bool:
+        return "remove_orphan_files" in set(options.get("steps", STEPS))
+
+    def replan() -> MaintenancePlan:
+        return m.plan_maintenance(
+            table, catalog, session() if needs_spark() else spark, **options
+        )
+
+    def apply(plan: MaintenancePlan) -> MaintenanceReport:
+        return m.maintain(table, catalog, session(), plan)
+
+    return MaintenancePanel(replan(), apply, replan=replan)
