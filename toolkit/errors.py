@@ -261,8 +261,19 @@ class CheckpointLostError(ToolkitError, RuntimeError):
     under its query name: its epochs would restart at 0 and be skipped as already ingested."""
 
 
+class PlanFileError(ToolkitError, ValueError):
+    """A file that is not a plan file this toolkit reads: another format, a newer
+    version, or a key missing or of the wrong kind (the message names it)."""
+
+
+class ExportError(ToolkitError, ValueError):
+    """A plan (or one of its operations) that the chosen engine cannot express; the
+    message says which and what to do instead."""
+
+
 __all__ = [
     "CheckpointLostError",
+    "ExportError",
     "IncompatibleRecordError",
     "IrreversibleError",
     "LineTooDeepError",
@@ -273,6 +284,7 @@ __all__ = [
     "NotReplayableError",
     "OperationError",
     "PlanChangedError",
+    "PlanFileError",
     "RewriteLossError",
     "RewriteNotApprovedError",
     "SourceFormatError",

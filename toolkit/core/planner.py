@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Protocol, Self
+from typing import Literal, Protocol, Self
 
 from toolkit.core.families import accepts, families, list_ids, wrap_type
 from toolkit.core.lattice import Lattice
@@ -183,6 +183,28 @@ class Plan:
             and [key(r) for r in self.retypes] == [key(r) for r in other.retypes]
             and self.optionals == other.optionals
         )
+
+    def to_sql(self, dialect: Literal["spark", "trino"], table: str) -> str:
+        """The plan as ``ALTER TABLE`` statements (``CREATE TABLE`` for a new table) for
+        Spark SQL or Trino, names quoted (:func:`toolkit.core.export.plan_sql`).
+
+        >>> from toolkit.core.types import Column
+        >>> add = AddColumn((), Column(2, "n_string", "string", "upsolver_evolved_from:n"),
+        ...                 "n", "")
+        >>> print(Plan(1, Struct((Column(1, "n", "long"),)), Struct(), (add,)
+        ...            ).to_sql("trino", "db.t"))
+        ALTER TABLE "db"."t" ADD COLUMN "n_string" VARCHAR COMMENT 'upsolver_evolved_from:n';
+        """
+        from toolkit.core.export import plan_sql  # loaded late: export reads plans
+
+        return plan_sql(self, dialect, table)
+
+    def to_pyiceberg(self, table: str) -> str:
+        """The plan as PyIceberg code for a ``catalog`` in scope: one ``update_schema``
+        block, or ``create_table`` for a new table (:func:`toolkit.core.export.plan_pyiceberg`)."""
+        from toolkit.core.export import plan_pyiceberg
+
+        return plan_pyiceberg(self, table)
 
     def describe_changes(self) -> str:
         """The columns the plan adds, in one line (what approval compares, in words).

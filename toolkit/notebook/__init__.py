@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolkit.core.engine import Engine
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
     from toolkit.iceberg.statistics import WrittenDataStatistics
     from toolkit.notebook.editor_widget import EvolutionEditor, edit_schema
     from toolkit.notebook.explore_widget import ExplorePanel
+    from toolkit.notebook.maintenance_widget import MaintenancePanel, preview_maintenance
     from toolkit.notebook.policies_widget import PolicyComparisonPanel
     from toolkit.notebook.preview_widget import PreviewPanel
     from toolkit.pipeline.ingest import IngestReport
@@ -59,6 +61,7 @@ if TYPE_CHECKING:
 __all__ = [
     "EvolutionEditor",
     "ExplorePanel",
+    "MaintenancePanel",
     "PolicyComparisonPanel",
     "PreviewPanel",
     "compare_policies",
@@ -66,6 +69,7 @@ __all__ = [
     "explore",
     "ingest_commit",
     "preview",
+    "preview_maintenance",
     "statistics_model",
     "with_rewrite_costs",
 ]
@@ -89,6 +93,10 @@ def __getattr__(name: str) -> Any:
         from toolkit.notebook import editor_widget
 
         return getattr(editor_widget, name)
+    if name in ("MaintenancePanel", "preview_maintenance"):
+        from toolkit.notebook import maintenance_widget
+
+        return getattr(maintenance_widget, name)
     raise AttributeError(f"module 'toolkit.notebook' has no attribute {name!r}")
 
 
@@ -223,10 +231,11 @@ def with_rewrite_costs(preview: Preview, catalog: Catalog) -> Preview:
 
 
 def preview(
-    source: Iterable[Mapping[str, Any]] | str | os.PathLike[str],
-    table: str,
-    catalog: Catalog,
+    source: Iterable[Mapping[str, Any]] | str | os.PathLike[str] | None = None,
+    table: str | None = None,
+    catalog: Catalog | None = None,
     *,
+    plan: str | os.PathLike[str] | None = None,
     spark: SparkSession | None = None,
     sample: int = 20,
     commit: Callable[[CommitRequest], IngestReport] | None = None,
@@ -246,23 +255,51 @@ def preview(
     touches), the rewrites awaiting approval (``allow_rewrites=False``), the columns made
     optional and the records that would be quarantined; approving commits exactly that
     plan, its rewrites included.
+
+    ``plan`` instead: a plan file (``toolkit preview --save``, docs/plan-files.md). The
+    panel shows exactly its plan and table state, for its source, table, batch id and
+    options (``catalog`` defaults to the one the file names); approving commits that plan,
+    or is refused if the table moved since the file was written.
     """
+    from dataclasses import replace
+
     from toolkit.iceberg.statistics import statistics
     from toolkit.notebook.preview_widget import PreviewPanel
     from toolkit.pipeline.preview import plan_preview
 
+    saved, fmt = None, None
+    if plan is not None:
+        from toolkit.core.planfile import loads
+        from toolkit.errors import PlanFileError
+        from toolkit.iceberg.catalog import catalog as open_catalog
+
+        saved = loads(Path(plan).read_text(encoding="utf-8"), os.fspath(plan))
+        if saved.source is None:
+            raise PlanFileError(f"{os.fspath(plan)}: the plan file names no source to read")
+        source, table, fmt, batch_id = saved.source, saved.table, saved.format, saved.batch_id
+        options = dict(saved.options)
+        if catalog is None:
+            where = {} if saved.warehouse is None else {"warehouse": saved.warehouse}
+            catalog = open_catalog(saved.catalog or "lakehouse", **where)
+    if source is None or table is None or catalog is None:
+        raise TypeError("preview needs a source, a table and a catalog, or plan= (a plan file)")
+    src, name, cat = source, table, catalog
     opts = make_options(**options)
 
     def make() -> Preview:
-        planned = plan_preview(records_of(source), table, catalog, **options)
-        return with_rewrite_costs(planned, catalog)
+        planned = plan_preview(records_of(src, fmt), name, cat, **options)
+        return with_rewrite_costs(planned, cat)
 
     def table_statistics() -> WrittenDataStatistics:
-        return statistics(catalog.load_table(table))
+        return statistics(cat.load_table(name))
 
+    first = make() if saved is None else replace(
+        plan_preview(records_of(src, fmt), name, cat, **options),
+        plan=saved.plan, state=saved.state,
+    )
     return PreviewPanel(
-        make(),
-        commit if commit is not None else ingest_commit(catalog, spark, **options),
+        first,
+        commit if commit is not None else ingest_commit(cat, spark, **options),
         options=opts,
         sample=sample,
         batch_id=batch_id,

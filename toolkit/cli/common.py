@@ -1,0 +1,239 @@
+"""What the commands share: their common options, opening the catalog, starting a quiet
+Spark session, and printing results as text or JSON."""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+from pyiceberg.catalog import Catalog
+
+from toolkit.core.planfile import PlanFile, loads
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = [
+    "CatalogChoice",
+    "catalog_options",
+    "check_source",
+    "emit",
+    "evolution_options",
+    "json_option",
+    "open_catalog",
+    "read_plan_file",
+    "spark_options",
+    "start_spark",
+    "status",
+    "table_argument",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+DEFAULT_CATALOG = "lakehouse"
+
+
+def json_option(f: F) -> F:
+    return click.option(
+        "--json", "as_json", is_flag=True,
+        help="Print the result as one JSON object on standard output (errors too).",
+    )(f)
+
+
+def catalog_options(default: str | None = DEFAULT_CATALOG) -> Callable[[F], F]:
+    """``--catalog`` and ``--warehouse`` (also from ``TOOLKIT_CATALOG`` and
+    ``TOOLKIT_WAREHOUSE``)."""
+    shown = f" [default: {default}]" if default else " [default: the plan file's]"
+
+    def add(f: F) -> F:
+        f = click.option(
+            "--warehouse", envvar="TOOLKIT_WAREHOUSE", metavar="LOCATION",
+            help="Where the tables' files go, for a catalog URL (a folder, s3://...).",
+        )(f)
+        return click.option(
+            "--catalog", "catalog_spec", envvar="TOOLKIT_CATALOG", metavar="FOLDER|URL|NAME",
+            default=default,
+            help="The catalog: a folder (the embedded SQLite catalog kept there), a URL "
+            "(postgresql://user:pw@host:port/db, sqlite:///x.db, https://rest-catalog), or "
+            f"the name of a catalog configured in .pyiceberg.yaml.{shown}",
+        )(f)
+
+    return add
+
+
+def evolution_options(f: F) -> F:
+    """The evolution options a plan is made with (stored in plan files)."""
+    f = click.option(
+        "--detect-dates/--no-detect-dates", default=True, show_default=True,
+        help="Type ISO-8601 date and date-time texts as date and timestamp (RULES 1).",
+    )(f)
+    f = click.option(
+        "--on-incompatible", type=click.Choice(["quarantine", "fail"]), default="quarantine",
+        show_default=True,
+        help="What happens to a record the table cannot take: set aside, or fail the batch.",
+    )(f)
+    f = click.option(
+        "--policy", type=click.Choice(["upsolver", "widen"]), default="upsolver",
+        show_default=True,
+        help="upsolver: type-suffixed columns (RULES 3-4); widen: one column per key, "
+        "widened by the matrix (RULES 5).",
+    )(f)
+    return click.option(
+        "--format", "source_format", metavar="KIND",
+        help="The kind of the source when its name cannot tell it (jsonl, parquet, csv...).",
+    )(f)
+
+
+def spark_options(f: F) -> F:
+    return click.option(
+        "--conf", "spark_conf", multiple=True, metavar="KEY=VALUE",
+        help="A Spark setting (repeatable), e.g. --conf spark.master=local[2].",
+    )(f)
+
+
+def table_argument(f: F) -> F:
+    return click.argument("table", metavar="TABLE")(f)
+
+
+class CatalogChoice:
+    """How ``--catalog`` was read: the catalog, and how a plan file records it (a folder
+    as an absolute path, a URL without its password, a configured name as it is)."""
+
+    def __init__(self, catalog: Catalog, recorded: str) -> None:
+        self.catalog = catalog
+        self.recorded = recorded
+
+
+def _configured(name: str) -> bool:
+    from pyiceberg.utils.config import Config
+
+    try:
+        return Config().get_catalog_config(name) is not None
+    except ValueError:
+        return False
+
+
+def _without_password(url: str) -> str:
+    from sqlalchemy.engine import make_url
+
+    try:
+        parsed = make_url(url)
+    except Exception:  # not a database URL (a REST catalog's https://...): kept as is
+        return url
+    return url if parsed.password is None else parsed.render_as_string(hide_password=True)
+
+
+def open_catalog(spec: str, warehouse: str | None, *, must_exist: bool = False) -> CatalogChoice:
+    """The catalog ``--catalog`` names: a URL (``scheme://``), else a configured catalog
+    name when no folder of that name exists, else a folder (created unless
+    ``must_exist``). Errors are ``click.BadParameter`` (exit code: bad input)."""
+    import toolkit
+
+    props = {} if warehouse is None else {"warehouse": warehouse}
+    try:
+        if "://" in spec:
+            if "***" in spec:
+                raise click.BadParameter(
+                    f"{spec}: the password was left out of the plan file; pass --catalog "
+                    "with the full URL", param_hint="--catalog")
+            return CatalogChoice(toolkit.catalog(spec, **props), _without_password(spec))
+        folder = Path(spec).expanduser()
+        if not folder.exists() and _configured(spec):
+            return CatalogChoice(toolkit.catalog(name=spec, **props), spec)
+        if must_exist and not folder.is_dir():
+            raise click.BadParameter(
+                f"{spec}: no such catalog folder, and no catalog of that name is configured "
+                "in .pyiceberg.yaml", param_hint="--catalog")
+        return CatalogChoice(toolkit.catalog(folder, **props), str(folder.resolve()))
+    except (ValueError, ModuleNotFoundError) as exc:
+        raise click.BadParameter(str(exc), param_hint="--catalog") from exc
+
+
+def check_source(source: str) -> str:
+    """``source`` as an absolute path or glob (a plan file applies from any folder);
+    refused as bad input when nothing is there."""
+    if not (glob.glob(source) if glob.has_magic(source) else os.path.exists(source)):
+        what = "no file matches" if glob.has_magic(source) else "no such file or folder"
+        raise click.BadParameter(f"{source}: {what}", param_hint="SOURCE")
+    return os.path.abspath(source)
+
+
+def read_plan_file(path: str) -> PlanFile:
+    return loads(Path(path).read_text(encoding="utf-8"), path)
+
+
+def emit(as_json: bool, text: str, data: Mapping[str, Any]) -> None:
+    """Print the result: ``text`` for people, or ``data`` as JSON (sorted keys)."""
+    if as_json:
+        click.echo(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, default=str))
+    else:
+        click.echo(text)
+
+
+@contextmanager
+def status(message: str) -> Iterator[None]:
+    """A spinner on standard error while something slow runs (only on a terminal)."""
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    if not console.is_terminal:
+        yield
+        return
+    with console.status(message):
+        yield
+
+
+#: log4j settings for a quiet driver: errors only, on standard error (Spark's default
+#: prints warnings, and a banner about log levels whenever the level of the class that
+#: starts the shell, under ``org.apache.spark``, differs from the root's)
+_LOG4J = """\
+rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = stderr
+appender.stderr.type = Console
+appender.stderr.name = stderr
+appender.stderr.target = SYSTEM_ERR
+appender.stderr.layout.type = PatternLayout
+appender.stderr.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
+logger.spark.name = org.apache.spark
+logger.spark.level = error
+"""
+
+
+def _log4j_file() -> Path:
+    digest = hashlib.sha256(_LOG4J.encode()).hexdigest()[:12]
+    path = Path(tempfile.gettempdir()) / f"toolkit-log4j2-{digest}.properties"
+    if not path.exists():  # written once per machine; a rename never shows half a file
+        fd, temp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        with os.fdopen(fd, "w") as out:
+            out.write(_LOG4J)
+        os.replace(temp, path)
+    return path
+
+
+def start_spark(catalog: Catalog, conf: tuple[str, ...]) -> SparkSession:
+    """A Spark session on ``catalog`` that logs errors only and shows no progress bars."""
+    from toolkit.spark.session import spark_conf, spark_session
+
+    settings: dict[str, Any] = {}  # Spark settings by their names: all texts
+    for item in conf:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"{item!r}: expected KEY=VALUE", param_hint="--conf")
+        settings[key.strip()] = value.strip()
+    java = spark_conf(catalog, **settings).get("spark.driver.extraJavaOptions", "")
+    settings["spark.driver.extraJavaOptions"] = (
+        f"{java} -Dlog4j2.configurationFile={_log4j_file()}".strip()
+    )
+    settings.setdefault("spark.ui.showConsoleProgress", "false")
+    with status("Starting Spark..."):
+        spark = spark_session(catalog, **settings)
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark

@@ -1,0 +1,260 @@
+"""The commands around plans: ``preview`` writes a plan file, ``apply`` commits exactly
+that plan with its batch, ``ingest`` writes a batch (or stops for approval), ``export``
+prints a plan as code."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from toolkit.cli.common import (
+    catalog_options,
+    check_source,
+    emit,
+    evolution_options,
+    json_option,
+    open_catalog,
+    read_plan_file,
+    spark_options,
+    start_spark,
+    status,
+)
+from toolkit.cli.exits import ExitCode, guarded
+from toolkit.core.planfile import PlanFile, dumps
+from toolkit.core.state import TableState
+from toolkit.errors import PlanChangedError, StalePlanError
+
+if TYPE_CHECKING:
+    from pyiceberg.catalog import Catalog
+
+    from toolkit.core.planner import Plan
+    from toolkit.pipeline.ingest import IngestReport
+
+__all__ = ["apply", "export", "ingest", "preview"]
+
+#: ``export --as`` targets, and the dialect each is rendered in
+TARGETS = {"spark-sql": "spark", "trino": "trino", "pyiceberg": "pyiceberg"}
+
+
+def _options(policy: str, on_incompatible: str, detect_dates: bool) -> dict[str, Any]:
+    return {"policy": policy, "on_incompatible": on_incompatible, "detect_dates": detect_dates}
+
+
+def _plan_file(
+    source: str, table: str, catalog: Catalog, recorded: str, warehouse: str | None,
+    batch_id: str, source_format: str | None, options: dict[str, Any],
+) -> tuple[PlanFile, int]:
+    """Plan ``source`` against ``table`` now (no Spark); the plan file, and the records
+    the batch would set aside."""
+    from toolkit.pipeline.preview import plan_preview
+
+    with status("Planning..."):
+        made = plan_preview(source, table, catalog, format=source_format, **options)
+    planfile = PlanFile(
+        table, made.plan, made.state, batch_id, source, source_format, options, recorded,
+        warehouse,
+    )
+    return planfile, len(made.aside)
+
+
+def _write(planfile: PlanFile, path: str) -> None:
+    Path(path).write_text(dumps(planfile), encoding="utf-8")
+
+
+def _planned(planfile: PlanFile, path: str | None, aside: int) -> dict[str, Any]:
+    return {
+        "table": planfile.table,
+        "batch_id": planfile.batch_id,
+        "changes_schema": planfile.plan.changed,
+        "operations": [op.to_json() for op in planfile.plan.operations],
+        "rewrites": [r.to_json() for r in planfile.plan.rewrites],
+        "summary": planfile.summary.split("\n"),
+        "set_aside": aside,
+        "plan_file": path,
+    }
+
+
+@click.command()
+@click.argument("source")
+@click.option("--table", "-t", required=True, help="The table, namespace.name.")
+@catalog_options()
+@evolution_options
+@click.option("--batch-id", help="The batch's id, stored with it (default: a new one).")
+@click.option("--save", type=click.Path(dir_okay=False), metavar="PLAN_FILE",
+              help="Write the plan file here, to review and `toolkit apply` later.")
+@json_option
+@guarded
+def preview(
+    source: str, table: str, catalog_spec: str, warehouse: str | None, source_format: str | None,
+    policy: str, on_incompatible: str, detect_dates: bool, batch_id: str | None,
+    save: str | None, as_json: bool,
+) -> None:
+    """Plan SOURCE (all its records, one batch) against TABLE without changing anything.
+
+    Prints the plan; with --save, writes the plan file: the plan, the table state it was
+    made against, the batch id, the source and a summary (docs/plan-files.md).
+    """
+    source = check_source(source)
+    where = open_catalog(catalog_spec, warehouse)
+    planfile, aside = _plan_file(
+        source, table, where.catalog, where.recorded, warehouse,
+        batch_id or uuid.uuid4().hex, source_format, _options(policy, on_incompatible,
+                                                              detect_dates),
+    )
+    if save:
+        _write(planfile, save)
+    lines = [planfile.summary]
+    if aside:
+        lines.append(f"{aside:,} record(s) would be set aside (quarantine)")
+    if save:
+        lines.append(f"Plan written to {save}; review it, then run: toolkit apply {save}")
+    emit(as_json, "\n".join(lines), _planned(planfile, save, aside))
+
+
+def _report(report: IngestReport, already: bool = False) -> tuple[str, dict[str, Any]]:
+    data = {
+        "table": report.table,
+        "batch_id": report.batch_id,
+        "already_applied": already or report.skipped,
+        "rows_written": report.rows_written,
+        "snapshot_id": report.snapshot_id,
+        "set_aside": report.quarantined,
+        "operations": [op.to_json() for op in report.plan.operations],
+        "summary": str(report.plan).split("\n"),
+    }
+    return str(report), data
+
+
+def _already_applied(planfile: PlanFile) -> tuple[str, dict[str, Any]]:
+    text = f"{planfile.table}: batch {planfile.batch_id} was already applied; nothing written"
+    return text, {"table": planfile.table, "batch_id": planfile.batch_id,
+                  "already_applied": True, "rows_written": 0, "snapshot_id": None}
+
+
+@click.command()
+@click.argument("plan_file", type=click.Path(exists=True, dir_okay=False))
+@catalog_options(default=None)
+@spark_options
+@json_option
+@guarded
+def apply(
+    plan_file: str, catalog_spec: str | None, warehouse: str | None, spark_conf: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Commit exactly the plan of PLAN_FILE and write its batch.
+
+    Refused as stale (exit 4, nothing written) if the table moved since the preview or
+    the data needs other changes than the plan. Applying a plan file again writes nothing
+    (its batch id is already in the table) and exits 0.
+    """
+    from toolkit.iceberg.catalog import load_table
+    from toolkit.iceberg.ledger import ingested_batches
+    from toolkit.pipeline.ingest import ingest as ingest_batch
+
+    planfile = read_plan_file(plan_file)
+    if planfile.source is None:
+        raise click.BadParameter(
+            f"{plan_file}: the plan file names no source to read (its records were given in "
+            "Python); apply it with toolkit.ingest", param_hint="PLAN_FILE")
+    where = open_catalog(catalog_spec or planfile.catalog or "lakehouse",
+                         warehouse or planfile.warehouse)
+    # both checks again inside ingest, atomically; here they answer before Spark starts
+    table = load_table(where.catalog, planfile.table)
+    if table is not None and planfile.batch_id in ingested_batches(table):
+        emit(as_json, *_already_applied(planfile))
+        return
+    if TableState.of(table) != planfile.state:
+        raise StalePlanError(planfile.table, planfile.state, TableState.of(table))
+    spark = start_spark(where.catalog, spark_conf)
+    with status("Writing the batch..."):
+        report = ingest_batch(
+            planfile.source, planfile.table, where.catalog, spark, planfile.batch_id,
+            approved=planfile.plan, expected=planfile.state, format=planfile.format,
+            **planfile.options,
+        )
+    emit(as_json, *_report(report))
+
+
+@click.command()
+@click.argument("source")
+@click.option("--table", "-t", required=True, help="The table, namespace.name.")
+@catalog_options()
+@evolution_options
+@click.option("--batch-id", help="The batch's id: ingesting an id again writes nothing "
+              "(default: a new one).")
+@click.option("--require-approval", is_flag=True,
+              help="If the batch needs a schema change, write a plan file and exit 3 "
+              "instead of evolving the table.")
+@click.option("--save", type=click.Path(dir_okay=False), metavar="PLAN_FILE",
+              help="Where --require-approval writes the plan file "
+              "[default: TABLE.BATCH_ID.plan.json].")
+@spark_options
+@json_option
+@guarded
+def ingest(
+    source: str, table: str, catalog_spec: str, warehouse: str | None,
+    source_format: str | None, policy: str, on_incompatible: str, detect_dates: bool,
+    batch_id: str | None, require_approval: bool, save: str | None,
+    spark_conf: tuple[str, ...], as_json: bool,
+) -> None:
+    """Ingest SOURCE into TABLE as one batch: evolve the schema and write the rows.
+
+    With --require-approval, a batch that needs a schema change (a new table too) is not
+    written: its plan file is, and the command exits 3 (needs approval).
+    """
+    from toolkit.pipeline.ingest import ingest as ingest_batch
+
+    source = check_source(source)
+    where = open_catalog(catalog_spec, warehouse)
+    batch_id = batch_id or uuid.uuid4().hex
+    options = _options(policy, on_incompatible, detect_dates)
+
+    def plan_or_stop() -> Plan:
+        """The batch's plan if it changes nothing; else its plan file, and exit 3."""
+        planfile, aside = _plan_file(source, table, where.catalog, where.recorded, warehouse,
+                                     batch_id, source_format, options)
+        if not planfile.plan.changed:
+            return planfile.plan
+        path = save or f"{table}.{batch_id}.plan.json"
+        _write(planfile, path)
+        text = (f"{planfile.summary}\nThe batch needs approval: plan written to {path}; "
+                f"review it, then run: toolkit apply {path}")
+        emit(as_json, text, {**_planned(planfile, path, aside), "needs_approval": True})
+        raise click.exceptions.Exit(ExitCode.NEEDS_APPROVAL)
+
+    # held to a plan that changes nothing: should the batch need a change by the time
+    # Spark has read it (another writer moved the table), it stops for approval after all
+    approved = plan_or_stop() if require_approval else None
+    spark = start_spark(where.catalog, spark_conf)
+    try:
+        with status("Writing the batch..."):
+            report = ingest_batch(source, table, where.catalog, spark, batch_id,
+                                  approved=approved, format=source_format, **options)
+    except PlanChangedError:
+        plan_or_stop()
+        raise
+    emit(as_json, *_report(report))
+
+
+@click.command()
+@click.argument("plan_file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--as", "target", type=click.Choice(list(TARGETS)), required=True,
+              help="spark-sql or trino: ALTER TABLE statements; pyiceberg: Python code.")
+@click.option("--table", help="The table the code names [default: the plan file's].")
+@json_option
+@guarded
+def export(plan_file: str, target: str, table: str | None, as_json: bool) -> None:
+    """Print the plan of PLAN_FILE as code, to review or to run with another engine.
+
+    SQL names are quoted; docs become COMMENTs. A plan that rewrites data, or that an
+    engine cannot express, is refused with exit 2.
+    """
+    planfile = read_plan_file(plan_file)
+    name = table or planfile.table
+    dialect = TARGETS[target]
+    code = (planfile.plan.to_pyiceberg(name) if dialect == "pyiceberg"
+            else planfile.plan.to_sql("spark" if dialect == "spark" else "trino", name))
+    emit(as_json, code, {"table": name, "as": target, "code": code})

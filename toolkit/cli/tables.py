@@ -1,0 +1,191 @@
+"""The commands that only read: ``profile`` a source, and a table's COALESCE ``view``,
+``lineage`` and written data ``stats``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from toolkit.cli.common import (
+    catalog_options,
+    check_source,
+    emit,
+    json_option,
+    open_catalog,
+    status,
+    table_argument,
+)
+from toolkit.cli.exits import guarded
+from toolkit.core.profile import FieldStats, Profile
+from toolkit.core.types import Shape
+
+__all__ = ["lineage", "profile", "share", "stats", "view"]
+
+
+def share(n: int, total: int) -> str:
+    """``n`` of ``total`` as a percentage, unless rounding would hide it: a rare type is
+    never shown as 0%, nor a nearly total one as 100%.
+
+    >>> share(3, 20_000), share(19_997, 20_000), share(1, 4), share(0, 0)
+    ('3 of 20,000', '19,997 of 20,000', '25%', '-')
+    """
+    if total == 0:
+        return "-"
+    shown = f"{100 * n / total:.0f}"
+    if (shown == "0" and n) or (shown == "100" and n != total):
+        return f"{n:,} of {total:,}"
+    return f"{shown}%"
+
+
+def _noun(shape: Shape, n: int) -> str:
+    """What ``n`` values of a shape are, in words (``strings``, ``long[] arrays``)."""
+    if shape.dim:
+        return f"{shape} array" + ("s" if n != 1 else "")
+    return f"{shape}" + ("s" if n != 1 else "")
+
+
+def drift_line(path: tuple[str, ...], stats: FieldStats) -> str | None:
+    """A drifting field in one sentence, its rarer types by their exact counts (None for
+    a field of one type).
+
+    >>> from toolkit.core.profile import profile
+    >>> p = profile([{"n": 1}] * 19_997 + [{"n": "x"}] * 3)
+    >>> print(drift_line(("n",), p.fields[("n",)]))
+    n: 3 of 20,000 values are strings (19,997 longs)
+    """
+    total = stats.present
+    ordered = sorted(stats.counts.items(), key=lambda kv: (kv[1], str(kv[0])))
+    *rare, (top, most) = ordered
+    if not rare:
+        return None
+    parts = [f"{n:,} of {total:,} values are {_noun(s, n)}" for s, n in rare]
+    return f"{'.'.join(path)}: {'; '.join(parts)} ({most:,} {_noun(top, most)})"
+
+
+def _nulls(s: FieldStats) -> str:
+    """Null or missing values: a count, with its share of the records when there are any."""
+    return f"{s.nulls:,} ({share(s.nulls, s.present + s.nulls)})" if s.nulls else "0"
+
+
+def _profile_text(p: Profile, sample: int) -> str:
+    rows = [("field", "type", "values", "share", "nulls", "samples")]
+    for path in sorted(p.fields):
+        s = p.fields[path]
+        for shape, n in sorted(s.counts.items(), key=lambda kv: -kv[1]):
+            samples = ", ".join(repr(v) for v in s.samples.get(shape, ()))
+            rows.append((".".join(path), str(shape), f"{n:,}", share(n, s.present),
+                         _nulls(s), samples[:40]))
+        if not s.counts:
+            rows.append((".".join(path), "null", "0", "-", f"{s.nulls:,}", ""))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    table = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    drift = [line for path in sorted(p.fields)
+             if (line := drift_line(path, p.fields[path])) is not None]
+    head = f"{p.records:,} records profiled" + (f" (the first {sample:,})" if
+                                                 p.records == sample else "")
+    return "\n".join([head, *table, *(["", "Drift:", *drift] if drift else [])])
+
+
+def _profile_json(p: Profile) -> dict[str, Any]:
+    return {
+        "records": p.records,
+        "fields": [
+            {
+                "path": list(path),
+                "values": s.present,
+                "nulls": s.nulls,
+                "types": [
+                    {"type": str(shape), "values": n, "share": share(n, s.present),
+                     "samples": [repr(v) for v in s.samples.get(shape, ())]}
+                    for shape, n in sorted(s.counts.items(), key=lambda kv: -kv[1])
+                ],
+            }
+            for path, s in sorted(p.fields.items())
+        ],
+    }
+
+
+@click.command()
+@click.argument("source")
+@click.option("--sample", default=20_000, show_default=True, type=click.IntRange(min=1),
+              help="How many records to profile (the first ones).")
+@click.option("--format", "source_format", metavar="KIND",
+              help="The kind of the source when its name cannot tell it (jsonl, parquet...).")
+@click.option("--detect-dates/--no-detect-dates", default=True, show_default=True,
+              help="Type ISO-8601 date and date-time texts as date and timestamp (RULES 1).")
+@json_option
+@guarded
+def profile(source: str, sample: int, source_format: str | None, detect_dates: bool,
+            as_json: bool) -> None:
+    """Statistics of a sample of SOURCE: per field, the types that arrived, how often
+    (a rare type by its exact count, never a rounded 0%), nulls and sample values."""
+    from toolkit.core.options import make_options
+    from toolkit.core.profile import profile as profile_records
+    from toolkit.pipeline.sources import records_of
+
+    with status("Reading..."):
+        records = records_of(check_source(source), source_format)[:sample]
+        p = profile_records(records, options=make_options(detect_dates=detect_dates))
+    emit(as_json, _profile_text(p, sample), _profile_json(p))
+
+
+@click.command()
+@table_argument
+@catalog_options()
+@click.option("--dialect", type=click.Choice(["spark", "trino", "duckdb", "athena"]),
+              default="spark", show_default=True)
+@click.option("--view", "view_name", metavar="NAME",
+              help="Print CREATE OR REPLACE VIEW NAME AS ... instead of the SELECT.")
+@json_option
+@guarded
+def view(table: str, catalog_spec: str, warehouse: str | None, dialect: str,
+         view_name: str | None, as_json: bool) -> None:
+    """The COALESCE view of TABLE (RULES 7): each family of columns folded back into one."""
+    from toolkit.iceberg.views import coalesce_sql
+
+    tbl = open_catalog(catalog_spec, warehouse, must_exist=True).catalog.load_table(table)
+    sql = coalesce_sql(tbl.schema(), table, dialect, view=view_name,  # type: ignore[arg-type]
+                       pretty=not as_json)
+    emit(as_json, sql, {"table": table, "dialect": dialect, "sql": sql})
+
+
+@click.command()
+@table_argument
+@catalog_options()
+@json_option
+@guarded
+def lineage(table: str, catalog_spec: str, warehouse: str | None, as_json: bool) -> None:
+    """Every plan committed to TABLE, oldest first: what changed, who or which rule
+    decided it, the batch, and how to undo it."""
+    from toolkit.iceberg.lineage import lineage as lineage_of
+
+    tbl = open_catalog(catalog_spec, warehouse, must_exist=True).catalog.load_table(table)
+    entries = lineage_of(tbl)
+    data = {"table": table, "entries": [
+        {"seq": e.seq, "at_ms": e.at_ms, "decided_by": e.decided_by, "batch": e.batch,
+         "reason": e.reason, "operations": [op.to_json() for op in e.operations],
+         "inverse": None if e.inverse_operations is None
+         else [op.to_json() for op in e.inverse_operations],
+         "irreversible": list(e.irreversible)}
+        for e in entries]}
+    text = "\n".join(str(e) for e in entries) or f"{table}: no plan logged yet"
+    emit(as_json, text, data)
+
+
+@click.command()
+@table_argument
+@catalog_options()
+@json_option
+@guarded
+def stats(table: str, catalog_spec: str, warehouse: str | None, as_json: bool) -> None:
+    """Written data statistics of TABLE from its metadata alone (no data file is read):
+    per column its values and nulls, per batch the values each column received."""
+    from toolkit.iceberg.statistics import statistics
+
+    tbl = open_catalog(catalog_spec, warehouse, must_exist=True).catalog.load_table(table)
+    with status("Reading manifests..."):
+        s = statistics(tbl)
+    data = {"table": table, "snapshot_id": s.snapshot_id, "records": s.records,
+            "data_files": s.data_files, "columns": s.to_rows(), "batches": s.history_rows()}
+    emit(as_json, str(s), data)
