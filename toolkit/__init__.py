@@ -37,6 +37,11 @@ _LAZY = {
     "inspect_quarantine": "toolkit.notebook.quarantine_widget",
     "edit_schema": "toolkit.notebook.editor_widget",
     "compare_policies": "toolkit.notebook",
+    "plan_maintenance": "toolkit.pipeline.maintain",
+    "maintain": "toolkit.pipeline.maintain",
+    "preview_maintenance": "toolkit.notebook.maintenance_widget",
+    "MaintenancePlan": "toolkit.core.maintenance",
+    "MaintenanceReport": "toolkit.core.maintenance",
 }
 
 __all__ = [
