@@ -32,7 +32,9 @@ from pathlib import Path
 from typing import Any
 
 HOST = "127.0.0.1"
-START_TIMEOUT = 30.0  # seconds for any server to come up
+START_TIMEOUT = 30.0  # seconds for a server to come up
+# JVMs on 2 busy cores: the cluster took 10-20 s here while other test runs were going
+SPARK_START_TIMEOUT = 60.0
 S3A_JAR_NAMES = ("hadoop-aws-3.3.1.jar", "aws-java-sdk-bundle-1.11.901.jar")
 
 
@@ -68,13 +70,14 @@ def _port_open(port: int) -> bool:
         return False
 
 
-def _wait_for_port(port: int, proc: subprocess.Popen[bytes], name: str, log: Path) -> None:
-    deadline = time.monotonic() + START_TIMEOUT
+def _wait_for_port(port: int, proc: subprocess.Popen[bytes], name: str, log: Path,
+                   timeout: float = START_TIMEOUT) -> None:
+    deadline = time.monotonic() + timeout
     while not _port_open(port):
         if proc.poll() is not None:
             raise _fail(f"{name} exited with code {proc.returncode} before listening", log)
         if time.monotonic() > deadline:
-            raise _fail(f"{name} did not listen on {HOST}:{port} within {START_TIMEOUT:.0f} s", log)
+            raise _fail(f"{name} did not listen on {HOST}:{port} within {timeout:.0f} s", log)
         time.sleep(0.1)
 
 
@@ -185,7 +188,7 @@ def postgres_server(user: str = "toolkit", database: str = "toolkit") -> Iterato
                        f"host all all {HOST}/32 scram-sha-256\n")
         started = True  # from here on, stop it even if the start times out half-way
         run(bindir / "pg_ctl", "-D", data, "-l", log, "-w", "-t", str(int(START_TIMEOUT)),
-            "-o", f"-p {port} -k {base} -c listen_addresses={HOST} -c fsync=off",
+            "-o", f"-p {port} -k '{base}' -c listen_addresses={HOST} -c fsync=off",
             "start")
         psql(f"CREATE USER {user} PASSWORD '{password}'")
         psql(f"CREATE DATABASE {database} OWNER {user}")
@@ -212,14 +215,21 @@ class S3Server:
     root: Path  # the served folder: each subfolder is a bucket
 
     def bucket(self, name: str) -> str:
-        """Make bucket `name` (a subfolder of root) if missing; returns the name."""
-        (self.root / name).mkdir(exist_ok=True)
+        """Bucket `name`, one of those made when the server started (rclone would not see
+        one made later, once it has listed its root)."""
+        if not (self.root / name).is_dir():
+            raise ServerError(f"bucket {name!r} was not made at start: pass it in buckets=")
         return name
 
     def spark_conf(self) -> dict[str, str]:
         """Spark settings for s3a:// (and s3://) URLs on this server; add the s3a jars
-        (`s3a_jars()`) to spark.jars. Directory markers are kept: rclone refuses to delete
-        them and Spark would retry for minutes."""
+        (`s3a_jars()`) to spark.jars, and spark.driver.host=127.0.0.1 on a cluster.
+
+        Reads work, and so do writes that only create files (Iceberg's HadoopFileIO). Spark's
+        DataFrameWriter does not: its committer makes directory markers (`x/_temporary/0/`),
+        which rclone stores as plain files, so the part files under them fail with HTTP 500
+        ("file already exists"). Markers are kept (never deleted) all the same: rclone
+        refuses those deletes and Spark would retry for minutes."""
         return {
             "spark.hadoop.fs.s3a.endpoint": self.endpoint,
             "spark.hadoop.fs.s3a.access.key": self.access_key,
@@ -241,13 +251,21 @@ def rclone_bin() -> Path:
 
 
 @contextmanager
-def s3_server(root: Path | None = None, access_key: str = "toolkit") -> Iterator[S3Server]:
-    """`rclone serve s3 ROOT` on 127.0.0.1 with one key pair; ROOT is a fresh temporary
-    folder (removed at the end) unless given."""
+def s3_server(
+    root: Path | None = None, access_key: str = "toolkit", buckets: Sequence[str] = ()
+) -> Iterator[S3Server]:
+    """`rclone serve s3 ROOT` on 127.0.0.1 with one key pair (wrong keys are refused); ROOT
+    is a fresh temporary folder (removed at the end) unless given. Each subfolder of ROOT is
+    a bucket, each file an object. pyarrow (so PyIceberg) needs
+    AWS_REQUEST_CHECKSUM_CALCULATION=when_required to upload to it (else HTTP 411)."""
     rclone = rclone_bin()
     base = Path(tempfile.mkdtemp(prefix="toolkit-s3-"))
     served = root if root is not None else base / "root"
     served.mkdir(parents=True, exist_ok=True)
+    # rclone caches its listing of ROOT (5 min): a bucket made after it first listed
+    # stays unseen, so buckets are made before it starts
+    for name in buckets:
+        (served / name).mkdir(exist_ok=True)
     log, port, secret = base / "rclone.log", free_port(), secrets.token_hex(16)
     proc = _spawn([str(rclone), "serve", "s3", str(served), "--addr", f"{HOST}:{port}",
                    "--auth-key", f"{access_key},{secret}", "--config", "/dev/null"], log)
@@ -336,7 +354,7 @@ def spark_cluster(workers: int = 2, cores: int = 1, memory: str = "2g") -> Itera
         procs.append(_spawn([str(spark_class), "org.apache.spark.deploy.master.Master",
                              "--host", HOST, "--port", str(port), "--webui-port", str(ui_port)],
                             logs[0], env, cwd=base))
-        _wait_for_port(port, procs[0], "Spark master", logs[0])
+        _wait_for_port(port, procs[0], "Spark master", logs[0], SPARK_START_TIMEOUT)
         for i in range(workers):
             work = base / f"worker-{i}"
             work.mkdir()
@@ -348,7 +366,7 @@ def spark_cluster(workers: int = 2, cores: int = 1, memory: str = "2g") -> Itera
                                 logs[-1], env, cwd=base))
         cluster = SparkCluster(master=master, webui=webui, workers=workers,
                                spark_home=spark_home)
-        deadline, alive = time.monotonic() + START_TIMEOUT, -1
+        deadline, alive = time.monotonic() + SPARK_START_TIMEOUT, -1
         while alive < workers:
             dead = [(log, p.returncode) for log, p in zip(logs, procs, strict=True)
                     if p.poll() is not None]
@@ -357,7 +375,7 @@ def spark_cluster(workers: int = 2, cores: int = 1, memory: str = "2g") -> Itera
                             *[log for log, _ in dead])
             if time.monotonic() > deadline:
                 raise _fail(f"the Spark master shows {max(alive, 0)} of {workers} workers "
-                            f"ALIVE after {START_TIMEOUT:.0f} s", *logs)
+                            f"ALIVE after {SPARK_START_TIMEOUT:.0f} s", *logs)
             with suppress(OSError):  # the web UI is not up yet
                 alive = sum(w.get("state") == "ALIVE" for w in cluster.status()["workers"])
             if alive < workers:

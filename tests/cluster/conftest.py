@@ -22,12 +22,16 @@ def postgres_server() -> Iterator[servers.PostgresServer]:
         yield server
 
 
+#: the buckets the S3 server has (made before it starts: see servers.s3_server)
+BUCKETS = ("lake", "check")
+
+
 @pytest.fixture(scope="session")
 def s3_server() -> Iterator[servers.S3Server]:
     """`rclone serve s3` on 127.0.0.1: `.endpoint`, `.access_key`, `.secret_key`, `.root`,
     `.bucket(name)`, `.spark_conf()`. Sets AWS_REQUEST_CHECKSUM_CALCULATION=when_required
     for the session, which pyarrow (and so PyIceberg) needs to write to it."""
-    with pytest.MonkeyPatch.context() as env, servers.s3_server() as server:
+    with pytest.MonkeyPatch.context() as env, servers.s3_server(buckets=BUCKETS) as server:
         # else pyarrow's AWS SDK sends aws-chunked uploads with no Content-Length, which the
         # server refuses (HTTP 411 MissingContentLength); read when an S3FileSystem is made
         env.setenv("AWS_REQUEST_CHECKSUM_CALCULATION", "when_required")

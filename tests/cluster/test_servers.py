@@ -29,7 +29,7 @@ def test_s3_write_and_read(s3_server: servers.S3Server) -> None:
     # (the fixture sets AWS_REQUEST_CHECKSUM_CALCULATION=when_required: without it rclone
     # refuses pyarrow's uploads)
     s3 = s3_server
-    bucket = s3.bucket(f"b-{uuid.uuid4().hex[:8]}")
+    bucket = f"{s3.bucket('check')}/{uuid.uuid4().hex[:8]}"
     s3fs = fs.S3FileSystem(endpoint_override=s3.endpoint, scheme="http",
                            access_key=s3.access_key, secret_key=s3.secret_key)
     with s3fs.open_output_stream(f"{bucket}/dir/hello.txt") as out:

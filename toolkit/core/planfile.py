@@ -123,7 +123,7 @@ def loads(text: str, where: str = "plan file") -> PlanFile:
     >>> loads('{"format": "toolkit-plan", "version": 9}', "p.json")
     Traceback (most recent call last):
     ...
-    toolkit.core.planfile.PlanFileError: p.json: plan file version 9 is not one this \
+    toolkit.errors.PlanFileError: p.json: plan file version 9 is not one this \
 toolkit reads (it reads version 1); use the toolkit that wrote it
     """
     try:

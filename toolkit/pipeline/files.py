@@ -593,15 +593,16 @@ def stream_reader(fmt: str) -> Callable[[SparkSession, str, Mapping[str, str], A
     def read(
         spark: SparkSession, location: str, options: Mapping[str, str], schema: Any
     ) -> DataFrame:
-        reachable_input(spark, location)
         if fmt == "jsonl":
             if schema is not None:
                 raise ValueError("JSON lines stream as text: schema= is for parquet, orc, csv")
+            reachable_input(spark, location)
             return spark.readStream.format("text").options(**options).load(location)
         defaults = CSV_OPTIONS if fmt == "csv" else {"mergeSchema": "true"}
         merged = {**defaults, **options}
         if schema is None:
             schema = _folder_schema(spark, fmt, location, merged)
+        reachable_input(spark, location)
         return spark.readStream.format(fmt).options(**merged).schema(schema).load(location)
 
     return read
