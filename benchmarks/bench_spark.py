@@ -17,6 +17,12 @@ shared machine vary 1.2-2.4x between runs, see BASELINES.md):
    <= 1.2; and the growth on one table over 100 successive one-column commits, 100th / 1st:
    target <= 2.0 (raw PyIceberg, Spark's ``ALTER TABLE`` and ``commit_plan`` keeping every
    schema version measured alongside). ``--commits-only`` runs this part alone.
+4. data growth: one table fed 100 successive ``toolkit.ingest`` batches of 300 records,
+   each with data and a schema change (a new field; every 10th batch a retyped one too),
+   after 5 warm-up batches on another table; median ingest time of batches 96-100 over
+   that of batches 1-5: target <= 2.0 (the split per step, and the size of the table's
+   metadata file, are printed alongside). ``--data-growth-only`` runs this part alone,
+   ``--no-data-growth`` skips it.
 
 The records are ``benchmarks.generate.records(N, seed)`` written once as JSON lines; with
 ``--keep-data DIR`` the file is kept in ``DIR`` (keyed by N and seed) and reused.
@@ -46,7 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from benchmarks.generate import records, write_jsonl
+from benchmarks.generate import records, to_jsonl, write_jsonl
 
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
@@ -65,6 +71,13 @@ NAMESPACE = "bench"
 COMMIT_PAIRS = 15  # toolkit / raw PyIceberg commit pairs, median
 GROWTH_STEPS = 100
 GROWTH_SHOWN = (1, 10, 50, 100)
+#: data growth: one table fed DATA_BATCHES ingest batches of DATA_ROWS records, each with
+#: a new field (and every 10th with a retyped one), so every batch commits a schema change
+#: and writes data; after DATA_WARMUP batches on a table of their own
+DATA_BATCHES = 100
+DATA_ROWS = 300
+DATA_WARMUP = 5
+DATA_SHOWN = (1, 10, 50, 100)
 #: Both paths are warmed on the same small file first, a sample of the whole stream: Spark
 #: generates and compiles code per schema, and a warm-up on the stream's start alone (no
 #: drift yet) would leave the timed run's classes cold.
@@ -169,10 +182,10 @@ class Split:
 
 
 @contextlib.contextmanager
-def split() -> Iterator[Split]:
+def split(extra: dict[str, str] | None = None) -> Iterator[Split]:
     """Time ``observe_on_spark``, ``_plan_and_commit`` and ``write_batch`` inside ``ingest``
-    (module globals of ``toolkit.pipeline.ingest``, looked up at call time), then restore
-    them."""
+    (module globals of ``toolkit.pipeline.ingest``, looked up at call time), and the
+    ``extra`` ones (step name: global's name), then restore them."""
     from toolkit.pipeline import ingest as pipeline
 
     s = Split()
@@ -180,6 +193,7 @@ def split() -> Iterator[Split]:
         "profile": "observe_on_spark",
         "plan+commit": "_plan_and_commit",
         "route+append": "write_batch",
+        **(extra or {}),
     }
     saved = {attr: getattr(pipeline, attr) for attr in steps.values()}
     try:
@@ -560,6 +574,142 @@ def commits_only(seed: int, log: Callable[[str], None]) -> int:
     return 0
 
 
+# --------------------------------------------------------------------------- data growth
+
+
+@dataclass
+class DataGrowthRuns:
+    """Per-batch seconds of successive ``toolkit.ingest`` calls on one table."""
+
+    ingest: list[float]
+    steps: list[dict[str, float]]  # profile, plan+commit, commit (commit_plan), route+append
+    changes: list[int]  # columns each batch's plan changed
+    metadata: dict[int, tuple[int, int, int]]  # batch: (metadata.json bytes, schemas, snapshots)
+
+    def ratio(self) -> float:
+        return med(self.ingest[-5:]) / med(self.ingest[:5])
+
+
+def data_batch(base: Sequence[dict[str, Any]], k: int, rows: int) -> list[dict[str, Any]]:
+    """Batch ``k`` (1-based): its slice of ``base`` plus a new long field ``n<k>``; every
+    10th batch also sends the previous batch's field as text (a type change)."""
+    out = []
+    for r in base[(k - 1) * rows : k * rows]:
+        r = {**r, f"n{k:03d}": k}
+        if k % 10 == 0:
+            r[f"n{k - 1:03d}"] = f"s{k}"
+        out.append(r)
+    return out
+
+
+def metadata_facts(cat: Catalog, name: str) -> tuple[int, int, int]:
+    """The table's current metadata file size, schemas and snapshots it holds."""
+    from urllib.parse import urlparse
+
+    t = cat.load_table(name)
+    loc = urlparse(t.metadata_location)
+    size = Path(loc.path).stat().st_size if loc.scheme in ("", "file") else -1
+    return size, len(t.metadata.schemas), len(t.metadata.snapshots)
+
+
+def run_data_growth(
+    cat: Catalog, spark: SparkSession, seed: int, log: Callable[[str], None],
+    batches: int = DATA_BATCHES, rows: int = DATA_ROWS,
+) -> DataGrowthRuns:
+    """``batches`` successive ``toolkit.ingest`` calls on one table, each with data and a
+    schema change (JSON-lines files, so JSON's JVM path as a stream's micro-batches take);
+    the files are written beforehand, outside the timing."""
+    import gc
+
+    import toolkit
+
+    base = records(rows * (batches + DATA_WARMUP), seed)
+    out = DataGrowthRuns([], [], [], {})
+    with tempfile.TemporaryDirectory(prefix="bench-data-growth-") as tmp:
+        files = []
+        for k in range(1, batches + 1):
+            f = Path(tmp, f"batch-{k:03d}.jsonl")
+            f.write_bytes(to_jsonl(data_batch(base, k, rows)))
+            files.append(f)
+        for k in range(1, DATA_WARMUP + 1):  # JIT, Iceberg classes, a table of their own
+            warm = Path(tmp, f"warm-{k}.jsonl")
+            warm.write_bytes(to_jsonl(data_batch(base[rows * batches :], k, rows)))
+            toolkit.ingest(warm, f"{NAMESPACE}.data_growth_warm", cat, spark)
+        name = f"{NAMESPACE}.data_growth"
+        for k, f in enumerate(files, 1):
+            gc.collect()  # a collection of the last batch's garbage is not this batch's
+            with split({"commit": "commit_plan"}) as steps:
+                t0 = time.perf_counter()
+                rep = toolkit.ingest(f, name, cat, spark, batch_id=f"data-growth-{k}")
+                s = time.perf_counter() - t0
+            out.ingest.append(s)
+            out.steps.append(dict(steps.seconds))
+            out.changes.append(len(rep.plan.changes))
+            if k in (1, 5, batches // 2, batches):
+                out.metadata[k] = metadata_facts(cat, name)
+            if k in DATA_SHOWN:
+                log(f"data growth #{k}: ingest {s * 1e3:.0f} ms (" + ", ".join(
+                    f"{n} {v * 1e3:.0f} ms" for n, v in steps.seconds.items()) + ")")
+    if not all(out.changes[1:]):
+        log("WARNING: data growth: some batches changed no column: "
+            f"{[k for k, c in enumerate(out.changes, 1) if not c]}")
+    return out
+
+
+def data_growth_report(runs: DataGrowthRuns) -> tuple[list[str], list[str]]:
+    """The data growth table (per step: batches 1, 10, 50, 100 and the medians the ratio
+    takes), and its verdict line."""
+    n = len(runs.ingest)
+    steps = ("profile", "plan+commit", "route+append")  # "commit" is inside plan+commit
+    series = {
+        "toolkit.ingest, one batch": runs.ingest,
+        **{f"  {k}": [s.get(k, 0.0) for s in runs.steps] for k in steps[:2]},
+        "    of which commit_plan": [s.get("commit", 0.0) for s in runs.steps],
+        f"  {steps[2]}": [s.get(steps[2], 0.0) for s in runs.steps],
+        "  other (load, ledger, refresh)": [
+            t - sum(s.get(k, 0.0) for k in steps)
+            for t, s in zip(runs.ingest, runs.steps, strict=True)
+        ],
+    }
+    shown = [k for k in DATA_SHOWN if k <= n]
+    rows = [["data growth (ms)", *(f"#{k}" for k in shown), "med(1-5)",
+             f"med({n - 4}-{n})", "ratio"]]
+    for label, xs in series.items():
+        a, b = med(xs[:5]), med(xs[-5:])
+        rows.append([label, *(f"{xs[k - 1] * 1e3:.0f}" for k in shown), f"{a * 1e3:.0f}",
+                     f"{b * 1e3:.0f}", f"{b / a:.2f}" if a else "-"])
+    facts = ", ".join(
+        f"#{k} {size / 1e3:.0f} KB, {schemas} schemas, {snaps} snapshots"
+        for k, (size, schemas, snaps) in sorted(runs.metadata.items())
+    )
+    r = runs.ratio()
+    tail = [
+        f"ratio commit-growth-with-data = {r:.2f} (target <= {TARGET_GROWTH}): "
+        f"{verdict(r, TARGET_GROWTH)}",
+    ]
+    return [*table_text(rows), f"table metadata.json: {facts}"], tail
+
+
+def data_growth_only(seed: int, log: Callable[[str], None]) -> int:
+    """``--data-growth-only``: the data growth bench alone, on its own catalog and Spark
+    session."""
+    import toolkit
+
+    with tempfile.TemporaryDirectory(prefix="bench-data-growth-") as tmp:
+        cat = toolkit.catalog(Path(tmp, "lakehouse"))
+        cat.create_namespace(NAMESPACE)
+        spark = toolkit.spark_session(cat, **{"spark.master": "local[2]"})
+        spark.sparkContext.setLogLevel("ERROR")
+        try:
+            load0 = load_average()
+            table, tail = data_growth_report(run_data_growth(cat, spark, seed, log))
+            load1 = load_average()
+        finally:
+            spark.stop()
+    print("\n".join([*table, "", *tail, *load_lines(load0, load1)]))
+    return 0
+
+
 # --------------------------------------------------------------------------- profiles
 
 
@@ -642,6 +792,7 @@ def report(
     load0: tuple[float, float, float],
     load1: tuple[float, float, float],
     setup_s: float,
+    data_growth: DataGrowthRuns | None = None,
 ) -> str:
     import pyiceberg
     import pyspark
@@ -687,6 +838,8 @@ def report(
                         med(xs), base))
 
     commit_tables, commit_tail = commit_report(commits)
+    growth_table, growth_tail = ([], []) if data_growth is None else data_growth_report(
+        data_growth)
     r_profile, r_ingest = observe / infer, ingest / append
     tail = [
         f"profile  observe / inference      = {r_profile:.2f} (target <= {TARGET_PROFILE}): "
@@ -694,10 +847,12 @@ def report(
         f"ingest   ingest / plain append    = {r_ingest:.2f} (target <= {TARGET_INGEST}): "
         f"{verdict(r_ingest, TARGET_INGEST)}",
         *commit_tail,
+        *growth_tail,
         *load_lines(load0, load1),
     ]
     return "\n".join(
-        [head, "", *table_text(rows), "", *commit_tables, "", *tail]
+        [head, "", *table_text(rows), "", *commit_tables, "",
+         *([*growth_table, ""] if growth_table else []), *tail]
     )
 
 
@@ -725,6 +880,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     ap.add_argument("--commits-only", action="store_true",
                     help="run only part 3, the schema commits (no records generated)")
+    ap.add_argument("--data-growth-only", action="store_true",
+                    help="run only the data growth bench: 100 ingest batches with data and "
+                    "a schema change each, on one table (no big file generated)")
+    ap.add_argument("--no-data-growth", action="store_true",
+                    help="skip the data growth bench (about 2-3 minutes)")
     args = ap.parse_args(argv)
     if args.records < 1 or args.repeat < 1:
         ap.error("--records and --repeat must be >= 1")
@@ -740,6 +900,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if args.commits_only:
         return commits_only(args.seed, log)
+    if args.data_growth_only:
+        return data_growth_only(args.seed, log)
 
     import toolkit
 
@@ -761,8 +923,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             runs = run_spark(spark, cat, path, args.repeat, warm, log, args.breakdown)
             setup_s = ready + runs.warmup
             commits = run_commits(cat, spark, args.seed, log)
+            data_growth = None if args.no_data_growth else run_data_growth(
+                cat, spark, args.seed, log)
             load1 = load_average()
-            print(report(args.records, size, args.repeat, runs, commits, load0, load1, setup_s))
+            print(report(args.records, size, args.repeat, runs, commits, load0, load1, setup_s,
+                         data_growth))
             if args.profile:
                 print()
                 print(profiles(path, runs, commits, args.profile))
