@@ -553,25 +553,33 @@ def commit_report(commits: CommitRuns) -> tuple[list[str], list[str]]:
     return [*table_text(crow), "", *table_text(grow)], tail
 
 
-def commits_only(seed: int, log: Callable[[str], None]) -> int:
-    """``--commits-only``: part 3 alone, on its own catalog and Spark session."""
+def run_alone(
+    name: str, part: Callable[[Any, Any], tuple[list[str], list[str]]]
+) -> int:
+    """One part of the bench alone, on its own catalog and Spark session: ``part(cat,
+    spark)`` returns its table and verdict lines."""
     import toolkit
 
-    with tempfile.TemporaryDirectory(prefix="bench-commits-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=f"bench-{name}-") as tmp:
         cat = toolkit.catalog(Path(tmp, "lakehouse"))
         cat.create_namespace(NAMESPACE)
         spark = toolkit.spark_session(cat, **{"spark.master": "local[2]"})
         spark.sparkContext.setLogLevel("ERROR")
         try:
             load0 = load_average()
-            tables, tail = commit_report(run_commits(cat, spark, seed, log))
+            table, tail = part(cat, spark)
             load1 = load_average()
         finally:
             spark.stop()
-    loads = "load average (1/5/15 min) at start " + "/".join(f"{x:.2f}" for x in load0) + (
-        ", at end " + "/".join(f"{x:.2f}" for x in load1))
-    print("\n".join([*tables, "", *tail, loads]))
+    print("\n".join([*table, "", *tail, *load_lines(load0, load1)]))
     return 0
+
+
+def commits_only(seed: int, log: Callable[[str], None]) -> int:
+    """``--commits-only``: part 3 alone."""
+    return run_alone(
+        "commits", lambda cat, spark: commit_report(run_commits(cat, spark, seed, log))
+    )
 
 
 # --------------------------------------------------------------------------- data growth
@@ -691,23 +699,10 @@ def data_growth_report(runs: DataGrowthRuns) -> tuple[list[str], list[str]]:
 
 
 def data_growth_only(seed: int, log: Callable[[str], None]) -> int:
-    """``--data-growth-only``: the data growth bench alone, on its own catalog and Spark
-    session."""
-    import toolkit
-
-    with tempfile.TemporaryDirectory(prefix="bench-data-growth-") as tmp:
-        cat = toolkit.catalog(Path(tmp, "lakehouse"))
-        cat.create_namespace(NAMESPACE)
-        spark = toolkit.spark_session(cat, **{"spark.master": "local[2]"})
-        spark.sparkContext.setLogLevel("ERROR")
-        try:
-            load0 = load_average()
-            table, tail = data_growth_report(run_data_growth(cat, spark, seed, log))
-            load1 = load_average()
-        finally:
-            spark.stop()
-    print("\n".join([*table, "", *tail, *load_lines(load0, load1)]))
-    return 0
+    """``--data-growth-only``: the data growth bench alone."""
+    return run_alone(
+        "data-growth", lambda cat, spark: data_growth_report(run_data_growth(cat, spark, seed, log))
+    )
 
 
 # --------------------------------------------------------------------------- profiles

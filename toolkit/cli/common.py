@@ -17,6 +17,7 @@ import click
 from pyiceberg.catalog import Catalog
 
 from toolkit.core.planfile import PlanFile, loads
+from toolkit.iceberg.catalog import without_password
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -121,16 +122,6 @@ def _configured(name: str) -> bool:
         return False
 
 
-def _without_password(url: str) -> str:
-    from sqlalchemy.engine import make_url
-
-    try:
-        parsed = make_url(url)
-    except Exception:  # not a database URL (a REST catalog's https://...): kept as is
-        return url
-    return url if parsed.password is None else parsed.render_as_string(hide_password=True)
-
-
 def open_catalog(spec: str, warehouse: str | None, *, must_exist: bool = False) -> CatalogChoice:
     """The catalog ``--catalog`` names: a URL (``scheme://``), else a configured catalog
     name when no folder of that name exists, else a folder (created unless
@@ -144,7 +135,7 @@ def open_catalog(spec: str, warehouse: str | None, *, must_exist: bool = False) 
                 raise click.BadParameter(
                     f"{spec}: the password was left out of the plan file; pass --catalog "
                     "with the full URL", param_hint="--catalog")
-            return CatalogChoice(toolkit.catalog(spec, **props), _without_password(spec))
+            return CatalogChoice(toolkit.catalog(spec, **props), without_password(spec))
         folder = Path(spec).expanduser()
         if not folder.exists() and _configured(spec):
             return CatalogChoice(toolkit.catalog(name=spec, **props), spec)

@@ -19,11 +19,21 @@ from pyiceberg.table import Table
 from sqlalchemy.engine import make_url
 
 DEFAULT_FOLDER = "lakehouse"
+#: URL schemes of S3 locations (PyIceberg, Hadoop S3A and DuckDB read all three)
+S3_SCHEMES = ("s3", "s3a", "s3n")
 DEFAULT_NAME = "lakehouse"
 CATALOG_DB = "catalog.db"
 WAREHOUSE = "warehouse"
 
-__all__ = ["EmbeddedCatalog", "catalog", "embedded", "embedded_folder", "load_table"]
+__all__ = [
+    "S3_SCHEMES",
+    "EmbeddedCatalog",
+    "catalog",
+    "embedded",
+    "embedded_folder",
+    "load_table",
+    "without_password",
+]
 
 
 def catalog(
@@ -97,7 +107,7 @@ def _from_url(url: str, name: str, properties: dict[str, str]) -> Catalog:
     scheme, rest = url.split("://", 1)
     if scheme in ("http", "https"):
         return load_catalog(name, **{"type": "rest", "uri": url, **properties})
-    if scheme in ("file", "s3", "s3a", "gs", "abfs"):
+    if scheme in ("file", "gs", "abfs", *S3_SCHEMES):
         raise ValueError(
             f"{url!r} is a storage location, not a catalog: pass it as warehouse= with the "
             "catalog's database URL (or a folder for the embedded catalog)"
@@ -105,7 +115,7 @@ def _from_url(url: str, name: str, properties: dict[str, str]) -> Catalog:
     uri = f"{_SQL_DRIVERS.get(scheme, scheme)}://{rest}"
     if "warehouse" not in properties and not uri.startswith("sqlite"):
         raise ValueError(
-            f"catalog({_hide_password(url)!r}) needs warehouse=: where the tables' files go "
+            f"catalog({without_password(url)!r}) needs warehouse=: where the tables' files go "
             "(e.g. 's3://bucket/path'; executors on a cluster must all reach it)"
         )
     if any(key.startswith("s3.") for key in properties):
@@ -117,17 +127,24 @@ def _from_url(url: str, name: str, properties: dict[str, str]) -> Catalog:
         return SqlCatalog(name, uri=uri, **properties)
     except ModuleNotFoundError as exc:
         raise ModuleNotFoundError(
-            f"Opening {_hide_password(url)!r} needs the database driver {exc.name!r}: "
+            f"Opening {without_password(url)!r} needs the database driver {exc.name!r}: "
             "pip install 'toolkit[postgres]'"
         ) from exc
 
 
-def _hide_password(url: str) -> str:
-    """``url`` with its password shown as ``***`` (it goes into error messages)."""
-    parsed = make_url(url) if "://" in url else None
-    if parsed is None or parsed.password is None:
+def without_password(url: str) -> str:
+    """``url`` with its password shown as ``***``, for messages and files people read.
+
+    >>> without_password("postgresql://me:secret@db:5432/iceberg")
+    'postgresql://me:***@db:5432/iceberg'
+    >>> without_password("https://rest.example/catalog")
+    'https://rest.example/catalog'
+    """
+    try:
+        parsed = make_url(url)
+    except Exception:  # not a database URL (a REST catalog's https://...): no password
         return url
-    return parsed.render_as_string(hide_password=True)
+    return url if parsed.password is None else parsed.render_as_string(hide_password=True)
 
 
 @dataclass(frozen=True)

@@ -129,10 +129,22 @@ def commit_plan(
     if log:
         updates += (SetPropertiesUpdate(updates=log),)
     try:
-        response = table.catalog.commit_table(table, requirements, updates)
+        return commit_updates(table, requirements, updates)
     except CommitFailedException as exc:
         table.refresh()
         raise StalePlanError(name, planned, TableState.of(table), f" ({exc})") from exc
+
+
+def commit_updates(
+    table: Table,
+    requirements: tuple[TableRequirement, ...],
+    updates: tuple[TableUpdate, ...],
+) -> Table:
+    """One catalog commit of ``updates`` under ``requirements``; ``table`` then holds the
+    committed metadata. PyIceberg's own transactions apply their updates to a deep copy of
+    the whole metadata each time they look at it (several times per commit), which grows
+    with every schema and snapshot a table keeps; this applies them once."""
+    response = table.catalog.commit_table(table, requirements, updates)
     # the response holds the committed metadata: loading the table again would parse it
     # a second time (what Table's own commit does too)
     table.metadata = response.metadata

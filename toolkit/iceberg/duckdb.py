@@ -31,6 +31,7 @@ from pyiceberg.table import Table
 from sqlglot import exp
 
 from toolkit.core.types import Struct
+from toolkit.iceberg.catalog import S3_SCHEMES
 from toolkit.iceberg.views import coalesce_sql
 
 __all__ = ["duckdb_connection", "extension_path", "read_table", "register", "run_view"]
@@ -86,7 +87,7 @@ def reach_object_store(con: duckdb.DuckDBPyConnection, table: Table) -> None:
     extension (PyPI ``duckdb-extension-httpfs``) with a secret made of the table's own
     ``s3.*`` settings (endpoint, keys, region, path-style addressing)."""
     scheme = table.metadata_location.split("://", 1)[0]
-    if scheme not in ("s3", "s3a", "s3n"):
+    if scheme not in S3_SCHEMES:
         return
     con.execute(f"LOAD '{extension_path('httpfs')}'")
     props = {k: str(v) for k, v in table.io.properties.items() if v is not None}

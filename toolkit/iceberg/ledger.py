@@ -35,7 +35,13 @@ from pyiceberg.exceptions import CommitFailedException
 from pyiceberg.table import Table
 from pyiceberg.table.refs import MAIN_BRANCH
 from pyiceberg.table.snapshots import Snapshot
-from pyiceberg.table.update import AssertRefSnapshotId, RemoveSnapshotsUpdate
+from pyiceberg.table.update import (
+    AssertRefSnapshotId,
+    RemoveSnapshotsUpdate,
+    SetSnapshotRefUpdate,
+)
+
+from toolkit.iceberg.commit import commit_updates
 
 __all__ = [
     "BATCH_ID_PROPERTY",
@@ -146,13 +152,17 @@ def remember_batches(table: Table) -> Table:
                 tx.set_properties({LEDGER_PROPERTY: encode(ids)})
                 # the ids read are those of this ``main``: a writer that moved it first
                 # may have published one more, so read again
-                tx._stage((), (AssertRefSnapshotId.model_validate(
-                    {"ref": MAIN_BRANCH, "snapshot-id": _main_id(table)}),))
+                tx._stage((), (_main_at(_main_id(table)),))
             return table
         except CommitFailedException:
             continue
     raise CommitFailedException(f"{'.'.join(table.name())}: other writers kept committing; "
                                 "the ledger was not updated")
+
+
+def _main_at(snapshot_id: int | None) -> AssertRefSnapshotId:
+    """The requirement that ``main`` is still at ``snapshot_id`` (checked by the catalog)."""
+    return AssertRefSnapshotId.model_validate({"ref": MAIN_BRANCH, "snapshot-id": snapshot_id})
 
 
 def _main_id(table: Table) -> int | None:
@@ -177,17 +187,16 @@ def publish(table: Table, write_id: str, batch_id: str) -> Snapshot | None:
         if snap is None:
             raise RuntimeError(f"{name}: the write of batch {batch_id} left no snapshot")
         main = _main_id(table)
-        if snap.snapshot_id == main or (
-            main is not None and any(s.snapshot_id == snap.snapshot_id
-                                     for s in main_snapshots(table))
-        ):
+        if any(s.snapshot_id == snap.snapshot_id for s in main_snapshots(table)):
             return snap  # written straight to main (staging off): nothing to publish
         if batch_id in ingested_batches(table):
             _drop(table, snap)
             return None
         try:
             if snap.parent_snapshot_id == main:
-                table.manage_snapshots().set_current_snapshot(snap.snapshot_id).commit()
+                commit_updates(table, (_main_at(main),), (SetSnapshotRefUpdate.model_validate(
+                    {"ref-name": MAIN_BRANCH, "type": "branch",
+                     "snapshot-id": snap.snapshot_id}),))
             else:
                 _cherry_pick(table, snap, batch_id)
         except CommitFailedException:

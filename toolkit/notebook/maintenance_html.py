@@ -13,7 +13,8 @@ __all__ = ["maintenance_outcome_html", "plan_html"]
 def plan_html(model: MaintenanceModel) -> str:
     """The steps in run order: what each will do, its numbers, a sentence in plain words
     and, folded, what it acts on; a step with nothing to do is greyed."""
-    head = f"<p><b>Maintenance of {escape(model.table)}</b>: {escape(model.summary)}.</p>"
+    # the summary names the table already: a title naming it again would read it twice
+    head = f"<p><b>Maintenance</b>: {escape(model.summary)}.</p>"
     if not model.rows:
         return wrap(head)
     rows = []

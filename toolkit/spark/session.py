@@ -20,7 +20,7 @@ from pyiceberg.catalog.sql import SqlCatalog
 from sqlalchemy.engine import make_url
 
 from toolkit.errors import SparkSetupError
-from toolkit.iceberg.catalog import embedded
+from toolkit.iceberg.catalog import S3_SCHEMES, embedded
 from toolkit.spark.cluster import SHARED_DISK, check_reachable, is_local_master, package_zip
 
 if TYPE_CHECKING:
@@ -40,7 +40,6 @@ ICEBERG_RUNTIME_GLOB = "iceberg-spark-runtime-3.5_2.12-*.jar"
 ICEBERG_EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
 SQLITE_JDBC_JAR = "/usr/share/java/sqlite-jdbc.jar"
 POSTGRES_JDBC_JAR = "/usr/share/java/postgresql.jar"
-S3_SCHEMES = ("s3", "s3a", "s3n")
 #: PyIceberg's S3 property names and Hadoop S3A's (after ``fs.s3a.``)
 _S3A_NAMES = {
     "s3.endpoint": "endpoint",
