@@ -1,7 +1,8 @@
 """Iceberg evolution operations a user writes into a plan (RULES 6), for ``toolkit.evolve``.
 
-Paths are dotted strings or tuples of names (a tuple when a name contains a dot). Nothing
-here touches a table: build a list, preview it, commit it.
+Paths are dotted strings or tuples of names (a tuple when a name contains a dot); a field
+that exists may also be named by its field ID (an ``int``). Nothing here touches a table:
+build a list, preview it, commit it.
 
 >>> import toolkit
 >>> plan = [
@@ -28,6 +29,32 @@ each name to its class (what lineage reads back, and what a UI lists):
 ['add', 'drop', 'move', 'optional', 'partition', 'rename', 'sort', 'unpartition', 'widen']
 >>> plan[0].op, plan[0].to_json()
 ('rename', {'op': 'rename', 'path': ['name'], 'to': 'full_name'})
+
+By field ID: every operation on an existing field takes one where it takes a path (the
+field, a move's anchor, a partition or sort source); the ID is looked up when the plan is
+made (``preview_evolution``, ``plan_evolution``), and the plan, like the lineage log, keeps
+the path found and the ID. ``print(toolkit.preview_evolution(catalog, "db.t",
+[]).plan.before)`` shows a table's IDs. A new field has no ID yet: ``add`` takes a path.
+
+>>> from toolkit.core.types import Column, Struct
+>>> people = toolkit.ops.TableLayout(Struct((Column(1, "id", "long"), Column(2, "name", "string"))))
+>>> by_id = [toolkit.ops.rename(2, "full_name"), toolkit.ops.move_before(2, 1)]
+>>> for op in by_id:
+...     print(op, op.to_json())
+~ rename #2 -> full_name {'op': 'rename', 'to': 'full_name', 'id': 2}
+> move #2 before #1 {'op': 'move', 'position': 'before', 'anchor_id': 1, 'id': 2}
+>>> print(toolkit.ops.plan_evolution(people, by_id, table="db.people"))
+user: 2 operation(s)
+  ~ rename name (#2) -> full_name
+  > move full_name (#2) before id (#1)
+>>> toolkit.ops.plan_evolution(people, [toolkit.ops.drop(9)], table="db.people")
+Traceback (most recent call last):
+...
+toolkit.errors.OperationError: operation 1 (drop #9): no field has ID 9 in db.people (its ...
+>>> toolkit.ops.add(3, "string")
+Traceback (most recent call last):
+...
+toolkit.errors.OperationError: add 3: a new field has no field ID yet (Iceberg assigns one ...
 
 On a table: ``toolkit.preview_evolution(catalog, "db.t", plan)`` shows the result (and
 which widenings rewrite data); ``toolkit.evolve(catalog, "db.t", preview.plan,

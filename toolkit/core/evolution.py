@@ -11,6 +11,20 @@ with who decided it and why, its preview, its inverse, and its JSON form (lineag
 user: 2 operation(s): undo
   - drop age
   ~ rename full_name -> name
+
+Fields may be named by ID; each ID is looked up when the plan is made, in the layout the
+operation applies to (after the plan's earlier operations), and the plan keeps both:
+
+>>> print(plan_evolution(table, [rename(2, "full_name")]))
+user: 1 operation(s)
+  ~ rename name (#2) -> full_name
+>>> plan_evolution(table, [rename(7, "x")], table="db.people")
+Traceback (most recent call last):
+...
+toolkit.errors.OperationError: operation 1 (rename #7): no field has ID 7 in db.people (its \
+fields' IDs: 1 id, 2 name); print(toolkit.preview_evolution(catalog, 'db.people', \
+[]).plan.before) shows the columns' IDs, toolkit.edit_schema(catalog, 'db.people') every \
+field's in a notebook
 """
 
 from __future__ import annotations
@@ -20,8 +34,15 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from toolkit.core.field_ids import locate
 from toolkit.core.layout import TableLayout, as_layout
-from toolkit.core.operations import OPERATIONS, Operation, WidenField, Widening
+from toolkit.core.operations import (
+    BY_ID_OPERATIONS,
+    OPERATIONS,
+    Operation,
+    WidenField,
+    Widening,
+)
 from toolkit.core.types import Struct
 from toolkit.errors import OperationError
 
@@ -135,19 +156,23 @@ def plan_evolution(
     batch: str | None = None,
     reason: str | None = None,
     reasons: Sequence[str | None] = (),
+    table: str | None = None,
 ) -> Evolution:
     """Check ``operations`` in order against ``before`` and return the plan; raises
     :class:`OperationError` naming the first operation and field that cannot apply.
 
-    Each widening is marked as a rewrite exactly when Iceberg cannot do it in place, so
-    the preview shows it; committing such a plan is the approval of that rewrite.
+    A field named by ID is looked up in the layout the operation applies to (``table``,
+    the table's name, is what an unknown ID's error names); the planned operation keeps
+    the path found and the ID. Each widening is marked as a rewrite exactly when Iceberg
+    cannot do it in place, so the preview shows it; committing such a plan is the approval
+    of that rewrite.
     """
     layout = as_layout(before)
     ops: list[Operation] = []
     current = layout
     for i, op in enumerate(operations):
         try:
-            op = op.planned_on(current)
+            op = locate(op, current, table).planned_on(current)
             current = op.apply_to(current)
         except OperationError as exc:
             raise OperationError(f"operation {i + 1} ({exc.operation})", exc.detail) from exc
@@ -170,9 +195,15 @@ def operation_to_json(op: Operation) -> dict[str, Any]:
 
 def operation_from_json(data: Mapping[str, Any]) -> Operation:
     """The operation :func:`operation_to_json` wrote (its class found by the JSON ``op``
-    in :data:`~toolkit.core.operations.OPERATIONS`)."""
+    in :data:`~toolkit.core.operations.OPERATIONS`; a partition or sort naming its source
+    by field ID, in :data:`~toolkit.core.operations.BY_ID_OPERATIONS`).
+
+    >>> from toolkit.core.operations import partition_by, rename
+    >>> [operation_from_json(op.to_json()) == op for op in (rename(2, "x"), partition_by(3))]
+    [True, True]
+    """
     kind = data.get("op")
-    cls = OPERATIONS.get(kind) if isinstance(kind, str) else None
+    cls = (BY_ID_OPERATIONS.get(kind) or OPERATIONS.get(kind)) if isinstance(kind, str) else None
     if cls is None:
         raise ValueError(f"unknown operation {kind!r} in {dict(data)!r}")
     return cls.from_json(data)

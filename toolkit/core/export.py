@@ -38,6 +38,7 @@ from typing import Any, Final, Literal, Protocol, TypeAlias
 from sqlglot import exp
 from sqlglot.dialects.spark import Spark
 
+from toolkit.core.field_ids import locate
 from toolkit.core.layout import Path, TableLayout, as_layout, find
 from toolkit.core.operations import (
     Adding,
@@ -131,8 +132,7 @@ def operations_pyiceberg(
     in one ``update_schema`` block (one commit, as the toolkit commits a plan); a plan with
     renames, drops or moves gets one block per operation, since each names fields as the
     one before left them."""
-    ops = tuple(operations)
-    layouts = _layouts(as_layout(before), ops)
+    ops, layouts = _layouts(as_layout(before), tuple(operations))
     calls = [_update_call(op, layout) for op, layout in zip(ops, layouts, strict=False)]
     one_commit = all(isinstance(op, Adding | Widening | MakeOptional) for op in ops)
     groups = [calls] if one_commit else [[c] for c in calls]
@@ -153,15 +153,21 @@ def _check_exportable(plan: ExportablePlan) -> None:
         )
 
 
-def _layouts(before: TableLayout, ops: Sequence[Operation]) -> list[TableLayout]:
-    """The layout each operation applies to."""
-    out = [before]
+def _layouts(
+    before: TableLayout, ops: Sequence[Operation]
+) -> tuple[list[Operation], list[TableLayout]]:
+    """The operations, those naming a field by ID looked up (code names fields by path),
+    and the layout each applies to."""
+    out, located = [before], []
     for op in ops:
         try:
+            op = locate(op, out[-1])
             out.append(op.apply_to(out[-1]))
         except OperationError as exc:
-            raise ExportError(f"cannot export {op.name}: {exc}") from exc
-    return out[:-1]
+            # the error names the operation already
+            raise ExportError(f"cannot export {exc}") from exc
+        located.append(op)
+    return located, out[:-1]
 
 
 # --- SQL -------------------------------------------------------------------------------------
@@ -341,8 +347,9 @@ def _create_table(after: Struct, dialect: Dialect, table: str) -> list[exp.Expre
 def _statements(
     before: TableLayout, ops: Sequence[Operation], dialect: Dialect, table: str
 ) -> list[exp.Expression]:
+    located, layouts = _layouts(before, ops)
     return [_statement(op, layout, dialect, table)
-            for op, layout in zip(ops, _layouts(before, ops), strict=True)]
+            for op, layout in zip(located, layouts, strict=True)]
 
 
 def _statement(op: Operation, layout: TableLayout, dialect: Dialect, table: str) -> exp.Expression:

@@ -12,7 +12,8 @@ adapter's side). A plan of them is a :class:`~toolkit.core.evolution.Evolution`;
 policies' own changes (:mod:`toolkit.core.planner`) are operations of the same kinds.
 
 Paths are tuples of names (keys may contain dots); the constructors also take a dotted
-string for convenience.
+string for convenience, or a field ID (an ``int``) for a field that exists, looked up when
+the plan is made (:mod:`toolkit.core.field_ids`).
 
 >>> from toolkit.core.types import Column, Struct
 >>> table = Struct((Column(1, "id", "long"), Column(2, "name", "string")))
@@ -24,14 +25,25 @@ Traceback (most recent call last):
 toolkit.errors.OperationError: rename nope: no field 'nope' (fields: id, name)
 >>> rename("name", "n").to_json(), sorted(OPERATIONS)[:3]
 ({'op': 'rename', 'path': ['name'], 'to': 'n'}, ['add', 'drop', 'move'])
+>>> by_id = rename(2, "full_name")
+>>> print(by_id, "|", by_id.located(TableLayout(table)))
+~ rename #2 -> full_name | ~ rename name (#2) -> full_name
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, ClassVar, Final, Protocol, Self, get_args
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Protocol, Self, cast, get_args
 
+from toolkit.core.field_ids import (
+    NamedById,
+    PartitionById,
+    SortById,
+    field_target,
+    label,
+    path_of_field_id,
+)
 from toolkit.core.layout import (
     ELEMENT,
     Path,
@@ -39,7 +51,6 @@ from toolkit.core.layout import (
     Position,
     TableLayout,
     as_layout,
-    as_path,
     canonical,
     check_free,
     dotted,
@@ -138,8 +149,9 @@ def _path(data: Mapping[str, Any]) -> Path:
 # --- schema operations -----------------------------------------------------------------------
 
 
-class _SchemaOperation:
-    """Shared behaviour: a schema operation applies to the layout's schema."""
+class _SchemaOperation(NamedById):
+    """Shared behaviour: a schema operation applies to the layout's schema, and may name
+    its field by ID (:class:`~toolkit.core.field_ids.NamedById`)."""
 
     op: ClassVar[str]
     verb: ClassVar[str]
@@ -152,15 +164,18 @@ class _SchemaOperation:
         return self.apply_to(TableLayout(struct)).schema
 
     def apply_to(self, table: TableLayout) -> TableLayout:
+        return self.located(table)._apply(table)
+
+    def _apply(self, table: TableLayout) -> TableLayout:
         raise NotImplementedError
 
     def planned_on(self, table: TableLayout) -> Self:
-        return self
+        return self.located(table)
 
     @property
     def what(self) -> str:
-        """What the operation does, as errors name it (``rename a.b``)."""
-        return f"{self.verb} {dotted(self.path)}"
+        """What the operation does, as errors name it (``rename a.b``, ``rename #3``)."""
+        return f"{self.verb} {label(self.path, self.field_id)}"
 
     @property
     def name(self) -> str:
@@ -172,8 +187,9 @@ class _SchemaOperation:
         return None
 
     def subject_id(self, table: TableLayout) -> int | None:
-        path = self.path[:-1] if self.path[-1] == ELEMENT else self.path
-        return find(table.schema, path, self.what).column.id
+        op = self.located(table)
+        path = op.path[:-1] if op.path[-1] == ELEMENT else op.path
+        return find(table.schema, path, op.what).column.id
 
 
 class Adding(_SchemaOperation):
@@ -248,16 +264,18 @@ class AddField(Adding):
         return f"+ add {dotted(self.path)}: {type_to_str(self.type)}{doc}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class DropField(_SchemaOperation):
-    """Drop the field at ``path``; no other column's values change (Iceberg correctness #2)."""
+    """Drop the field at ``path`` (or with ID ``field_id``); no other column's values change
+    (Iceberg correctness #2)."""
 
     path: Path
+    field_id: int | None = None
 
     op: ClassVar[str] = "drop"
     verb: ClassVar[str] = "drop"
 
-    def apply_to(self, table: TableLayout) -> TableLayout:
+    def _apply(self, table: TableLayout) -> TableLayout:
         found = find(table.schema, self.path, self.name)
         user = referenced_by_layout(table, found.column)
         if user is not None:
@@ -280,51 +298,55 @@ class DropField(_SchemaOperation):
         )
 
     def stage(self, editor: TableEditor, before: TableLayout, after: TableLayout) -> None:
-        editor.delete_column(self.path)
+        editor.delete_column(self.located(before).path)
 
     def to_json(self) -> dict[str, Any]:
-        return {"op": self.op, "path": list(self.path)}
+        return self._json({"op": self.op, "path": list(self.path)})
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> DropField:
-        return cls(_path(data))
+        return cls(_path(data), data.get("id"))
 
     def __str__(self) -> str:
-        return f"- drop {dotted(self.path)}"
+        return f"- drop {label(self.path, self.field_id)}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class RenameField(_SchemaOperation):
-    """Rename the field at ``path`` to ``new_name``; its data stays (tracked by field ID)."""
+    """Rename the field at ``path`` (or with ID ``field_id``) to ``new_name``; its data
+    stays (tracked by field ID)."""
 
     path: Path
     new_name: str
+    field_id: int | None = None
 
     op: ClassVar[str] = "rename"
     verb: ClassVar[str] = "rename"
 
-    def apply_to(self, table: TableLayout) -> TableLayout:
+    def _apply(self, table: TableLayout) -> TableLayout:
         found = find(table.schema, self.path, self.name)
         check_free(table.schema, found.parent, self.new_name, self.name, found.column.id)
         renamed = replace(found.column, name=self.new_name)
         return replace(table, schema=replace_column(table.schema, found, renamed))
 
     def inverse(self, before: TableLayout | Struct) -> RenameField:
-        old = find(as_layout(before).schema, self.path, self.name)
+        layout = as_layout(before)
+        op = self.located(layout)
+        old = find(layout.schema, op.path, op.name)
         return RenameField((*old.parent, self.new_name), old.column.name)
 
     def stage(self, editor: TableEditor, before: TableLayout, after: TableLayout) -> None:
-        editor.rename_column(self.path, self.new_name)
+        editor.rename_column(self.located(before).path, self.new_name)
 
     def to_json(self) -> dict[str, Any]:
-        return {"op": self.op, "path": list(self.path), "to": self.new_name}
+        return self._json({"op": self.op, "path": list(self.path), "to": self.new_name})
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RenameField:
-        return cls(_path(data), data["to"])
+        return cls(_path(data), data["to"], data.get("id"))
 
     def __str__(self) -> str:
-        return f"~ rename {dotted(self.path)} -> {self.new_name}"
+        return f"~ rename {label(self.path, self.field_id)} -> {self.new_name}"
 
 
 class Widening(_SchemaOperation):
@@ -397,7 +419,7 @@ class Widening(_SchemaOperation):
         _, old = self.resolve(table)
         return not in_place(old, self.to, table.format_version)
 
-    def apply_to(self, table: TableLayout) -> TableLayout:
+    def _apply(self, table: TableLayout) -> TableLayout:
         col, old = self.resolve(table)
         found = find(
             table.schema, self.path[:-1] if self.path[-1] == ELEMENT else self.path, self.what
@@ -443,32 +465,37 @@ class Widening(_SchemaOperation):
         return f"Iceberg never narrows a type: {dotted(self.path)} stays {self.to}"
 
     def stage(self, editor: TableEditor, before: TableLayout, after: TableLayout) -> None:
-        editor.widen_column(self, before, after)
+        editor.widen_column(self.located(before), before, after)
 
     def to_json(self) -> dict[str, Any]:
         out = {"op": "widen", "path": list(self.path), "to": self.to, "rewrite": self.rewrite}
         out.update({k: v for k, v in (("rows", self.rows), ("bytes", self.bytes)) if v is not None})
-        return out
+        return self._json(out)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> WidenField:
         path, to = _path(data), data["to"]
-        return WidenField(path, to, data["rewrite"], data.get("rows"), data.get("bytes"))
+        return WidenField(
+            path, to, data["rewrite"], data.get("rows"), data.get("bytes"), data.get("id")
+        )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class WidenField(Widening):
-    """Widen the type of the field (or list element) at ``path`` to ``to`` (RULES 5)."""
+    """Widen the type of the field (or list element) at ``path`` (or with ID ``field_id``:
+    a list element's own ID names the element) to ``to`` (RULES 5)."""
 
     path: Path
     to: str
     rewrite: bool = False
     rows: int | None = None
     bytes: int | None = None
+    field_id: int | None = None
 
     def planned_on(self, table: TableLayout) -> Self:
         # marked as a rewrite exactly when Iceberg cannot widen in place, so a preview shows it
-        return replace(self, rewrite=self.needs_rewrite(table))
+        op = self.located(table)
+        return replace(op, rewrite=op.needs_rewrite(table))
 
     def with_cost(self, rows: int, bytes: int) -> WidenField:
         return replace(self, rows=rows, bytes=bytes)
@@ -477,7 +504,7 @@ class WidenField(Widening):
         return self
 
     def __str__(self) -> str:
-        text = f"^ widen {dotted(self.path)} -> {self.to}"
+        text = f"^ widen {label(self.path, self.field_id)} -> {self.to}"
         if self.rewrite:
             touched = []
             if self.rows is not None:
@@ -488,7 +515,7 @@ class WidenField(Widening):
         return text
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class MakeOptional(_SchemaOperation):
     """Make a required field optional (never the reverse: RULES 5).
 
@@ -500,6 +527,7 @@ class MakeOptional(_SchemaOperation):
     path: Path
     column_id: int | None = None
     reason: str = ""
+    field_id: int | None = None  # the ID a user named the field by (make_optional(3))
 
     op: ClassVar[str] = "optional"
     verb: ClassVar[str] = "make optional"
@@ -508,7 +536,7 @@ class MakeOptional(_SchemaOperation):
     def name(self) -> str:
         return self.what if self.column_id is None else dotted(self.path)
 
-    def apply_to(self, table: TableLayout) -> TableLayout:
+    def _apply(self, table: TableLayout) -> TableLayout:
         found = find(table.schema, self.path, self.what)
         if not found.column.required:
             raise OperationError(self.what, f"{dotted(self.path)} is already optional")
@@ -523,42 +551,51 @@ class MakeOptional(_SchemaOperation):
         return f"a column may go from required to optional, never back ({dotted(self.path)})"
 
     def stage(self, editor: TableEditor, before: TableLayout, after: TableLayout) -> None:
-        editor.make_column_optional(self.path)
+        editor.make_column_optional(self.located(before).path)
 
     def to_json(self) -> dict[str, Any]:
-        return {"op": self.op, "path": list(self.path)}
+        return self._json({"op": self.op, "path": list(self.path)})
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> MakeOptional:
-        return cls(_path(data))
+        return cls(_path(data), field_id=data.get("id"))
 
     def __str__(self) -> str:
         if self.column_id is None:
-            return f"? make optional {dotted(self.path)}"
+            return f"? make optional {label(self.path, self.field_id)}"
         where = dotted(self.path)
         return f"? {where}: required -> optional (id {self.column_id})\n    {self.reason}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class MoveField(_SchemaOperation):
-    """Move a field first, or before/after a sibling; no value changes (correctness #4)."""
+    """Move a field first, or before/after a sibling; no value changes (correctness #4).
+    The field and the sibling may be named by ID (``field_id``, ``anchor_id``)."""
 
     path: Path
     position: Position
     anchor: Path | None = None
+    field_id: int | None = None
+    anchor_id: int | None = None
 
     op: ClassVar[str] = "move"
     verb: ClassVar[str] = "move"
 
     def __post_init__(self) -> None:
+        me = label(self.path, self.field_id)
         if self.position not in get_args(Position):
-            raise ValueError(f"move {dotted(self.path)}: position must be first, before or after")
-        if (self.position == "first") != (self.anchor is None):
-            raise ValueError(
-                f"move {dotted(self.path)}: 'first' takes no anchor; before/after need one"
-            )
+            raise ValueError(f"move {me}: position must be first, before or after")
+        if (self.position == "first") != (self.anchor is None and self.anchor_id is None):
+            raise ValueError(f"move {me}: 'first' takes no anchor; before/after need one")
 
-    def apply_to(self, table: TableLayout) -> TableLayout:
+    def located(self, table: TableLayout, where: str | None = None) -> Self:
+        op = super().located(table, where)
+        if self.anchor_id is None:
+            return op
+        anchor = path_of_field_id(table, self.anchor_id, op.what, where)
+        return op if anchor == op.anchor else replace(op, anchor=anchor)
+
+    def _apply(self, table: TableLayout) -> TableLayout:
         found = find(table.schema, self.path, self.name)
         fields = [c for c in found.siblings.fields if c.id != found.column.id]
         if self.anchor is None:
@@ -568,7 +605,8 @@ class MoveField(_SchemaOperation):
             if anchor.parent != found.parent or anchor.siblings != found.siblings:
                 raise OperationError(
                     self.name,
-                    f"{dotted(self.anchor)} is not in the same struct as {dotted(self.path)}",
+                    f"{label(self.anchor or (), self.anchor_id)} is not in the same struct as "
+                    f"{label(self.path, self.field_id)}",
                 )
             if anchor.column.id == found.column.id:
                 raise OperationError(self.name, f"cannot move {dotted(self.path)} next to itself")
@@ -579,30 +617,42 @@ class MoveField(_SchemaOperation):
         return replace(table, schema=schema)
 
     def inverse(self, before: TableLayout | Struct) -> MoveField:
-        found = find(as_layout(before).schema, self.path, self.name)
+        layout = as_layout(before)
+        path = self.located(layout).path
+        found = find(layout.schema, path, self.name)
         index = [c.id for c in found.siblings.fields].index(found.column.id)
         if index == 0:
-            return MoveField(self.path, "first")
+            return MoveField(path, "first")
         previous = found.siblings.fields[index - 1].name
-        return MoveField(self.path, "after", (*found.parent, previous))
+        return MoveField(path, "after", (*found.parent, previous))
 
     def stage(self, editor: TableEditor, before: TableLayout, after: TableLayout) -> None:
-        editor.move_column(self.path, self.position, self.anchor)
+        op = self.located(before)
+        editor.move_column(op.path, op.position, op.anchor)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"op": self.op, "path": list(self.path), "position": self.position}
-        if self.anchor is not None:
+        if self.anchor:
             out["anchor"] = list(self.anchor)
-        return out
+        if self.anchor_id is not None:
+            out["anchor_id"] = self.anchor_id
+        return self._json(out)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> MoveField:
         anchor = data.get("anchor")
-        return cls(_path(data), data["position"], None if anchor is None else tuple(anchor))
+        return cls(
+            _path(data),
+            data["position"],
+            None if anchor is None else tuple(anchor),
+            data.get("id"),
+            data.get("anchor_id"),
+        )
 
     def __str__(self) -> str:
-        where = "first" if self.anchor is None else f"{self.position} {dotted(self.anchor)}"
-        return f"> move {dotted(self.path)} {where}"
+        anchor = label(self.anchor or (), self.anchor_id)
+        where = "first" if self.position == "first" else f"{self.position} {anchor}"
+        return f"> move {label(self.path, self.field_id)} {where}"
 
 
 #: every operation by its JSON name (``op``): what lineage reads back, and what a UI lists
@@ -612,57 +662,82 @@ OPERATIONS: Final[dict[str, type[Operation]]] = {
                 AddPartitionField, RemovePartitionField, ReplaceSortOrder)
 }  # fmt: skip
 SCHEMA_OPERATIONS: Final = (AddField, DropField, RenameField, WidenField, MakeOptional, MoveField)
+#: the forms of :data:`OPERATIONS` that name a partition or sort source by field ID (each
+#: reads the by-path form too): what lineage reads a JSON ``partition`` or ``sort`` with
+BY_ID_OPERATIONS: Final[dict[str, type[Operation]]] = {
+    PartitionById.op: PartitionById,
+    SortById.op: SortById,
+}
 
 
 # --- constructors ----------------------------------------------------------------------------
 
 
 def add(path: PathLike, type: ColumnType | str, doc: str | None = None) -> AddField:
-    """Add an optional column: ``add("address.zip", "string")``, ``add(("a.b",), "long")``."""
-    return AddField(as_path(path), as_type(type), doc)
+    """Add an optional column: ``add("address.zip", "string")``, ``add(("a.b",), "long")``.
+    A new field has no ID yet: it is named by path only."""
+    where, _ = field_target(path, "add", new=True)
+    return AddField(where, as_type(type), doc)
 
 
-def drop(path: PathLike) -> DropField:
-    """Drop a column or nested field."""
-    return DropField(as_path(path))
+def drop(path: PathLike | int) -> DropField:
+    """Drop a column or nested field: ``drop("address.zip")``, or by field ID ``drop(4)``."""
+    where, field_id = field_target(path, "drop")
+    return DropField(where, field_id)
 
 
-def rename(path: PathLike, new_name: str) -> RenameField:
-    """Rename a column or nested field (``new_name`` is a name, not a path)."""
-    return RenameField(as_path(path), new_name)
+def rename(path: PathLike | int, new_name: str) -> RenameField:
+    """Rename a column or nested field, named by path or field ID (``new_name`` is a name,
+    not a path): ``rename("name", "full_name")``, ``rename(2, "full_name")``."""
+    where, field_id = field_target(path, "rename")
+    return RenameField(where, new_name, field_id)
 
 
-def widen_to(path: PathLike, to: str, *, rewrite: bool = False) -> WidenField:
-    """Widen a column (or ``"tags.element"``) to type ``to``. Pass ``rewrite=True`` to approve
-    a widening Iceberg cannot do in place (a preview sets it for you)."""
-    return WidenField(as_path(path), to, rewrite)
+def widen_to(path: PathLike | int, to: str, *, rewrite: bool = False) -> WidenField:
+    """Widen a column (or ``"tags.element"``, or a field or list element by ID) to type
+    ``to``. Pass ``rewrite=True`` to approve a widening Iceberg cannot do in place (a
+    preview sets it for you)."""
+    where, field_id = field_target(path, "widen")
+    return WidenField(where, to, rewrite, field_id=field_id)
 
 
-def make_optional(path: PathLike) -> MakeOptional:
-    """Make a required column optional."""
-    return MakeOptional(as_path(path))
+def make_optional(path: PathLike | int) -> MakeOptional:
+    """Make a required column optional (named by path or field ID)."""
+    where, field_id = field_target(path, "make optional")
+    return MakeOptional(where, field_id=field_id)
 
 
-def move_first(path: PathLike) -> MoveField:
-    """Move a field first in its struct."""
-    return MoveField(as_path(path), "first")
+def move_first(path: PathLike | int) -> MoveField:
+    """Move a field (named by path or field ID) first in its struct."""
+    where, field_id = field_target(path, "move")
+    return MoveField(where, "first", field_id=field_id)
 
 
-def move_before(path: PathLike, anchor: PathLike) -> MoveField:
-    """Move a field just before a sibling (``anchor`` is a full path)."""
-    return MoveField(as_path(path), "before", as_path(anchor))
+def _move(path: PathLike | int, position: Position, anchor: PathLike | int) -> MoveField:
+    where, field_id = field_target(path, "move")
+    at, anchor_id = field_target(anchor, "move")
+    return MoveField(where, position, at or None, field_id, anchor_id)
 
 
-def move_after(path: PathLike, anchor: PathLike) -> MoveField:
-    """Move a field just after a sibling (``anchor`` is a full path)."""
-    return MoveField(as_path(path), "after", as_path(anchor))
+def move_before(path: PathLike | int, anchor: PathLike | int) -> MoveField:
+    """Move a field just before a sibling (``anchor``: a full path, or a field ID)."""
+    return _move(path, "before", anchor)
+
+
+def move_after(path: PathLike | int, anchor: PathLike | int) -> MoveField:
+    """Move a field just after a sibling (``anchor``: a full path, or a field ID)."""
+    return _move(path, "after", anchor)
 
 
 def partition_by(
-    source: PathLike, transform: str = "identity", name: str | None = None
+    source: PathLike | int, transform: str = "identity", name: str | None = None
 ) -> AddPartitionField:
-    """Add a partition field: ``partition_by("id", "bucket[8]")``, ``partition_by("ts", "day")``."""
-    return AddPartitionField(as_path(source), transform, name)
+    """Add a partition field: ``partition_by("id", "bucket[8]")``, ``partition_by("ts", "day")``,
+    or by the source's field ID, ``partition_by(3, "day")``."""
+    where, field_id = field_target(source, "partition by")
+    if field_id is None:
+        return AddPartitionField(where, transform, name)
+    return PartitionById(where, transform, name, source_id=field_id)
 
 
 def remove_partition(name: str) -> RemovePartitionField:
@@ -670,11 +745,19 @@ def remove_partition(name: str) -> RemovePartitionField:
     return RemovePartitionField(name)
 
 
-def sort_by(*keys: PathLike | SortKey) -> ReplaceSortOrder:
-    """Replace the sort order: ``sort_by("id", SortKey(("ts",), "desc"))``; no key: unsorted."""
-    return ReplaceSortOrder(
-        tuple(k if isinstance(k, SortKey) else SortKey(as_path(k)) for k in keys)
-    )
+def sort_by(*keys: PathLike | int | SortKey) -> ReplaceSortOrder:
+    """Replace the sort order: ``sort_by("id", SortKey(("ts",), "desc"))``; no key: unsorted.
+    A key may name its source by field ID: ``sort_by(1, SortKey(4, "desc"))``."""
+    built: list[SortKey] = []
+    ids: list[int | None] = []
+    for k in keys:
+        key = k if isinstance(k, SortKey) else SortKey(cast(Any, k))
+        where, field_id = field_target(cast(Any, key.source), "sort by")
+        built.append(replace(key, source=where))
+        ids.append(field_id)
+    if all(i is None for i in ids):
+        return ReplaceSortOrder(tuple(built))
+    return SortById(tuple(built), key_ids=tuple(ids))
 
 
 __all__ = [
@@ -683,6 +766,7 @@ __all__ = [
     "AddField",
     "AddPartitionField",
     "Adding",
+    "BY_ID_OPERATIONS",
     "DropField",
     "MakeOptional",
     "MoveField",

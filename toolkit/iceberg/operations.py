@@ -120,11 +120,17 @@ def preview_evolution(
     reason: str | None = None,
 ) -> EvolutionPreview:
     """Plan ``operations`` against ``table`` as it is now, changing nothing: the schema
-    after, which widenings rewrite data and the rows and bytes they touch."""
+    after, which widenings rewrite data and the rows and bytes they touch. Fields named by
+    ID are looked up in the table now; the plan names them by path and ID."""
     tbl = catalog.load_table(table)
     plan = _with_costs(
         plan_evolution(
-            layout_of(tbl), operations, decided_by=decided_by, batch=batch, reason=reason
+            layout_of(tbl),
+            operations,
+            decided_by=decided_by,
+            batch=batch,
+            reason=reason,
+            table=table,
         ),
         tbl,
     )
@@ -222,7 +228,13 @@ def evolve(
         wanted, reasons = tuple(plan), ()
     planned = _with_costs(
         plan_evolution(
-            layout, wanted, decided_by=decided_by, batch=batch, reason=reason, reasons=reasons
+            layout,
+            wanted,
+            decided_by=decided_by,
+            batch=batch,
+            reason=reason,
+            reasons=reasons,
+            table=table,
         ),
         tbl,
     )

@@ -16,6 +16,7 @@ from toolkit.notebook.common import wrap
 from toolkit.notebook.preview_model import NewColumn, PlanModel, QuarantinePreview, RecordLandings
 
 __all__ = [
+    "code_html",
     "landings_html",
     "new_columns_html",
     "plan_header_html",
@@ -169,6 +170,43 @@ def sql_html(sql: str, dialect: str) -> str:
     """The view's SQL for one dialect in a ``<pre>``, with a Copy button."""
     return wrap(
         f"<div><b>{escape(dialect)}</b> {_COPY}<pre>{escape(sql)}</pre></div>"
+    )
+
+
+#: shows the text area next to the button and copies it: the Clipboard API where the page
+#: may use it (JupyterLab on localhost or https), else the selection and the browser's copy
+#: command; either way the code stays selected for a manual copy. The code is never put
+#: into JavaScript source: the handler reads the text area.
+_COPY_CODE = (
+    '<button class="tknb-copy-code" title="Show the code and copy it to the clipboard" '
+    "onclick=\"const box = this.parentElement.querySelector('textarea'); "
+    "box.style.display = 'block'; "
+    "box.select(); const done = (how) => {this.textContent = how; "
+    "setTimeout(() => {this.textContent = 'Copy as code'}, 2000)}; "
+    "const fallback = () => done(document.execCommand('copy') ? 'Copied' : "
+    "'Select all and copy'); navigator.clipboard ? navigator.clipboard.writeText(box.value)"
+    ".then(() => done('Copied'), fallback) : fallback()\">Copy as code</button>"
+)
+
+
+def code_html(code: str | None, language: str, refusal: str | None = None) -> str:
+    """The plan as code in ``language``, in a read-only (selectable) text area that the
+    "Copy as code" button shows and copies; or, when the plan cannot be exported, the
+    sentence saying why, instead of the button."""
+    if refusal is not None:
+        return wrap(
+            f'<p><b>No {escape(language)} code to copy</b>: '
+            f'<span class="tknb-error">{escape(refusal)}</span></p>'
+        )
+    if not code:
+        return wrap('<p class="tknb-muted">The plan changes nothing: no code to copy.</p>')
+    rows = min(code.count("\n") + 2, 20)  # a line more for the scroll bar (no wrapping)
+    return wrap(
+        f"<div>{_COPY_CODE} <span class='tknb-muted'>{escape(language)} code of the plan; "
+        "if the browser blocks the clipboard: select all in the box and copy</span>"
+        f'<textarea class="tknb-code" readonly rows="{rows}" wrap="off" spellcheck="false" '
+        'style="display:none;width:60em;max-width:100%;font-family:monospace;font-size:12px">'
+        f"{escape(code)}</textarea></div>"
     )
 
 

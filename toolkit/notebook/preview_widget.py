@@ -5,21 +5,30 @@ The panel keeps its model (``panel.model``), assigns the HTML of
 :mod:`toolkit.notebook.preview_html`, embeds an explore panel for the profile, and wires
 its buttons to plain methods, so a notebook run headless (or a test) calls
 ``panel.approve()`` exactly as the button does.
+
+"Copy as code" exports the plan (``Plan.to_sql`` / ``Plan.to_pyiceberg``) in the language
+the dropdown names; the button lives in the page itself (an inline handler in an HTML
+widget, which JupyterLab runs, unlike a ``<script>``), because only the browser can reach
+the clipboard. From Python, ``panel.copy_as_code("trino")`` selects the language and
+returns the same code.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
 
 import ipywidgets as widgets
 
 from toolkit.core.options import Options
+from toolkit.core.planner import Plan
+from toolkit.errors import ExportError
 from toolkit.notebook.explore_model import StatisticsModel
 from toolkit.notebook.explore_widget import ExplorePanel
 from toolkit.notebook.outcome import CommitOutcome, outcome_html
 from toolkit.notebook.preview_html import (
+    code_html,
     landings_html,
     new_columns_html,
     plan_header_html,
@@ -35,10 +44,33 @@ if TYPE_CHECKING:
     from toolkit.pipeline.ingest import IngestReport
     from toolkit.pipeline.preview import Preview
 
-__all__ = ["CommitFunction", "PreviewPanel"]
+__all__ = ["CODE_LANGUAGES", "CodeLanguage", "CommitFunction", "PreviewPanel", "plan_code"]
 
 #: commits an approved preview (the default calls ``toolkit.pipeline.ingest``)
 CommitFunction = Callable[[CommitRequest], "IngestReport"]
+
+CodeLanguage: TypeAlias = Literal["spark", "trino", "pyiceberg"]
+#: what "Copy as code" offers: (what the dropdown shows, the language)
+CODE_LANGUAGES: Final[tuple[tuple[str, CodeLanguage], ...]] = (
+    ("Spark SQL", "spark"),
+    ("Trino", "trino"),
+    ("PyIceberg", "pyiceberg"),
+)
+
+
+def plan_code(plan: Plan, table: str, language: CodeLanguage) -> str:
+    """``plan`` as code for ``table``: Spark SQL or Trino ``ALTER TABLE`` statements, or
+    PyIceberg code; raises :class:`~toolkit.errors.ExportError` when it cannot be."""
+    if language == "pyiceberg":
+        return plan.to_pyiceberg(table)
+    if language in ("spark", "trino"):
+        return plan.to_sql(language, table)
+    raise ValueError(_unknown(language))
+
+
+def _unknown(language: str) -> str:
+    known = ", ".join(repr(key) for _, key in CODE_LANGUAGES)
+    return f"unknown code language {language!r}: choose one of {known}"
 
 
 def _display(on: bool) -> str:
@@ -101,11 +133,21 @@ class PreviewPanel:
         self.result = widgets.VBox()
         self.approve_button.on_click(lambda _: self.approve())
         self.preview_again_button.on_click(lambda _: self.preview_again())
+        # "Copy as code": the language, then the button and the code (or why there is none)
+        self.code_language = widgets.Dropdown(
+            options=CODE_LANGUAGES,
+            value="spark",
+            description="Export as",
+            layout={"width": "220px"},
+        )
+        self.code_box = widgets.HTML()
+        self.code_language.observe(lambda _: self._show_code(), names="value")
 
         self.widget = widgets.VBox(
             [
                 self.header,
                 self.tabs,
+                widgets.HBox([self.code_language, self.code_box]),
                 widgets.HBox([self.approve_button, self.preview_again_button, self.progress]),
                 self.message,
                 self.result,
@@ -175,6 +217,42 @@ class PreviewPanel:
         self.result.children = []
         self.approve_button.disabled = self._commit is None
         self.preview_again_button.layout.display = "none"
+        self._show_code()
+
+    # --- copy as code ---------------------------------------------------------------------
+
+    @property
+    def code(self) -> str | None:
+        """The plan as code in the language the dropdown names; None when the plan changes
+        nothing, or cannot be exported (:attr:`code_refusal` says why)."""
+        return self._code[0]
+
+    @property
+    def code_refusal(self) -> str | None:
+        """Why the plan cannot be exported in the chosen language (the ExportError's
+        sentence), shown instead of the "Copy as code" button; None when it can."""
+        return self._code[1]
+
+    def copy_as_code(self, language: CodeLanguage | None = None) -> str:
+        """Choose ``language`` (``"spark"``, ``"trino"`` or ``"pyiceberg"``; default: the
+        dropdown's) and return the code the "Copy as code" button copies in the browser;
+        raises :class:`~toolkit.errors.ExportError` when the plan cannot be exported."""
+        if language is not None:
+            if language not in (key for _, key in CODE_LANGUAGES):
+                raise ValueError(_unknown(language))
+            self.code_language.value = language  # redraws through the observer
+        return plan_code(self.preview.plan, self.model.table, self.code_language.value)
+
+    def _show_code(self) -> None:
+        language: CodeLanguage = self.code_language.value
+        self._code: tuple[str | None, str | None] = (None, None)
+        if self.preview.plan.changed:
+            try:
+                self._code = (plan_code(self.preview.plan, self.model.table, language), None)
+            except ExportError as exc:
+                self._code = (None, str(exc))
+        label = next(name for name, key in CODE_LANGUAGES if key == language)
+        self.code_box.value = code_html(self.code, label, self.code_refusal)
 
     @property
     def request(self) -> CommitRequest:
