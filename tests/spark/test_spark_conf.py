@@ -16,6 +16,7 @@ from pyiceberg.catalog.sql import SqlCatalog
 from toolkit.errors import SparkSetupError
 from toolkit.iceberg import catalog
 from toolkit.spark import iceberg_runtime_jar, spark_conf
+from toolkit.spark.logs import quiet_java_option
 
 
 def test_runtime_jar_is_the_pinned_iceberg_build() -> None:
@@ -151,7 +152,8 @@ def test_rest_catalog_maps_type_and_properties(rest_server: str) -> None:
     assert f"{p}.catalog-impl" not in conf
     assert conf["spark.jars"].split(",")[0] == str(iceberg_runtime_jar())
     assert conf["spark.hadoop.fs.s3a.endpoint"] == "http://minio:9000"  # s3a reads it too
-    assert "spark.driver.extraJavaOptions" not in conf
+    # no SQLite native library path: only the quiet logging option
+    assert conf["spark.driver.extraJavaOptions"] == quiet_java_option()
 
 
 def test_a_url_opens_a_rest_catalog(rest_server: str) -> None:

@@ -22,6 +22,7 @@ from sqlalchemy.engine import make_url
 from toolkit.errors import SparkSetupError
 from toolkit.iceberg.catalog import S3_SCHEMES, embedded
 from toolkit.spark.cluster import SHARED_DISK, check_reachable, is_local_master, package_zip
+from toolkit.spark.logs import quiet_java_option
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -251,11 +252,14 @@ def _catalog_conf(
 
 
 def spark_conf(
-    cat: Catalog, *, master: str | None = None, shared_disk: bool = False, **conf: str
+    cat: Catalog, *, master: str | None = None, shared_disk: bool = False,
+    quiet: bool = True, **conf: str,
 ) -> dict[str, str]:
     """The Spark settings :func:`spark_session` uses for ``cat`` (``conf`` wins)."""
     conf = {key: str(value) for key, value in conf.items()}
     catalog_conf, jars, java_options = _catalog_conf(cat, conf)
+    if quiet:
+        java_options = [*java_options, quiet_java_option()]
     master = master or conf.get("spark.master") or "local[*]"
     settings = {
         "spark.master": master,
@@ -284,7 +288,8 @@ def spark_conf(
 
 
 def spark_session(
-    cat: Catalog, *, master: str | None = None, shared_disk: bool = False, **conf: str
+    cat: Catalog, *, master: str | None = None, shared_disk: bool = False, quiet: bool = True,
+    **conf: str,
 ) -> SparkSession:
     """A Spark session (``getOrCreate``) that sees the tables of the PyIceberg catalog ``cat``.
 
@@ -326,6 +331,10 @@ def spark_session(
     Spark's table cache is off for that catalog (``cache-enabled=false``), so each
     query sees the commits PyIceberg made just before.
 
+    ``quiet`` (the default): the driver logs errors only, so no warning or log-level
+    banner lands under a notebook cell (:mod:`toolkit.spark.logs`); ``quiet=False``
+    keeps Spark's own logging.
+
     Keyword settings override all of the above, e.g.
     ``spark_session(cat, **{"spark.sql.shuffle.partitions": "8"})``. If a session
     already runs, Spark keeps it and applies only the runtime SQL settings (catalogs
@@ -335,7 +344,7 @@ def spark_session(
     # Workers run the toolkit's own engine, so they need this interpreter (its venv).
     # PySpark reads the environment, not spark.pyspark.python, when it starts the context.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    settings = spark_conf(cat, master=master, shared_disk=shared_disk, **conf)
+    settings = spark_conf(cat, master=master, shared_disk=shared_disk, quiet=quiet, **conf)
     # The JVM type tally (compiled at first use): on the driver's classpath from the start.
     from toolkit.spark.tally import tally_jar
 
@@ -347,4 +356,7 @@ def spark_session(
     builder = SparkSession.builder
     for key, value in settings.items():
         builder = builder.config(key, value)
-    return builder.getOrCreate()
+    spark = builder.getOrCreate()
+    if quiet:  # a session that already ran keeps its JVM's logging: quieten it from now
+        spark.sparkContext.setLogLevel("ERROR")
+    return spark
