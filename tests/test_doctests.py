@@ -8,6 +8,7 @@ import pkgutil
 
 import pytest
 
+import toolkit.cli
 import toolkit.core
 
 MODULES = [
@@ -32,9 +33,9 @@ MODULES = [
     "toolkit.spark.cluster",
     "toolkit.spark.session",
     "toolkit.spark.maintenance",
+    "toolkit.spark.logs",
     "toolkit.cli",
-    "toolkit.cli.exits",
-    "toolkit.cli.tables",
+    *(f"toolkit.cli.{m.name}" for m in pkgutil.iter_modules(toolkit.cli.__path__)),
     "toolkit.core.jsonlines",
     *(f"toolkit.core.{m.name}" for m in pkgutil.iter_modules(toolkit.core.__path__)),
 ]

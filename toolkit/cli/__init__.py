@@ -2,9 +2,11 @@
 
 A batch is previewed into a plan file, reviewed (or exported as code), and applied later
 exactly as planned; or ingested directly, stopping for approval when it would change the
-schema. Exit codes (:class:`~toolkit.cli.exits.ExitCode`): 0 done, 1 failed, 2 bad input,
-3 needs approval, 4 stale plan. Every command takes ``--help``, and ``--json`` for output
-a program reads.
+schema. A folder is streamed into a table (``stream``); a logged change is undone
+(``undo``); quarantined records are listed and replayed (``quarantine``, ``replay``); a
+table is maintained once its plan is approved (``maintain``). Exit codes
+(:class:`~toolkit.cli.exits.ExitCode`): 0 done, 1 failed, 2 bad input, 3 needs approval,
+4 stale plan. Every command takes ``--help``, and ``--json`` for output a program reads.
 
 >>> from click.testing import CliRunner
 >>> result = CliRunner().invoke(cli, ["--help"])
@@ -19,8 +21,12 @@ from collections.abc import Sequence
 import click
 
 from toolkit.cli.exits import ExitCode
+from toolkit.cli.history import undo
 from toolkit.cli.plans import apply, export, ingest, preview
+from toolkit.cli.quarantined import quarantine, replay
+from toolkit.cli.streams import stream
 from toolkit.cli.tables import lineage, profile, stats, view
+from toolkit.cli.upkeep import maintain
 
 __all__ = ["ExitCode", "cli", "main"]
 
@@ -29,7 +35,8 @@ __all__ = ["ExitCode", "cli", "main"]
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
     epilog="Exit codes: 0 done; 1 failed; 2 bad input (an unknown option, a missing or "
     "unreadable file); 3 a plan needs approval (ingest --require-approval wrote a plan "
-    "file); 4 stale plan (the table moved since the preview; nothing was written).",
+    "file; maintain without --yes printed its plan); 4 stale plan (the table moved since "
+    "the preview; nothing was written).",
 )
 @click.version_option(package_name="toolkit", prog_name="toolkit")
 @click.option("--debug", is_flag=True, help="Show the traceback of an unexpected error.")
@@ -44,11 +51,16 @@ def cli(ctx: click.Context, debug: bool) -> None:
       toolkit export day2.plan.json --as spark-sql
       toolkit apply day2.plan.json
       toolkit ingest data/day3.jsonl --table db.events --batch-id day3 --require-approval
+      toolkit stream landing/ --table db.events --once
+      toolkit lineage db.events; toolkit undo db.events 3
+      toolkit quarantine db.events; toolkit replay db.events --batch-id day3
+      toolkit maintain db.events --older-than 5d --yes
     """
     ctx.obj = {"debug": debug}
 
 
-for _command in (profile, preview, apply, ingest, export, view, lineage, stats):
+for _command in (profile, preview, apply, ingest, export, stream, view, lineage, stats, undo,
+                 quarantine, replay, maintain):
     cli.add_command(_command)
 
 

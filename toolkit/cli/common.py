@@ -3,11 +3,11 @@ Spark session, and printing results as text or JSON."""
 
 from __future__ import annotations
 
+import datetime as dt
 import glob
-import hashlib
 import json
 import os
-import tempfile
+import re
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,16 +20,22 @@ from toolkit.core.planfile import PlanFile, loads
 from toolkit.iceberg.catalog import without_password
 
 if TYPE_CHECKING:
+    from pyiceberg.table import Table
     from pyspark.sql import SparkSession
 
 __all__ = [
+    "DURATION",
     "CatalogChoice",
+    "Duration",
+    "duration_text",
     "catalog_options",
     "check_source",
     "emit",
     "evolution_options",
+    "existing_table",
     "json_option",
     "open_catalog",
+    "policy_options",
     "read_plan_file",
     "spark_options",
     "start_spark",
@@ -70,8 +76,9 @@ def catalog_options(default: str | None = DEFAULT_CATALOG) -> Callable[[F], F]:
     return add
 
 
-def evolution_options(f: F) -> F:
-    """The evolution options a plan is made with (stored in plan files)."""
+def policy_options(f: F) -> F:
+    """How records are evolved into the table: ``--policy``, ``--on-incompatible`` and
+    ``--detect-dates`` (what a replay or a stream passes on to ingest)."""
     f = click.option(
         "--detect-dates/--no-detect-dates", default=True, show_default=True,
         help="Type ISO-8601 date and date-time texts as date and timestamp (RULES 1).",
@@ -81,12 +88,17 @@ def evolution_options(f: F) -> F:
         show_default=True,
         help="What happens to a record the table cannot take: set aside, or fail the batch.",
     )(f)
-    f = click.option(
+    return click.option(
         "--policy", type=click.Choice(["upsolver", "widen"]), default="upsolver",
         show_default=True,
         help="upsolver: type-suffixed columns (RULES 3-4); widen: one column per key, "
         "widened by the matrix (RULES 5).",
     )(f)
+
+
+def evolution_options(f: F) -> F:
+    """The evolution options a plan is made with (stored in plan files)."""
+    f = policy_options(f)
     return click.option(
         "--format", "source_format", metavar="KIND",
         help="The kind of the source when its name cannot tell it (jsonl, parquet, csv...).",
@@ -102,6 +114,54 @@ def spark_options(f: F) -> F:
 
 def table_argument(f: F) -> F:
     return click.argument("table", metavar="TABLE")(f)
+
+
+#: a duration's units, in seconds
+_UNITS = {"w": 604_800, "d": 86_400, "h": 3_600, "m": 60, "s": 1}
+_PART = re.compile(r"(\d+(?:\.\d+)?)([wdhms])")
+
+
+class Duration(click.ParamType[dt.timedelta, Any]):
+    """A duration such as ``5d``, ``12h``, ``30m``, ``0s`` or ``1d12h`` (weeks, days,
+    hours, minutes, seconds); a bare number is seconds.
+
+    >>> DURATION.convert("1d12h", None, None), DURATION.convert("90", None, None)
+    (datetime.timedelta(days=1, seconds=43200), datetime.timedelta(seconds=90))
+    """
+
+    name = "duration"
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> dt.timedelta:
+        if isinstance(value, dt.timedelta):
+            return value
+        text = str(value).strip().lower().replace(" ", "")
+        try:
+            return dt.timedelta(seconds=float(text))
+        except ValueError:
+            pass
+        parts = _PART.findall(text)
+        if not text or "".join(n + u for n, u in parts) != text:
+            self.fail(f"{value!r} is not a duration: write it as 5d, 12h, 30m, 90s (or 1d12h)",
+                      param, ctx)
+        return dt.timedelta(seconds=sum(float(n) * _UNITS[u] for n, u in parts))
+
+
+DURATION = Duration()
+
+
+def duration_text(span: dt.timedelta) -> str:
+    """A duration the way ``--older-than`` takes it.
+
+    >>> duration_text(dt.timedelta(days=1, hours=12)), duration_text(dt.timedelta(0))
+    ('1d12h', '0s')
+    """
+    left, parts = int(span.total_seconds()), []
+    for unit, size in _UNITS.items():
+        if unit != "w" and left >= size:
+            parts.append(f"{left // size}{unit}")
+            left %= size
+    return "".join(parts) or "0s"
 
 
 class CatalogChoice:
@@ -148,6 +208,22 @@ def open_catalog(spec: str, warehouse: str | None, *, must_exist: bool = False) 
         raise click.BadParameter(str(exc), param_hint="--catalog") from exc
 
 
+def existing_table(where: CatalogChoice, table: str) -> Table:
+    """``table`` in the catalog; a missing one (or a name without a namespace) is refused
+    as bad input, naming the table and the catalog."""
+    from toolkit.iceberg.catalog import load_table
+
+    if "." not in table.strip("."):
+        raise click.BadParameter(f"{table!r}: expected namespace.name (e.g. db.events)",
+                                 param_hint="TABLE")
+    found = load_table(where.catalog, table)
+    if found is None:
+        raise click.BadParameter(
+            f"no table {table} in catalog {where.recorded}; check the name and --catalog",
+            param_hint="TABLE")
+    return found
+
+
 def check_source(source: str) -> str:
     """``source`` as an absolute path or glob (a plan file applies from any folder);
     refused as bad input when nothing is there."""
@@ -182,35 +258,14 @@ def status(message: str) -> Iterator[None]:
         yield
 
 
-#: log4j settings for a quiet driver: errors only, on standard error (Spark's default
-#: prints warnings, and a banner about log levels whenever the level of the class that
-#: starts the shell, under ``org.apache.spark``, differs from the root's)
-_LOG4J = """\
-rootLogger.level = error
-rootLogger.appenderRef.stderr.ref = stderr
-appender.stderr.type = Console
-appender.stderr.name = stderr
-appender.stderr.target = SYSTEM_ERR
-appender.stderr.layout.type = PatternLayout
-appender.stderr.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
-logger.spark.name = org.apache.spark
-logger.spark.level = error
-"""
-
-
-def _log4j_file() -> Path:
-    digest = hashlib.sha256(_LOG4J.encode()).hexdigest()[:12]
-    path = Path(tempfile.gettempdir()) / f"toolkit-log4j2-{digest}.properties"
-    if not path.exists():  # written once per machine; a rename never shows half a file
-        fd, temp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        with os.fdopen(fd, "w") as out:
-            out.write(_LOG4J)
-        os.replace(temp, path)
-    return path
+#: a failed micro-batch is not logged by Spark: ``toolkit stream`` reports it, in one
+#: sentence (otherwise the driver logs errors only, as every toolkit session does)
+_STREAM_QUIET = {"org.apache.spark.sql.execution.streaming.MicroBatchExecution": "off"}
 
 
 def start_spark(catalog: Catalog, conf: tuple[str, ...]) -> SparkSession:
     """A Spark session on ``catalog`` that logs errors only and shows no progress bars."""
+    from toolkit.spark.logs import quiet_java_option
     from toolkit.spark.session import spark_conf, spark_session
 
     settings: dict[str, Any] = {}  # Spark settings by their names: all texts
@@ -219,12 +274,7 @@ def start_spark(catalog: Catalog, conf: tuple[str, ...]) -> SparkSession:
         if not sep or not key:
             raise click.BadParameter(f"{item!r}: expected KEY=VALUE", param_hint="--conf")
         settings[key.strip()] = value.strip()
-    java = spark_conf(catalog, **settings).get("spark.driver.extraJavaOptions", "")
-    settings["spark.driver.extraJavaOptions"] = (
-        f"{java} -Dlog4j2.configurationFile={_log4j_file()}".strip()
-    )
-    settings.setdefault("spark.ui.showConsoleProgress", "false")
+    java = spark_conf(catalog, quiet=False, **settings).get("spark.driver.extraJavaOptions", "")
+    settings["spark.driver.extraJavaOptions"] = f"{java} {quiet_java_option(_STREAM_QUIET)}".strip()
     with status("Starting Spark..."):
-        spark = spark_session(catalog, **settings)
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
+        return spark_session(catalog, **settings)

@@ -21,13 +21,16 @@ import click
 
 from toolkit.errors import (
     ExportError,
+    IrreversibleError,
     MalformedLineError,
     NotARecordError,
+    NotReplayableError,
     PlanChangedError,
     PlanFileError,
     SourceFormatError,
     StalePlanError,
     ToolkitError,
+    UnknownIdsError,
 )
 
 __all__ = ["CommandFailed", "ExitCode", "code_of", "guarded"]
@@ -57,7 +60,8 @@ _CODES: tuple[tuple[type[BaseException] | tuple[type[BaseException], ...], ExitC
     ((StalePlanError, PlanChangedError), ExitCode.STALE),
     (
         (PlanFileError, ExportError, SourceFormatError, MalformedLineError, NotARecordError,
-         FileNotFoundError, IsADirectoryError, click.BadParameter),
+         FileNotFoundError, IsADirectoryError, click.BadParameter, IrreversibleError,
+         NotReplayableError, UnknownIdsError),
         ExitCode.BAD_INPUT,
     ),
 )

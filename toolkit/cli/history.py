@@ -1,0 +1,87 @@
+"""The command that goes back in a table's history: ``undo`` commits the inverse of a
+logged plan (a rename, an added column...), numbered as ``toolkit lineage`` shows it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from toolkit.cli.common import catalog_options, emit, existing_table, json_option, open_catalog
+from toolkit.cli.exits import CommandFailed, ExitCode, guarded
+from toolkit.errors import IrreversibleError
+
+if TYPE_CHECKING:
+    from toolkit.core.lineage import LineageEntry
+
+__all__ = ["undo", "undone_by"]
+
+#: the reason :func:`toolkit.undo` logs its entry with (``toolkit.iceberg.lineage``)
+_UNDO_REASON = "undo of lineage entry {}"
+
+
+def undone_by(entries: tuple[LineageEntry, ...], seq: int) -> LineageEntry | None:
+    """The later entry that undid entry ``seq``, unless that undo was itself undone.
+
+    >>> from toolkit.core.lineage import LineageEntry
+    >>> def entry(seq, reason=None):
+    ...     return LineageEntry(seq, 0, "user", None, reason, (), (), (), (), ())
+    >>> log = (entry(1), entry(2, "undo of lineage entry 1"))
+    >>> undone_by(log, 1).seq, undone_by(log, 2)
+    (2, None)
+    >>> undone_by((*log, entry(3, "undo of lineage entry 2")), 1) is None
+    True
+    """
+    for e in entries:
+        if (e.seq > seq and e.reason == _UNDO_REASON.format(seq)
+                and undone_by(entries, e.seq) is None):
+            return e
+    return None
+
+
+def _entry_json(e: LineageEntry) -> dict[str, Any]:
+    return {"seq": e.seq, "decided_by": e.decided_by, "batch": e.batch, "reason": e.reason,
+            "operations": [op.to_json() for op in e.operations]}
+
+
+@click.command()
+@click.argument("table", metavar="TABLE")
+@click.argument("entry", metavar="N", type=int)
+@catalog_options()
+@json_option
+@guarded
+def undo(table: str, entry: int, catalog_spec: str, warehouse: str | None,
+         as_json: bool) -> None:
+    """Undo lineage entry N of TABLE (the number `toolkit lineage TABLE` shows): commit its
+    inverse (rename back, drop the added column...) and log that as a new entry.
+
+    Refused, changing nothing: an entry that does not exist or has no inverse (a drop, a
+    widening: exit 2), one already undone, or one whose field changed since (exit 1).
+    """
+    from toolkit.iceberg.lineage import lineage
+    from toolkit.iceberg.lineage import undo as undo_entry
+
+    where = open_catalog(catalog_spec, warehouse, must_exist=True)
+    entries = lineage(existing_table(where, table))
+    found = next((e for e in entries if e.seq == entry), None)
+    if found is None:
+        known = (f"its entries are {entries[0].seq} to {entries[-1].seq}" if entries
+                 else "it has no logged plan yet")
+        raise CommandFailed(
+            f"{table} has no lineage entry {entry}: {known} (see `toolkit lineage {table}`)",
+            ExitCode.BAD_INPUT, as_json)
+    if found.inverse() is None:
+        raise CommandFailed(
+            f"{IrreversibleError(found.seq, found.irreversible)}; nothing was changed",
+            ExitCode.BAD_INPUT, as_json)
+    later = undone_by(entries, entry)
+    if later is not None:
+        raise CommandFailed(
+            f"{table}: lineage entry {entry} was already undone by entry {later.seq}; nothing "
+            f"was changed (to redo it, run: toolkit undo {table} {later.seq})",
+            ExitCode.FAILED, as_json)
+    done = undo_entry(where.catalog, table, found)
+    steps = "; ".join(str(op) for op in done.operations) or "nothing"
+    text = f"{table}: undid lineage entry {entry} as entry {done.seq}: {steps}"
+    emit(as_json, text, {"table": table, "undone": _entry_json(found),
+                         "entry": _entry_json(done)})
