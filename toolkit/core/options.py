@@ -36,6 +36,11 @@ class Options:
       makes the batch ``fail`` with an error naming field, types and value.
     - ``allow_rewrites``: whether the widening policy may plan a column rewrite (RULES 5:
       only when approved); when not, the values needing one are treated as incompatible.
+    - ``rare_type_percent``: the automatic policy's rare-type threshold, in percent (``1``
+      is 1%, not 100%), off (None) by default: a type seen in fewer than this share of a
+      top-level field's non-null values in a batch, and which would need a new column, is
+      not evolved for; its records are set aside (reason ``rare-type``, replayable).
+      Decided per batch by :func:`toolkit.core.planner.rare_kinds` (docs/rules.md).
     """
 
     detect_dates: bool = True
@@ -45,6 +50,7 @@ class Options:
     policy: Policy = "upsolver"
     on_incompatible: OnIncompatible = "quarantine"
     allow_rewrites: bool = True
+    rare_type_percent: float | None = None
 
     @cached_property
     def conversions(self) -> Conversions:
@@ -52,6 +58,37 @@ class Options:
 
 
 LATTICES: dict[str, Lattice] = {"upsolver": UPSOLVER, "strict": STRICT}
+
+#: the accepted range of ``rare_type_percent``: above 0, at most 50 (so a type that holds
+#: most of a field's values is never rare)
+RARE_TYPE_PERCENT_MAX = 50.0
+
+
+def checked_rare_type_percent(value: object) -> float | None:
+    """``rare_type_percent`` validated: None (off) or a number of percent in (0, 50].
+
+    >>> checked_rare_type_percent(1)
+    1.0
+    >>> checked_rare_type_percent(0.01)
+    0.01
+    >>> checked_rare_type_percent(75)
+    Traceback (most recent call last):
+    ...
+    ValueError: rare_type_percent=75 is out of range: give a share in percent above 0 and \
+at most 50 (1 means 1%), or None to switch the rare-type threshold off
+    """
+    if value is None:
+        return None
+    accepted = (
+        f"give a share in percent above 0 and at most {RARE_TYPE_PERCENT_MAX:g} (1 means 1%), "
+        "or None to switch the rare-type threshold off"
+    )
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"rare_type_percent={value!r} is not a number: {accepted}")
+    if not 0 < value <= RARE_TYPE_PERCENT_MAX:  # NaN fails both comparisons
+        raise ValueError(f"rare_type_percent={value!r} is out of range: {accepted}")
+    return float(value)
+
 
 def make_options(
     *,
@@ -62,11 +99,18 @@ def make_options(
     policy: Policy = "upsolver",
     on_incompatible: OnIncompatible = "quarantine",
     allow_rewrites: bool = True,
+    rare_type_percent: float | None = None,
 ) -> Options:
     """Options from keyword arguments (see :class:`~toolkit.core.options.Options`);
     ``lattice`` may be a name (``upsolver``, ``strict``)."""
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}")
+    rare_type_percent = checked_rare_type_percent(rare_type_percent)
+    if rare_type_percent is not None and policy != "upsolver":
+        raise ValueError(
+            f"rare_type_percent={rare_type_percent:g} is an option of the automatic policy "
+            f"(policy='upsolver'), not of policy={policy!r}; leave it out"
+        )
     if on_incompatible not in ("fail", "quarantine"):
         raise ValueError(
             f"unknown on_incompatible {on_incompatible!r}; choose 'fail' or 'quarantine'"
@@ -80,5 +124,5 @@ def make_options(
             ) from None
     return Options(
         detect_dates, timestamp_unit, long_timestamp_unit, lattice, policy, on_incompatible,
-        allow_rewrites,
+        allow_rewrites, rare_type_percent,
     )

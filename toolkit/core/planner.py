@@ -137,7 +137,9 @@ class Plan:
 
     ``changes`` are the added columns; ``retypes`` and ``optionals`` the widenings the
     widening policy applies (RULES 5); ``pending`` the rewrites it would need but that were
-    not approved: the values needing them are quarantined or fail the batch instead.
+    not approved: the values needing them are quarantined or fail the batch instead;
+    ``rare`` the rare types of the automatic policy's threshold (``rare_type_percent``):
+    the plan does not evolve for them, and the records holding them are set aside.
     """
 
     batch: int
@@ -147,6 +149,7 @@ class Plan:
     retypes: tuple[Retype, ...] = ()
     optionals: tuple[MakeOptional, ...] = ()
     pending: tuple[Retype, ...] = ()
+    rare: tuple[RareType, ...] = ()
 
     @property
     def changed(self) -> bool:
@@ -219,18 +222,23 @@ class Plan:
         )
 
     def __str__(self) -> str:
-        if not self.changed and not self.pending:
+        if not self.changed and not self.pending and not self.rare:
             return f"batch {self.batch}: no schema change"
         parts = [f"{len(self.changes)} column(s) added"] if self.changes else []
+        if self.rare and not self.changed:
+            parts.append("no schema change")
         if self.retypes:
             parts.append(f"{len(self.retypes)} widened ({len(self.rewrites)} rewrite(s))")
         if self.optionals:
             parts.append(f"{len(self.optionals)} made optional")
         if self.pending:
             parts.append(f"{len(self.pending)} rewrite(s) awaiting approval")
+        if self.rare:
+            parts.append(f"{len(self.rare)} rare type(s) set aside")
         lines = [f"batch {self.batch}: " + ", ".join(parts)]
         lines += [str(c) for c in (*self.changes, *self.retypes, *self.optionals)]
         lines += [f"{r} [not approved]" for r in self.pending]
+        lines += [f"- {r}" for r in self.rare]
         return "\n".join(lines)
 
 
@@ -261,12 +269,187 @@ def plan_batch(
     :class:`~toolkit.core.observe.StructObservation` or a
     :class:`~toolkit.core.summary.Summary` of it (what Spark partitions send back).
     ``last_assigned`` is the table's last assigned field ID: above the schema's highest
-    when columns were dropped, and Iceberg never reuses an ID."""
+    when columns were dropped, and Iceberg never reuses an ID.
+
+    With ``options.rare_type_percent`` the batch's rare types (:func:`rare_kinds`) take no
+    part in planning: the plan lists them in ``rare``, each with what it would have added.
+
+    >>> opts = Options(rare_type_percent=5)
+    >>> from toolkit.core.observe import observe_struct
+    >>> batch = [{"price": 1.5}] * 99 + [{"price": "n/a"}]
+    >>> plan = plan_batch(Struct(), observe_struct(batch, opts), opts)
+    >>> [c.column.name for c in plan.changes], [str(r) for r in plan.rare]
+    (['price'], ['1 of 100 values of `price` arrived as string (1%, under the 5% rare-type \
+threshold); set aside instead of adding price as string and price_double'])
+    """
+    percent = options.rare_type_percent
+    rare = {} if percent is None else _rare_of(schema, obs, options.lattice, percent)
+    if not rare:
+        return _plan(schema, obs, options, batch, last_assigned)
+    assert percent is not None
+    full = _plan(schema, obs, options, batch, last_assigned)
+    kept = _plan(schema, _without(obs, rare), options, batch, last_assigned)
+    rare_types = tuple(
+        RareType(key, shape, kinds, count, sum(obs.fields[key].counts.values()), percent,
+                 _instead(full, kept, key))
+        for key, shapes in sorted(rare.items())
+        for shape, (kinds, count) in shapes.items()
+    )
+    return replace(kept, rare=rare_types)
+
+
+def _plan(
+    schema: Struct, obs: Observed, options: Options, batch: int, last_assigned: int
+) -> Plan:
     last_id = max(max_field_id(schema), last_assigned)
     planner = _Planner(options.lattice, last_id)
     planner.register((), schema)
     after = planner.plan_struct(schema, obs, (), record=True)
     return _numbered_like_iceberg(Plan(batch, schema, after, tuple(planner.changes)), last_id)
+
+
+# --- rare types (the automatic policy's rare-type threshold, docs/rules.md) ----------------
+
+
+@dataclass(frozen=True)
+class RareType:
+    """A type of one top-level key that a batch sets aside instead of evolving the schema
+    for: ``count`` of the key's ``total`` non-null values arrived as ``shape``, under the
+    ``percent`` threshold (``rare_type_percent``), and its ``kinds`` fit no column of the
+    key's family. The records holding a value of those kinds are set aside (reason
+    ``rare-type``); ``instead`` says what the batch would have added without the
+    threshold."""
+
+    key: str
+    shape: Shape
+    kinds: frozenset[Kind]
+    count: int
+    total: int
+    percent: float
+    instead: tuple[str, ...] = ()
+
+    @property
+    def share(self) -> float:
+        """The share of the key's values that arrived as ``shape``, in percent."""
+        return 100 * self.count / self.total
+
+    def __str__(self) -> str:
+        instead = (
+            "instead of adding " + " and ".join(self.instead)
+            if self.instead
+            else "instead of evolving the schema for it"
+        )
+        return (
+            f"{self.count:,} of {self.total:,} values of `{self.key}` arrived as {self.shape} "
+            f"({_share_text(self.share, self.percent)}%, under the {self.percent:g}% rare-type "
+            f"threshold); set aside {instead}"
+        )
+
+
+def _share_text(share: float, percent: float) -> str:
+    """``share`` with as few digits as show it is under ``percent`` (0.15, not 0.150000).
+
+    >>> _share_text(0.15, 1), _share_text(0.9996, 1), _share_text(100 / 30, 5)
+    ('0.15', '0.9996', '3.33')
+    """
+    for digits in range(3, 10):
+        text = f"{share:.{digits}g}"
+        if "e" not in text and float(text) < percent:
+            return text
+    return f"{share:.9f}".rstrip("0")
+
+
+def rare_kinds(
+    fobs: ObservedField, members: list[Column], lattice: Lattice, percent: float
+) -> dict[Shape, tuple[frozenset[Kind], int]]:
+    """The rare types of one top-level key in one batch (docs/rules.md, *Rare types*): per
+    shape (a type and its dimension) seen in fewer than ``percent`` % of the key's non-null
+    values, the kinds of that shape that would need a new column (they fit no column of
+    ``members``, the key's family before the batch; RULES 3.3's test), with how many values
+    arrived in that shape. When every shape of the key is under the threshold none is rare
+    (no type is common enough to keep), and records of a smaller dimension than the
+    records kept are not rare (RULES 3.4: the larger record column gets their fields)."""
+    counts = fobs.counts
+    total = sum(counts.values())
+    shapes: dict[Shape, int] = {}
+    for k, n in counts.items():
+        shapes[k.shape] = shapes.get(k.shape, 0) + n
+    under = {s for s, n in shapes.items() if n * 100 < percent * total}
+    if not under or len(under) == len(shapes):
+        return {}
+
+    def needs_column(k: Kind) -> bool:
+        return any(
+            (p.type != RECORD or creates_columns(fobs.nested(p.dim)))
+            and not any(accepts(lattice, p, c) for c in members)
+            for p in k.parts
+        )
+
+    out: dict[Shape, tuple[frozenset[Kind], int]] = {}
+    for s in sorted(under, key=str):
+        kinds = frozenset(k for k in counts if k.shape == s and needs_column(k))
+        if kinds:
+            out[s] = (kinds, shapes[s])
+    aside = {k for kinds, _ in out.values() for k in kinds}
+    kept_records = [k.dim for k in counts if k.type == RECORD and k not in aside]
+    if kept_records:
+        out = {
+            s: v for s, v in out.items() if s.type != RECORD or s.dim >= max(kept_records)
+        }
+    return out
+
+
+def _rare_of(
+    schema: Struct, obs: Observed, lattice: Lattice, percent: float
+) -> dict[str, dict[Shape, tuple[frozenset[Kind], int]]]:
+    members = families(schema)
+    out = {}
+    for key, fobs in obs.fields.items():
+        found = rare_kinds(fobs, members.get(key, []), lattice, percent)
+        if found:
+            out[key] = found
+    return out
+
+
+@dataclass(frozen=True)
+class _KeptField:
+    """One key's observation without its rare kinds."""
+
+    counts: Mapping[Kind, int]
+    whole: ObservedField
+
+    def nested(self, max_dim: int) -> Observed:
+        return self.whole.nested(max_dim)
+
+
+@dataclass(frozen=True)
+class _Kept:
+    fields: Mapping[str, ObservedField]
+
+
+def _without(obs: Observed, rare: Mapping[str, Mapping[Shape, tuple[frozenset[Kind], int]]]
+             ) -> Observed:
+    """``obs`` as the planner sees it once the rare kinds are set aside."""
+    fields: dict[str, ObservedField] = dict(obs.fields)
+    for key, shapes in rare.items():
+        drop = {k for kinds, _ in shapes.values() for k in kinds}
+        whole = fields[key]
+        fields[key] = _KeptField({k: n for k, n in whole.counts.items() if k not in drop}, whole)
+    return _Kept(fields)
+
+
+def _instead(full: Plan, kept: Plan, key: str) -> tuple[str, ...]:
+    """The top-level columns of ``key``'s family that ``full`` adds and ``kept`` does not
+    (a name ``kept`` gives another type is told with its type: ``price as string``)."""
+    have = {(c.column.name, type_to_str(c.column.type)) for c in kept.changes if not c.parent}
+    names = {n for n, _ in have}
+    out = []
+    for c in full.changes:
+        t = type_to_str(c.column.type)
+        if c.parent or c.family != key or (c.column.name, t) in have:
+            continue
+        out.append(f"{c.column.name} as {t}" if c.column.name in names else c.column.name)
+    return tuple(out)
 
 
 def _numbered_like_iceberg(plan: Plan, last_id: int) -> Plan:
@@ -554,4 +737,7 @@ def creates_columns(obs: Observed) -> bool:
     return False
 
 
-__all__ = ["AddColumn", "ColumnType", "MakeOptional", "Plan", "Retype", "plan_batch"]
+__all__ = [
+    "AddColumn", "ColumnType", "MakeOptional", "Plan", "RareType", "Retype", "plan_batch",
+    "rare_kinds",
+]

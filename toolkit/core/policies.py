@@ -26,7 +26,7 @@ from toolkit.core.observe import Classifier, StructObservation, observe_struct
 from toolkit.core.options import Options
 from toolkit.core.planner import Observed, Plan, plan_batch
 from toolkit.core.quarantine import Quarantined
-from toolkit.core.routing import Router, rows_of
+from toolkit.core.routing import Router, rows_of, set_aside_rare
 from toolkit.core.types import Struct
 from toolkit.core.widen_policy import WidenRouter, plan_widen, route_widen
 
@@ -89,18 +89,29 @@ class EvolutionPolicy(ABC):
         takes under ``plan``, and the records set aside. ``rows`` hold only values the
         engine can type."""
 
+    def sets_aside_under(self, plan: Plan) -> bool:
+        """Whether routing may set records aside under ``plan``: always for a policy that
+        :attr:`sets_aside`, else when the plan has rare types (the automatic policy's
+        rare-type threshold, docs/rules.md). Such a batch needs the quarantine pass and is
+        routed by :meth:`fit` (on Spark: in the Python workers, never by the JVM router)."""
+        return self.sets_aside or bool(plan.rare)
+
     def rejected(
         self, plan: Plan, rows: list[dict[str, Any]], options: Options,
         classifier: Classifier, batch: int | str = 0,
     ) -> list[Quarantined]:
         """The records of ``rows`` the table cannot take under ``plan`` (none, for a
-        policy that never sets a record aside)."""
-        return self.fit(plan, rows, options, classifier, batch)[1] if self.sets_aside else []
+        plan under which routing sets no record aside)."""
+        if not self.sets_aside_under(plan):
+            return []
+        return self.fit(plan, rows, options, classifier, batch)[1]
 
 
 @dataclass(frozen=True)
 class UpsolverPolicy(EvolutionPolicy):
-    """The automatic policy (RULES 3-4): suffixed columns, every record written."""
+    """The automatic policy (RULES 3-4): suffixed columns, every record written, but for
+    the records holding a rare type when ``Options.rare_type_percent`` is set (they are
+    set aside, ``plan.rare``)."""
 
     name: ClassVar[str] = "upsolver"
     sets_aside: ClassVar[bool] = False
@@ -117,7 +128,11 @@ class UpsolverPolicy(EvolutionPolicy):
         self, plan: Plan, obs: StructObservation, options: Options, router: Router,
         batch: int | str = 0,
     ) -> tuple[Columns, int, list[Quarantined]]:
-        return router.route_struct(plan.after, obs), len(obs.rows), []
+        if not plan.rare:
+            return router.route_struct(plan.after, obs), len(obs.rows), []
+        kept, aside = set_aside_rare(plan, obs, batch, options.on_incompatible)
+        written = observe_struct(kept, router.classifier)
+        return router.route_struct(plan.after, written), len(kept), aside
 
     def fit(
         self, plan: Plan, rows: list[dict[str, Any]], options: Options,
@@ -125,8 +140,11 @@ class UpsolverPolicy(EvolutionPolicy):
     ) -> tuple[list[dict[str, Any]], list[Quarantined]]:
         classifier.parsed.clear()
         obs = observe_struct(rows, classifier)
+        kept, aside = set_aside_rare(plan, obs, batch)  # (never fails: the caller decides)
+        if aside:
+            obs = observe_struct(kept, classifier)
         columns = Router(options, classifier).route_struct(plan.after, obs)
-        return rows_of(plan.after, columns, len(rows)), []
+        return rows_of(plan.after, columns, len(kept)), aside
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """Records the engine will not write as they are, kept whole with the reason (RULES 5).
 
 A record goes to quarantine when one of its values is incompatible with the table under
-the widening policy, when it needs a rewrite nobody approved, or when it is not a record
+the widening policy, when it needs a rewrite nobody approved, when one of its values has
+a type under the automatic policy's rare-type threshold, or when it is not a record
 at all (a malformed JSON line, a JSON array, nesting too deep to walk). Nothing is dropped:
 the raw record travels with the field, the observed type and the batch, so it can be
 inspected and replayed once a plan accepts it.
@@ -31,6 +32,7 @@ Reason: TypeAlias = Literal[
     "malformed",  # a line that is not valid JSON
     "not-a-record",  # valid JSON that is not an object
     "invalid-value",  # a value the engine cannot type or store (too deep, NaN...)
+    "rare-type",  # a type under the automatic policy's rare-type threshold (docs/rules.md)
 ]
 REASONS: tuple[Reason, ...] = (
     "incompatible",
@@ -38,6 +40,7 @@ REASONS: tuple[Reason, ...] = (
     "malformed",
     "not-a-record",
     "invalid-value",
+    "rare-type",
 )
 
 #: What to do with a record the table cannot take as it is.

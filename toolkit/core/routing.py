@@ -25,8 +25,11 @@ from toolkit.core.conversions import LOSSY
 from toolkit.core.families import receives
 from toolkit.core.observe import Classifier, FieldObservation, StructObservation, observe_struct
 from toolkit.core.options import Options
-from toolkit.core.types import RECORD, Column, Kind, ListOf, Struct
+from toolkit.core.planner import Plan, RareType
+from toolkit.core.quarantine import Quarantined
+from toolkit.core.types import RECORD, Column, Kind, ListOf, Struct, type_to_str
 from toolkit.core.widening import retype_value
+from toolkit.errors import IncompatibleRecordError
 
 #: the Python type of leaves that a column of each type holds as they came
 _PYTHON_TYPE: dict[str, type] = {"boolean": bool, "long": int, "double": float, "string": str}
@@ -349,3 +352,52 @@ def explain_record(router: Router, struct: Struct, record: dict[str, Any]) -> li
         assert kind is not None
         out.append(Landing(col.family, fobs.values[0], kind, col.name, values[0]))
     return out
+
+
+def set_aside_rare(
+    plan: Plan, obs: StructObservation, batch: int | str = 0, on_incompatible: str = "quarantine"
+) -> tuple[list[dict[str, Any]], list[Quarantined]]:
+    """The records of ``obs`` the plan writes, and those holding a value of one of its rare
+    types (``plan.rare``, the automatic policy's rare-type threshold) set aside whole, in
+    order; with ``on_incompatible="fail"`` the first one raises
+    :class:`~toolkit.errors.IncompatibleRecordError` instead. A record is set aside for
+    the first rare type it holds, in the plan's order (docs/rules.md, *Rare types*).
+
+    >>> from toolkit.core.planner import plan_batch
+    >>> opts = Options(rare_type_percent=10)
+    >>> batch = [{"n": i} for i in range(19)] + [{"n": "many"}]
+    >>> obs = observe_struct(batch, opts)
+    >>> kept, aside = set_aside_rare(plan_batch(Struct(), obs, opts), obs)
+    >>> len(kept), aside[0].record, aside[0].reason, aside[0].table_type
+    (19, {'n': 'many'}, 'rare-type', 'long')
+    """
+    if not plan.rare:
+        return obs.rows, []
+    by_key: dict[str, list[RareType]] = {}
+    for r in plan.rare:
+        by_key.setdefault(r.key, []).append(r)
+    held: list[RareType | None] = [None] * len(obs.rows)
+    for key, rare in by_key.items():
+        fobs = obs.fields.get(key)
+        if fobs is None:
+            continue
+        for i, k in enumerate(fobs.iter_kinds()):
+            if k is not None and held[i] is None:
+                held[i] = next((t for t in rare if k in t.kinds), None)
+    family = {key: ", ".join(
+        type_to_str(c.type) for c in plan.after.fields if c.family == key
+    ) or None for key in by_key}
+    kept: list[dict[str, Any]] = []
+    aside: list[Quarantined] = []
+    for row, rare_type in zip(obs.rows, held, strict=True):
+        if rare_type is None:
+            kept.append(row)
+            continue
+        item = Quarantined(
+            row, "rare-type", rare_type.key, str(rare_type.shape), family[rare_type.key],
+            batch, str(rare_type),
+        )
+        if on_incompatible == "fail":
+            raise IncompatibleRecordError(item)
+        aside.append(item)
+    return kept, aside

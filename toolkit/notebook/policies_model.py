@@ -2,7 +2,9 @@
 
 Every number comes from :func:`toolkit.simulate` run on the sample under each policy:
 the automatic policy (Upsolver's suffixed columns, RULES 3-4), the widening policy with
-rewrites approved, and the widening policy without them (RULES 5). Pure: no widget, no
+rewrites approved, and the widening policy without them (RULES 5); given a rare-type
+threshold (``rare_type_percent``), the automatic policy with it too, as its own column
+right after the automatic one (:func:`rare_type_setup`). Pure: no widget, no
 Spark; the HTML (:mod:`toolkit.notebook.policies_html`) and the text table are
 renderings of the model.
 
@@ -24,7 +26,7 @@ from pyiceberg.table import Table as PyIcebergTable
 from toolkit.api import simulate
 from toolkit.core.families import families
 from toolkit.core.observe import Classifier
-from toolkit.core.options import Options, make_options
+from toolkit.core.options import Options, checked_rare_type_percent, make_options
 from toolkit.core.policies import policy_of
 from toolkit.core.types import RECORD, Column, Kind, Shape, Struct
 from toolkit.core.widen_policy import primary_columns
@@ -42,6 +44,7 @@ __all__ = [
     "PolicyOutcome",
     "PolicySetup",
     "policy_comparison",
+    "rare_type_setup",
 ]
 
 
@@ -61,6 +64,19 @@ POLICY_SETUPS: Final = (
         "widen-no-rewrites", "widen, no rewrites", {"policy": "widen", "allow_rewrites": False}
     ),
 )
+
+
+def rare_type_setup(percent: float) -> PolicySetup:
+    """The automatic policy with its rare-type threshold: the comparison's extra column
+    when ``rare_type_percent`` is given.
+
+    >>> rare_type_setup(1).label
+    'automatic, rare types (<1%) set aside'
+    """
+    return PolicySetup(
+        "upsolver-rare", f"automatic, rare types (<{percent:g}%) set aside",
+        {"policy": "upsolver", "rare_type_percent": percent},
+    )
 
 
 @dataclass(frozen=True)
@@ -91,6 +107,11 @@ class PolicyOutcome:
     """The table schema after the sample, as text."""
     plans: tuple[str, ...]
     """Each batch's plan, as text."""
+    rare_type_percent: float | None = None
+    """The rare-type threshold it ran with, in percent (None: off)."""
+    rare_types: tuple[str, ...] = ()
+    """Each rare type set aside instead of evolving the schema, in words: batch, field,
+    type, how many of the field's values."""
 
     @property
     def rewrites_needed(self) -> int:
@@ -100,7 +121,8 @@ class PolicyOutcome:
 
 @dataclass(frozen=True)
 class PolicyComparison:
-    """The outcomes of every policy on one sample, in :data:`POLICY_SETUPS` order."""
+    """The outcomes of every policy on one sample, in :data:`POLICY_SETUPS` order (with
+    the rare-type variant second, when a threshold was given)."""
 
     records: int
     batches: int
@@ -147,6 +169,12 @@ class PolicyComparison:
                 for o in self.outcomes
             )),
         ]
+        if any(o.rare_type_percent is not None for o in self.outcomes):
+            out.append(("rare types set aside", tuple(
+                "threshold off" if o.rare_type_percent is None
+                else cell(len(o.rare_types), o.rare_types)
+                for o in self.outcomes
+            )))
         return out
 
     def __str__(self) -> str:
@@ -175,6 +203,12 @@ def policy_comparison(
     for taken in ("policy", "allow_rewrites"):
         if taken in options:
             raise ValueError(f"{taken}= is what the comparison varies; leave it out")
+    # the rare-type threshold is the automatic policy's: its own column, beside the
+    # automatic policy without it
+    percent = checked_rare_type_percent(options.pop("rare_type_percent", None))
+    setups = list(POLICY_SETUPS)
+    if percent is not None:
+        setups.insert(1, rare_type_setup(percent))
     batches = source_kind(sample).records(sample)  # any source, batch by batch
     table_name: str | None = None
     rows: int | None = None
@@ -194,7 +228,7 @@ def policy_comparison(
     else:
         start = from_iceberg(schema)
     outcomes = []
-    for setup in POLICY_SETUPS:
+    for setup in setups:
         opts = {**options, **setup.options}
         sim = simulate(batches, schema=start, **opts)
         outcomes.append(_outcome(setup, batches, sim, make_options(**opts)))
@@ -239,6 +273,11 @@ def _outcome(
         tuple(sorted(by_reason.items(), key=lambda kv: (-kv[1], kv[0]))),
         str(sim.schema),
         tuple(str(p) for p in plans),
+        options.rare_type_percent,
+        tuple(
+            f"batch {p.batch}: {r.key} as {r.shape} ({r.count:,} of {r.total:,} values)"
+            for p in plans for r in p.rare
+        ),
     )
 
 

@@ -19,7 +19,7 @@ from toolkit.core.options import Options
 from toolkit.core.planner import MakeOptional, Plan, Retype
 from toolkit.core.policies import policy_named, policy_of
 from toolkit.core.quarantine import Quarantined, fields_set_aside
-from toolkit.core.routing import Router, explain_record
+from toolkit.core.routing import Router, explain_record, set_aside_rare
 from toolkit.core.state import ABSENT, TableState
 from toolkit.core.types import iter_ids, type_to_str
 from toolkit.core.views import DIALECTS, Dialect, coalesce_sql
@@ -91,7 +91,8 @@ class RecordLandings:
     unwritten: tuple[str, ...] = ()
     """Keys of the record that land nowhere (null values: RULES 3.5)."""
     quarantined: str | None = None
-    """Why the whole record would be set aside instead (widening policy, RULES 5)."""
+    """Why the whole record would be set aside instead (widening policy, RULES 5; a rare
+    type under the automatic policy's rare-type threshold)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,6 +190,11 @@ class PlanModel:
     unlanded: tuple[str, ...] = ()
     """A sentence for each field every value of which is set aside: it gets no column,
     which the schema alone never says."""
+    rare_type_percent: float | None = None
+    """The automatic policy's rare-type threshold in force, in percent (None: off)."""
+    rare_types: tuple[str, ...] = ()
+    """A sentence for each rare type the plan sets aside instead of evolving the schema for
+    (which field, which type, how many of its values, what it would have added)."""
 
     @property
     def new_table(self) -> bool:
@@ -234,7 +240,20 @@ class PlanModel:
             fate = "would fail the batch" if q.fails else "to quarantine"
             change += f"; {q.total} record(s) {fate}"
         told = "".join(f"; {u}" for u in self.unlanded)
+        if self.rare_type_percent is not None:
+            told += f"; {self.rare_types_text}"
         return f"{self.records} records planned against {where}; {change}{told}"
+
+    @property
+    def rare_types_text(self) -> str:
+        """The rare-type threshold in force and what it sets aside, in words ("" when
+        the threshold is off)."""
+        if self.rare_type_percent is None:
+            return ""
+        head = f"rare-type threshold {self.rare_type_percent:g}%"
+        if not self.rare_types:
+            return f"{head}: no type of this batch is rare, nothing set aside for it"
+        return f"{head}: " + "; ".join(self.rare_types)
 
     @classmethod
     def from_preview(
@@ -272,7 +291,18 @@ class PlanModel:
             ]
             samples = tuple(_widen_landings(i, r, plan, widen_router) for i, r in enumerate(shown))
         else:
-            samples = tuple(_landings(i, r, plan, engine.router) for i, r in enumerate(shown))
+            rare: dict[int, Quarantined] = {}
+            if plan.rare:  # records holding a rare type are set aside (docs/rules.md)
+                obs = engine.observe(preview.records, plan.batch)
+                at = {id(r): i for i, r in enumerate(obs.rows)}
+                for q in set_aside_rare(plan, obs, plan.batch)[1]:
+                    rare[at[id(q.record)]] = q
+                aside = sorted([*aside, *rare.items()], key=lambda a: a[0])
+            samples = tuple(
+                RecordLandings(i, value_text(r, 200), (), (), rare[i].detail) if i in rare
+                else _landings(i, r, plan, engine.router)
+                for i, r in enumerate(shown)
+            )
         if aside or policy_of(opts).sets_aside:
             quarantine = QuarantinePreview.of(aside, fails=opts.on_incompatible == "fail")
         unlanded = tuple(
@@ -308,6 +338,9 @@ class PlanModel:
             plan.optionals,
             quarantine,
             unlanded,
+            # (the plan's own threshold when ``options`` were left out)
+            plan.rare[0].percent if plan.rare else opts.rare_type_percent,
+            tuple(str(r) for r in plan.rare),
         )
 
 

@@ -106,15 +106,21 @@ def _plan_and_commit(
     expected: TableState | None = None,
     check: Callable[[Plan], None] | None = None,
     batch_id: str | None = None,
+    loaded: Table | None = None,
 ) -> tuple[Table, Plan, int]:
     """Plan against the table as it is, commit; re-plan when another writer got there
     first (RULES 6: a stale plan is never applied as is). With ``expected`` (the state a
     user previewed), a moved table is refused instead of re-planned; with ``approved``, a
     plan other than the approved one is refused. ``check`` sees each plan before it is
-    committed, and may refuse it by raising."""
+    committed, and may refuse it by raising. ``loaded``: the table as the caller just
+    loaded it, planned against on the first attempt."""
     moved: StalePlanError | None = None
     for attempt in range(1, MAX_ATTEMPTS + 1):
-        table = load_table(catalog, identifier)
+        # loading parses the whole metadata, which grows with every schema a table keeps;
+        # the first plan uses the caller's copy (the commit's requirements catch a table
+        # that moved since), a re-plan loads it again
+        table = loaded if attempt == 1 and loaded is not None else load_table(
+            catalog, identifier)
         if expected is not None and TableState.of(table) != expected:
             raise StalePlanError(identifier, expected, TableState.of(table))
         current = Struct() if table is None else from_iceberg(table.schema())
@@ -206,8 +212,9 @@ def ingest(
     if fail and seen.first_aside is not None:
         raise IncompatibleRecordError(seen.first_aside)
     # a policy whose routing sets records aside (the widening one) needs the quarantine
-    # pass on every batch, and with on_incompatible="fail" refuses such records up front
-    sets_aside = policy_of(opts).sets_aside
+    # pass on every batch, and with on_incompatible="fail" refuses such records up front;
+    # so does a plan with rare types (the automatic policy's rare_type_percent)
+    policy = policy_of(opts)
     if seen.summary.rows == 0:
         schema = Struct() if existing is None else from_iceberg(existing.schema())
         plan = Plan(batch_index, schema, schema, ())
@@ -217,20 +224,24 @@ def ingest(
                             quarantined=quarantined)
 
     def refuse_incompatible(plan: Plan) -> None:
+        if not policy.sets_aside_under(plan):
+            return
         items = quarantine_on_spark(df, mode, opts, plan, batch_id)
         if items:
             raise IncompatibleRecordError(items[0])
 
     tbl, plan, attempts = _plan_and_commit(
         catalog, table, seen.summary, opts, batch_index, approved, expected,
-        check=refuse_incompatible if fail and sets_aside else None, batch_id=batch_id,
+        check=refuse_incompatible if fail else None, batch_id=batch_id,
+        loaded=existing,
     )
     quarantined = 0
-    if sets_aside or seen.aside:
+    if policy.sets_aside_under(plan) or seen.aside:
         aside = quarantine_on_spark(df, mode, opts, plan, batch_id)
         quarantined = append_quarantined(catalog, table, aside, batch_id)
     written = write_batch(
-        df, mode, opts, tbl, catalog, spark, table, batch_id, plan, clean=not seen.aside,
+        df, mode, opts, tbl, catalog, spark, table, batch_id, plan,
+        clean=not (seen.aside or plan.rare),  # rare types: routed by the Python workers
         codes=seen.codes,
     )
     if written.snapshot is None:  # another process published this batch id first

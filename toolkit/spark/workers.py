@@ -137,7 +137,8 @@ def quarantine_partition(
 ) -> Iterator[pa.RecordBatch]:
     """One row per partition: the pickled list of the records it sets aside under
     ``plan`` (those that are no records, hold untypable values, or, under a policy that
-    sets records aside (the widening one), values the table cannot take)."""
+    sets records aside (the widening one), values the table cannot take, or a rare type
+    of ``plan``)."""
     engine = _quarantining(options)
     policy = policy_of(options)
     out: list[Quarantined] = []
@@ -180,9 +181,10 @@ def route_partition(
     pass found none, so the chunk is routed without looking for them."""
     engine = _quarantining(options)
     policy = policy_of(options)
-    # a policy whose routing sets records aside (the widening one) routes by its plan the
-    # records that observe, and is never clean: routing itself may set records aside
-    fits = policy.sets_aside
+    # a policy whose routing sets records aside (the widening one), or a plan with rare
+    # types, routes by the plan the records that observe, and is never clean: routing
+    # itself may set records aside
+    fits = policy.sets_aside if plan is None else policy.sets_aside_under(plan)
 
     def route(good: list[dict[str, Any]]) -> RoutedBatch:
         return engine.route(schema, engine.observe(good))
