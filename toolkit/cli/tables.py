@@ -82,9 +82,11 @@ def _profile_text(p: Profile, sample: int) -> str:
     table = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     drift = [line for path in sorted(p.fields)
              if (line := drift_line(path, p.fields[path])) is not None]
+    times = [r.sentence() or "" for r in p.timestamp_reports()]
     head = f"{p.records:,} records profiled" + (f" (the first {sample:,})" if
                                                  p.records == sample else "")
-    return "\n".join([head, *table, *(["", "Drift:", *drift] if drift else [])])
+    return "\n".join([head, *table, *(["", "Drift:", *drift] if drift else []),
+                      *(["", "Timestamp formats and epoch units:", *times] if times else [])])
 
 
 def _profile_json(p: Profile) -> dict[str, Any]:
@@ -100,10 +102,17 @@ def _profile_json(p: Profile) -> dict[str, Any]:
                      "samples": [repr(v) for v in s.samples.get(shape, ())]}
                     for shape, n in sorted(s.counts.items(), key=lambda kv: -kv[1])
                 ],
+                **_timestamps_json(s),
             }
             for path, s in sorted(p.fields.items())
         ],
     }
+
+
+def _timestamps_json(s: FieldStats) -> dict[str, Any]:
+    """A field's timestamp formats and epoch units (``timestamps``), when it received any."""
+    r = s.timestamps
+    return {} if r.empty else {"timestamps": r.as_json()}
 
 
 @click.command()

@@ -172,6 +172,19 @@ def bytes_text(data: bytes) -> str | _Lossy:
         return LOSSY
 
 
+def epoch_unit_of(v: int) -> Literal["s", "ms", "us", "ns"]:
+    """RULES 2, ``long_timestamp_unit="auto"``: the epoch unit a long's magnitude implies
+    (below 1e11 seconds, below 1e14 milliseconds, below 1e17 microseconds, else
+    nanoseconds). The one place of the rule: conversions and the profile's epoch report
+    (:mod:`toolkit.core.timestamps`) both ask it.
+
+    >>> epoch_unit_of(1704164645), epoch_unit_of(-1704164645000), epoch_unit_of(1704164645 * 10**9)
+    ('s', 'ms', 'ns')
+    """
+    a = abs(v)
+    return "s" if a < 10**11 else "ms" if a < 10**14 else "us" if a < 10**17 else "ns"
+
+
 Converter: TypeAlias = Callable[[Any], Any]
 
 
@@ -225,8 +238,7 @@ class Conversions:
         """RULES 2: the unit is read from the magnitude unless a fixed one is configured."""
         unit = self.long_timestamp_unit
         if unit == "auto":
-            a = abs(v)
-            unit = "s" if a < 10**11 else "ms" if a < 10**14 else "us" if a < 10**17 else "ns"
+            unit = epoch_unit_of(v)
         if unit == "ns":
             micros, rest = divmod(v, 1000)
             if rest:

@@ -8,6 +8,14 @@ associatively, so partitions of a big data set can be profiled apart and combine
 {Shape(type='long', dim=0): 1, Shape(type='string', dim=0): 1, Shape(type='double', dim=0): 1}
 >>> p.fields[("a",)].first_batch, p.fields[("a",)].last_batch, p.records
 (0, 1, 3)
+
+Timestamp formats and epoch units per field (:mod:`toolkit.core.timestamps`):
+
+>>> t = profile([{"created_at": "2024-06-01T08:00:00Z"}, {"created_at": 1717229009},
+...              {"created_at": 1717229009430}, {"created_at": 1717229010430}])
+>>> print(t.timestamps("created_at").sentence())
+created_at: 1 value is ISO date-time with an offset; 2 whole numbers look like epoch
+milliseconds and 1 like epoch seconds: mixed units
 """
 
 from __future__ import annotations
@@ -18,8 +26,10 @@ from dataclasses import dataclass, field, replace
 from itertools import islice
 from typing import Any
 
+from toolkit.core import timestamps
 from toolkit.core.observe import Classifier, FieldObservation, StructObservation, observe_struct
 from toolkit.core.options import Options
+from toolkit.core.timestamps import TimestampReport
 from toolkit.core.types import RECORD, Shape
 
 SAMPLES_PER_TYPE = 3
@@ -47,6 +57,11 @@ class FieldStats:
     records_inside: int = 0
     #: null or missing where the enclosing record was present; derived by :class:`Profile`
     nulls: int = 0
+    #: timestamp formats and epoch units seen, per label of :mod:`toolkit.core.timestamps`
+    #: (None: not gathered, as by the JVM tally of JSON lines). A diagnostic the Python
+    #: observation adds: not part of a profile's equality, so the JVM tally's profile and
+    #: the Python path's stay equal (tests/spark/test_tally.py).
+    temporal: Mapping[str, int] | None = field(default=None, compare=False)
 
     @property
     def present(self) -> int:
@@ -74,7 +89,13 @@ class FieldStats:
             samples,
             by_batch,
             self.records_inside + other.records_inside,
+            temporal=timestamps.add(self.temporal, other.temporal),
         )
+
+    @property
+    def timestamps(self) -> TimestampReport:
+        """The timestamp formats and epoch units this field arrived in."""
+        return timestamps.report(self.path, self.counts, self.temporal)
 
 
 @dataclass(frozen=True)
@@ -102,6 +123,22 @@ class Profile:
         return Profile(merged, self.records + other.records)
 
     merge = __add__
+
+    def timestamps(self, path: str | tuple[str, ...]) -> TimestampReport:
+        """The timestamp formats and epoch units field ``path`` arrived in (a string is
+        one top-level key; a tuple a nested path)."""
+        key = (path,) if isinstance(path, str) else tuple(path)
+        stats = self.fields.get(key)
+        if stats is None:
+            raise KeyError(f"no field {'.'.join(key)!r} in this profile")
+        return stats.timestamps
+
+    def timestamp_reports(self, *, mixed_only: bool = False) -> list[TimestampReport]:
+        """The reports of every field that received times (dates, timestamps, or whole
+        numbers that look like epoch times in a time field), by path; ``mixed_only``: only
+        those with mixed formats or units."""
+        found = (self.fields[p].timestamps for p in sorted(self.fields))
+        return [r for r in found if not r.empty and (r.mixed or not mixed_only)]
 
     def __str__(self) -> str:
         """A text table: one line per field path and observed type."""
@@ -151,6 +188,10 @@ def _walk(obs: StructObservation, batch: int, out: dict[tuple[str, ...], FieldSt
             fobs.path, counts, seen, seen, _samples(fobs, counts),
             {batch: counts} if counts else {},
             len(nested.rows) if nested is not None else 0,
+            temporal=timestamps.tally(
+                fobs.values, fobs.kinds if fobs.kinds is not None else fobs.iter_kinds(),
+                fobs.uniform if fobs.kinds is None else None,
+            ),
         )
         out[fobs.path] = out[fobs.path] + stats if fobs.path in out else stats
         if nested is not None:

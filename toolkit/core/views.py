@@ -7,10 +7,25 @@ field name that came from data can never end a statement or inject another.
 ...             Column(2, "my_field_string", "string", "upsolver_evolved_from:my_field")))
 >>> print(coalesce_select(s, "db.events").sql("trino"))
 SELECT COALESCE("my_field_string", CAST("my_field" AS VARCHAR)) AS "my_field" FROM db.events
+
+Epoch families (a timestamp or date column beside long columns, docs/rules.md *Timestamp
+formats and epoch units*) read the timestamp column first, converted explicitly to epoch
+``timestamp_unit``: it holds every long the family received as the instant its own
+magnitude gives (RULES 2), so units are never mixed in the folded column. A long column
+whose whole numbers were seen in another unit, or in several (``epoch_units``, from a
+profile), stays out of the fold, as its own column:
+
+>>> e = Struct((Column(1, "ts", "timestamp"),
+...             Column(2, "ts_long", "long", "upsolver_evolved_from:ts")))
+>>> print(coalesce_select(e, "t", epoch_units={"ts": {"s", "ms"}}).sql("duckdb"))
+SELECT EPOCH_MS("ts") AS "ts" /* ts: epoch ms of "ts"; whole numbers arrived as epoch s, ms:
+"ts_long" is not folded in */, "ts_long" /* raw whole numbers (epoch s, ms), not folded
+into ts */ FROM t
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
 from typing import Literal, TypeAlias
 
 from sqlglot import exp
@@ -18,6 +33,7 @@ from sqlglot import exp
 from toolkit.core.conversions import EpochUnit
 from toolkit.core.lattice import UPSOLVER, Lattice
 from toolkit.core.naming import free_name
+from toolkit.core.profile import Profile
 from toolkit.core.types import RECORD, Column, Primitive, Shape, Struct
 
 Dialect: TypeAlias = Literal["spark", "trino", "duckdb", "athena"]
@@ -85,16 +101,37 @@ def _as(col: Column, target: Shape, unit: EpochUnit, dialect: Dialect) -> exp.Ex
     return e
 
 
+#: column types whose values are instants (an epoch family has one beside a long column)
+_TEMPORAL = ("timestamp", "date")
+
+
+def _comment(text: str) -> str:
+    """A comment's text that cannot end or nest a comment (names come from data; Spark
+    nests ``/* */`` comments)."""
+    return " " + text.replace("*/", "* /").replace("/*", "/ *") + " "
+
+
+def _quoted(col: Column) -> str:
+    return '"' + col.name + '"'
+
+
 def family_expression(
     key: str,
     members: list[Column],
     lattice: Lattice = UPSOLVER,
     unit: EpochUnit = "ms",
     dialect: Dialect = "spark",
+    epoch_units: Collection[str] | None = None,
 ) -> list[exp.Expr]:
     """The select items of one family: one ``COALESCE(...) AS key`` when it has several
     primitive columns. A family with records, and opaque columns, pass through as they are:
-    records of different dimensions have different structs, no common denominator."""
+    records of different dimensions have different structs, no common denominator.
+
+    An *epoch family* (a timestamp or date column and a long column, folded into a number)
+    reads its temporal columns first, as epoch ``unit``; ``epoch_units`` are the units its
+    whole numbers were seen in (a profile's report; None: unknown). A long column is folded
+    after them unless units other than ``unit`` were seen: then it stays its own column,
+    with a comment in the SQL (docs/rules.md, *Timestamp formats and epoch units*)."""
     primitive = [c for c in members if c.shape.type not in (None, RECORD)]
     records = [c for c in members if c.shape.type == RECORD]
     others = [c for c in members if c.shape.type is None]
@@ -118,11 +155,52 @@ def family_expression(
                 c.name,
             ),
         )
+        unknown = set(epoch_units or ()) - set(_UNIT_ORDER)
+        if unknown:
+            raise ValueError(f"unknown epoch units {sorted(unknown)} for {key!r}; "
+                             f"choose among {', '.join(_UNIT_ORDER)}")
+        kept: list[Column] = []
+        seen = ", ".join(sorted(epoch_units or (), key=_UNIT_ORDER.index))
+        temporal = [c for c in ordered if c.shape.type in _TEMPORAL]
+        epoch = bool(temporal) and widest in ("long", "double") and any(
+            c.shape.type == "long" for c in ordered
+        )
+        if epoch:
+            # the temporal columns first: each long is there as the instant its magnitude
+            # gives (RULES 2), converted to ``unit`` explicitly below
+            ordered = temporal + [c for c in ordered if c.shape.type not in _TEMPORAL]
+            other_units = sorted(set(epoch_units or ()) - {unit}, key=_UNIT_ORDER.index)
+            if other_units:
+                kept = [c for c in ordered if c.shape.type == "long"]
+                ordered = [c for c in ordered if c.shape.type != "long"]
         parts = [_as(c, target, unit, dialect) for c in ordered]
         value = parts[0] if len(parts) == 1 else exp.Coalesce(this=parts[0], expressions=parts[1:])
-        items.append(exp.alias_(value, _ident(key)))
+        item = exp.alias_(value, _ident(key))
+        if epoch:
+            source = ", ".join(_quoted(c) for c in temporal)
+            note = f"{key}: epoch {unit} of {source}"
+            longs = ", ".join(_quoted(c) for c in ordered if c.shape.type == "long")
+            if kept:
+                names = ", ".join(_quoted(c) for c in kept)
+                note += f"; whole numbers arrived as epoch {seen}: {names} is not folded in"
+            elif epoch_units is None:
+                note += f", then {longs} as stored (the units of its whole numbers unchecked)"
+            else:
+                note += f", then {longs} (whole numbers seen in epoch {unit} only)"
+            item.add_comments([_comment(note)])
+        items.append(item)
+        for c in kept:
+            column = exp.column(_ident(c.name))
+            column.add_comments(
+                [_comment(f"raw whole numbers (epoch {seen}), not folded into {key}")]
+            )
+            items.append(column)
     items += [exp.column(_ident(c.name)) for c in others]
     return items
+
+
+#: epoch units from the coarsest
+_UNIT_ORDER = ("s", "ms", "us", "ns")
 
 
 def coalesce_select(
@@ -132,8 +210,13 @@ def coalesce_select(
     lattice: Lattice = UPSOLVER,
     timestamp_unit: EpochUnit = "ms",
     dialect: Dialect = "spark",
+    epoch_units: Mapping[str, Collection[str]] | None = None,
 ) -> exp.Select:
-    """The SELECT of the COALESCE view over ``table`` (a name such as ``db.events``)."""
+    """The SELECT of the COALESCE view over ``table`` (a name such as ``db.events``).
+
+    ``epoch_units``: per top-level field, the epoch units its whole numbers were seen in
+    (:func:`epoch_units_of` a profile); a family's long column is folded only when none
+    other than ``timestamp_unit`` was seen (see :func:`family_expression`)."""
     groups: dict[str, list[Column]] = {}
     for col in schema.fields:
         groups.setdefault(col.family, []).append(col)
@@ -144,7 +227,8 @@ def coalesce_select(
         # whose columns collide that way) and the empty key (no engine takes "") are
         # numbered, in schema order, as their table columns are
         name = free_name(key, taken)
-        family = family_expression(name, members, lattice, timestamp_unit, dialect)
+        units = None if epoch_units is None else epoch_units.get(key, ())
+        family = family_expression(name, members, lattice, timestamp_unit, dialect, units)
         taken |= {e.alias_or_name.lower() for e in family}
         items += family
     return exp.select(*items).from_(exp.to_table(table, dialect=dialect))
@@ -159,12 +243,14 @@ def coalesce_sql(
     lattice: Lattice = UPSOLVER,
     timestamp_unit: EpochUnit = "ms",
     pretty: bool = False,
+    epoch_units: Mapping[str, Collection[str]] | None = None,
 ) -> str:
     """The view's SQL for one dialect; with ``view``, a ``CREATE OR REPLACE VIEW``."""
     if dialect not in DIALECTS:
         raise ValueError(f"unknown dialect {dialect!r}; choose one of {', '.join(DIALECTS)}")
     select = coalesce_select(
-        schema, table, lattice=lattice, timestamp_unit=timestamp_unit, dialect=dialect
+        schema, table, lattice=lattice, timestamp_unit=timestamp_unit, dialect=dialect,
+        epoch_units=epoch_units,
     )
     if view is None:
         return select.sql(dialect=dialect, pretty=pretty)
@@ -175,3 +261,22 @@ def coalesce_sql(
         expression=select,
     )
     return create.sql(dialect=dialect, pretty=pretty)
+
+
+def epoch_units_of(profile: Profile) -> dict[str, frozenset[str]]:
+    """Per top-level field of a profile, the epoch units its whole numbers were seen in
+    (:mod:`toolkit.core.timestamps`): the ``epoch_units`` of :func:`coalesce_select`.
+
+    >>> from toolkit.core.profile import profile
+    >>> epoch_units_of(profile([{"ts": "2024-06-01T08:00:00Z"}, {"ts": 1717229009}]))
+    {'ts': frozenset({'s'})}
+    """
+    out = {}
+    for path, stats in profile.fields.items():
+        # the raw counts, not the report's: a field whose family has a timestamp column is
+        # a time field, whatever the profile's batches showed of it
+        labels = stats.temporal or {}
+        units = frozenset(k.removeprefix("epoch_") for k in labels if k.startswith("epoch_"))
+        if len(path) == 1 and units:
+            out[path[0]] = units
+    return out

@@ -16,8 +16,9 @@ from typing import Any
 from pyiceberg.schema import Schema
 
 from toolkit.core.options import make_options
+from toolkit.core.profile import Profile
 from toolkit.core.types import Struct
-from toolkit.core.views import Dialect
+from toolkit.core.views import Dialect, epoch_units_of
 from toolkit.core.views import coalesce_sql as _coalesce_sql
 from toolkit.iceberg.schema import from_iceberg
 
@@ -38,11 +39,18 @@ def coalesce_sql(
     *,
     view: str | None = None,
     pretty: bool = False,
+    profile: Profile | None = None,
     **options: Any,
 ) -> str:
     """The COALESCE view of RULES 7 over ``table``, for ``spark``, ``trino``, ``duckdb`` or
     ``athena``; with ``view=``, the ``CREATE OR REPLACE VIEW`` statement. ``options`` as
-    for :func:`toolkit.simulate` (``lattice``, ``timestamp_unit``...)."""
+    for :func:`toolkit.simulate` (``lattice``, ``timestamp_unit``...).
+
+    ``profile``: a profile of the data (:func:`toolkit.profile`). A field whose whole
+    numbers it saw in an epoch unit other than ``timestamp_unit``, or in several, keeps
+    its long column out of the fold, as its own view column (docs/rules.md, *Timestamp
+    formats and epoch units*); without one, long columns are folded after the timestamp
+    column, which is always read first."""
     opts = make_options(**options)
     return _coalesce_sql(
         as_struct(schema),
@@ -52,4 +60,5 @@ def coalesce_sql(
         lattice=opts.lattice,
         timestamp_unit=opts.timestamp_unit,
         pretty=pretty,
+        epoch_units=None if profile is None else epoch_units_of(profile),
     )

@@ -49,7 +49,11 @@ def _field_row(r: FieldRow) -> str:
     )
     columns = "<br>".join(escape(c) for c in r.columns) or '<span class="tknb-muted">-</span>'
     css = ' class="tknb-evolved"' if r.evolved else ""
+    times = (
+        "" if r.timestamps is None
+        else f'<br><span class="tknb-rewrite">{escape(r.timestamps)}</span>'
+    )
     return (
-        f"<tr{css}><td><code>{escape(r.name)}</code>{badges}</td><td>{types}</td>"
+        f"<tr{css}><td><code>{escape(r.name)}</code>{badges}{times}</td><td>{types}</td>"
         f"<td>{nulls}</td><td>{batches}</td><td>{samples}</td><td>{columns}</td></tr>"
     )

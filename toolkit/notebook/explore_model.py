@@ -115,6 +115,9 @@ class FieldRow:
     by_batch: tuple[BatchCounts, ...] = ()
     search_text: str = field(default="", compare=False, repr=False)
     """Lower-cased name, types and columns, which :meth:`StatisticsModel.filter` searches."""
+    timestamps: str | None = None
+    """One sentence when the field's timestamp formats or epoch units are mixed (a
+    profile's :class:`~toolkit.core.timestamps.TimestampReport`), else None."""
 
     @property
     def name(self) -> str:
@@ -336,7 +339,20 @@ def _profile_row(s: FieldStats, index: _FamilyIndex | None) -> FieldRow:
         any(c.evolved_from is not None for c in cols),
         by_batch,
         _search_text(s.path, types, names),
+        _mixed_times(s),
     )
+
+
+def _mixed_times(s: FieldStats) -> str | None:
+    """The sentence of a field whose times arrived in mixed formats or epoch units.
+
+    >>> from toolkit.core.profile import profile
+    >>> p = profile([{"ts": 1717229009}, {"ts": 1717229009430}, {"ts": "2024-06-01"}])
+    >>> print(_mixed_times(p.fields[("ts",)]).partition("; ")[2])
+    1 whole number looks like epoch seconds and 1 like epoch milliseconds: mixed units
+    """
+    r = s.timestamps
+    return r.sentence() if r.mixed else None
 
 
 def _by_count(kv: tuple[Any, int]) -> tuple[int, str]:
