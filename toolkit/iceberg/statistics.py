@@ -70,11 +70,14 @@ from pyiceberg.schema import Schema, index_by_id
 from pyiceberg.table import Table
 from pyiceberg.table.snapshots import Snapshot, ancestors_of
 
+from toolkit.core.arrivals import Arrivals, Path, as_path
 from toolkit.core.types import Column, ColumnType, ListOf, MapOf, Struct, type_to_str
 from toolkit.iceberg.ledger import BATCH_ID_PROPERTY, batch_id_of
 from toolkit.iceberg.schema import from_iceberg
 
 __all__ = [
+    "ARRIVALS_PROPERTY",
+    "EXPIRED_ARRIVALS_PROPERTY",
     "BATCH_ID_PROPERTY",
     "ColumnStatistics",
     "SnapshotStatistics",
@@ -82,6 +85,13 @@ __all__ = [
     "statistics",
 ]
 
+
+#: The snapshot summary property holding what a batch's records brought, per field
+#: (:class:`~toolkit.core.arrivals.Arrivals`, encoded), written by ingest with the batch
+ARRIVALS_PROPERTY = "toolkit.arrivals"
+#: The table property into which maintenance folds the arrivals of the snapshots it is
+#: about to expire (with their ids), so that what arrived outlives them
+EXPIRED_ARRIVALS_PROPERTY = "toolkit.arrivals-expired"
 
 #: A named struct field, or one of the unnamed fields of a list or a map.
 FieldKind: TypeAlias = Literal["field", "element", "key", "value"]
@@ -162,6 +172,9 @@ class SnapshotStatistics:
     in this snapshot's added files."""
     unmeasured: tuple[str, ...] = ()
     """Columns held by some added file without counts: their values here are lower bounds."""
+    arrivals: Arrivals | None = None
+    """What this batch's records brought, per field, as ingest recorded it (None for a
+    snapshot ingest did not write: a compaction, another writer's commit)."""
 
     def written(self, name: str) -> int:
         """Non-null values this snapshot wrote to column ``name`` (0 for an unknown name)."""
@@ -182,6 +195,35 @@ class WrittenDataStatistics:
     """Live row-level delete files. Their deletes are not subtracted from any count."""
     columns: tuple[ColumnStatistics, ...]
     snapshots: tuple[SnapshotStatistics, ...] = field(default=())
+    expired_arrivals: Arrivals = field(default_factory=Arrivals)
+    """What the batches of snapshots expired since brought (folded in by maintenance)."""
+
+    @property
+    def arrivals(self) -> Arrivals:
+        """What every batch ingest wrote brought, per field, from the table's metadata
+        alone (snapshot summaries, and what maintenance folded in before expiring)."""
+        total = self.expired_arrivals
+        for s in self.snapshots:
+            if s.arrivals is not None:
+                total = total + s.arrivals
+        return total
+
+    def arrived(self, path: Path) -> dict[str, int]:
+        """``{type name: count}`` of the values that arrived for the field at ``path`` (a
+        dotted string or a tuple of keys) over the table's batches; nulls and missing
+        keys are not counted here (see :meth:`absent`). Type names are RULES 1's:
+        ``long``, ``string``, ``long[]``, ``record``..."""
+        return self.arrivals.arrived(path)
+
+    def absent(self, path: Path) -> int:
+        """Records where the field at ``path`` arrived null or missing."""
+        return self.arrivals.absent(path)
+
+    def arrival_history(self, path: Path) -> list[tuple[SnapshotStatistics, dict[str, int]]]:
+        """Per batch that recorded its arrivals (oldest first; expired ones are gone):
+        the snapshot and the values of each type that arrived for ``path`` in it."""
+        key = as_path(path)
+        return [(s, s.arrivals.arrived(key)) for s in self.snapshots if s.arrivals is not None]
 
     def __getitem__(self, name: str) -> ColumnStatistics:
         """The column with dotted name ``name``."""
@@ -332,8 +374,9 @@ def statistics(table: Table) -> WrittenDataStatistics:
                 first_index.setdefault(fid, i)
 
     columns = tuple(_column(n, live, first_index, lineage) for n in nodes)
+    expired, folded = expired_arrivals(table)
     snapshots = tuple(
-        _snapshot(s, info, counts, nodes)
+        _snapshot(s, info, counts, nodes, folded)
         for s, (info, counts) in zip(lineage, per_snapshot, strict=True)
     )
     return WrittenDataStatistics(
@@ -344,7 +387,43 @@ def statistics(table: Table) -> WrittenDataStatistics:
         delete_files=delete_files,
         columns=columns,
         snapshots=snapshots,
+        expired_arrivals=expired,
     )
+
+
+def arrivals_of(snapshot: Snapshot) -> Arrivals | None:
+    """What the batch ``snapshot`` wrote brought, if ingest recorded it."""
+    text = None if snapshot.summary is None else \
+        snapshot.summary.additional_properties.get(ARRIVALS_PROPERTY)
+    return None if text is None else Arrivals.decode(text)
+
+
+def expired_arrivals(table: Table) -> tuple[Arrivals, frozenset[int]]:
+    """What maintenance folded into the table before expiring snapshots, and the ids of
+    those snapshots (a snapshot folded but not yet expired is counted here only)."""
+    text = table.metadata.properties.get(EXPIRED_ARRIVALS_PROPERTY)
+    if not text:
+        return Arrivals(), frozenset()
+    head, _, body = text.partition(":")
+    return Arrivals.decode(body), frozenset(int(i) for i in head.split(",") if i)
+
+
+def fold_arrivals(table: Table, expiring: Sequence[int]) -> dict[str, str]:
+    """The table property update that folds the arrivals of the snapshots ``expiring``
+    into :data:`EXPIRED_ARRIVALS_PROPERTY` (empty when none of them recorded any)."""
+    total, folded = expired_arrivals(table)
+    by_id = {s.snapshot_id: s for s in table.metadata.snapshots}
+    added = []
+    for sid in expiring:
+        snap = by_id.get(sid)
+        found = None if snap is None or sid in folded else arrivals_of(snap)
+        if found is not None:
+            total = total + found
+            added.append(sid)
+    if not added:
+        return {}
+    ids = ",".join(str(i) for i in sorted({*folded, *added}))
+    return {EXPIRED_ARRIVALS_PROPERTY: f"{ids}:{total.encode()}"}
 
 
 # --- the schema walk ----------------------------------------------------------------------
@@ -526,7 +605,8 @@ def _column(
 
 
 def _snapshot(
-    snapshot: Snapshot, info: _SnapshotInfo, counts: _Counts, nodes: list[_Node]
+    snapshot: Snapshot, info: _SnapshotInfo, counts: _Counts, nodes: list[_Node],
+    folded: frozenset[int] = frozenset(),
 ) -> SnapshotStatistics:
     summary = snapshot.summary
     return SnapshotStatistics(
@@ -546,6 +626,8 @@ def _snapshot(
         unmeasured=tuple(
             ".".join(n.path) for n in nodes if any(f in counts.unmeasured for f in n.leaves)
         ),
+        # a snapshot maintenance folded before expiring it is counted in the fold only
+        arrivals=None if snapshot.snapshot_id in folded else arrivals_of(snapshot),
     )
 
 

@@ -23,6 +23,7 @@ from pyiceberg.exceptions import (
 )
 from pyiceberg.table import Table
 
+from toolkit.core.arrivals import Arrivals
 from toolkit.core.engine import make_plan
 from toolkit.core.lineage import plan_lineage_properties
 from toolkit.core.options import Options, make_options
@@ -39,6 +40,7 @@ from toolkit.iceberg.ledger import STAGING_PROPERTY, ingested_batches
 from toolkit.iceberg.operations import evolve
 from toolkit.iceberg.quarantine import append_quarantined, quarantine_table_id
 from toolkit.iceberg.schema import from_iceberg, to_iceberg
+from toolkit.iceberg.statistics import ARRIVALS_PROPERTY
 from toolkit.pipeline.sources import as_dataframe
 from toolkit.spark.batches import observe_on_spark, quarantine_on_spark, write_batch
 
@@ -243,6 +245,8 @@ def ingest(
         df, mode, opts, tbl, catalog, spark, table, batch_id, plan,
         clean=not (seen.aside or plan.rare),  # rare types: routed by the Python workers
         codes=seen.codes,
+        # what arrived, per field and type, recorded with the batch (toolkit.statistics)
+        properties={ARRIVALS_PROPERTY: Arrivals.of(seen.profile).encode()},
     )
     if written.snapshot is None:  # another process published this batch id first
         return IngestReport(table, batch_id, plan, 0, None, seen.profile, attempts=attempts,

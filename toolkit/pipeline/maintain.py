@@ -42,6 +42,7 @@ from toolkit.core.state import TableState
 from toolkit.errors import StalePlanError
 from toolkit.iceberg.ledger import remember_batches
 from toolkit.iceberg.maintenance import refs_of, retention_rules, table_facts
+from toolkit.iceberg.statistics import fold_arrivals
 from toolkit.spark import maintenance as procedures
 
 if TYPE_CHECKING:
@@ -219,12 +220,17 @@ def _expire(
     spark: SparkSession, catalog: Catalog, tbl: Table, name: tuple[str, ...],
     step: ExpireSnapshots,
 ) -> StepResult:
-    """Fold the batch ids into the ledger, then expire exactly the planned snapshots
-    still in the metadata; the result counts those that left it."""
+    """Fold the batch ids into the ledger and the arrivals of the snapshots to expire into
+    the table's properties, then expire exactly the planned snapshots still in the
+    metadata; the result counts those that left it."""
     remember_batches(tbl)  # first: a batch id must stay known once its snapshot is gone
     tbl.refresh()
     present = {s.snapshot_id for s in tbl.metadata.snapshots}
     ids = [i for i in step.expire if i in present]
+    folded = fold_arrivals(tbl, ids)  # and what their batches brought, for statistics
+    if folded:
+        with tbl.transaction() as tx:
+            tx.set_properties(folded)
     counts = procedures.expire_snapshots(spark, catalog.name, name, ids)
     tbl.refresh()
     left = {s.snapshot_id for s in tbl.metadata.snapshots}

@@ -162,11 +162,13 @@ def write_batch(
     *,
     clean: bool = True,
     codes: Mapping[tuple[str, ...], frozenset[int]] | None = None,
+    properties: Mapping[str, str] | None = None,
 ) -> Written:
     """Route every record and append them in one Iceberg commit. ``plan`` is the batch's
     plan (the widening policy routes by it); ``clean`` says no record of the batch is to
     be set aside; ``codes`` are the kind codes the JVM tally saw: with them, JSON lines
     are routed inside the JVM (``toolkit.spark.router``), else in Python workers.
+    ``properties`` go into the snapshot's summary.
 
     Spark stages the rows, and :func:`toolkit.iceberg.ledger.publish` publishes them
     unless ``batch_id`` landed meanwhile: one batch id lands once, even when two
@@ -179,7 +181,8 @@ def write_batch(
     # RULES 6: the rows are routed against the schema the batch's own plan made, not the
     # table's schema now, which another writer may have moved on meanwhile
     schema = from_iceberg(table.schema()) if plan is None else plan.after
-    arrow_schema = to_arrow_schema(spark_schema(spark, schema))
+    planned = spark_schema(spark, schema)  # once: a JVM round trip that grows with width
+    arrow_schema = to_arrow_schema(planned)
     assert [c.name for c in schema.fields] == arrow_schema.names, "Spark and PyIceberg disagree"
     jvm_table = jvm_routing(schema, codes, options) if mode in JVM_MODES and clean else None
     enable_staging(table)
@@ -189,7 +192,7 @@ def write_batch(
         target = spark.table(spark_name).schema
         # the JVM routes into the plan's own schema: padding for another writer's columns
         # is left to the Python path
-        on_jvm = jvm_table is not None and target == spark_schema(spark, schema)
+        on_jvm = jvm_table is not None and target == planned
         if on_jvm:
             assert jvm_table is not None
             frame = route_on_jvm(df, jvm_table, target, options)
@@ -205,6 +208,8 @@ def write_batch(
             .option(f"snapshot-property.{BATCH_ID_PROPERTY}", batch_id)
             .option(f"snapshot-property.{WRITE_ID_PROPERTY}", write_id)
         )
+        for key, value in (properties or {}).items():
+            writer = writer.option(f"snapshot-property.{key}", value)
         try:
             spark.conf.set(WAP_ID, write_id)
             try:

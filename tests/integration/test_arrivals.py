@@ -1,0 +1,107 @@
+"""What arrived, per field and type, recorded at ingest and read back from metadata alone
+(issue 14: ``toolkit.statistics(table).arrived(path)``)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import pytest
+from pyiceberg.catalog import Catalog
+from pyspark.sql import SparkSession
+
+import toolkit
+from toolkit.iceberg.statistics import ARRIVALS_PROPERTY
+
+pytestmark = pytest.mark.spark
+
+
+def drifting_batch() -> list[dict[str, Any]]:
+    """30 longs, 10 strings and 5 nulls of ``price``, and 5 records without it; a list
+    field ``tags`` in 20 records; ``device.os`` nested, a string in each record."""
+    out: list[dict[str, Any]] = []
+    for i in range(50):
+        r: dict[str, Any] = {"id": i, "device": {"os": "linux"}}
+        if i < 30:
+            r["price"] = i
+        elif i < 40:
+            r["price"] = f"{i}.5 EUR"
+        elif i < 45:
+            r["price"] = None
+        if i % 5 < 2:
+            r["tags"] = ["a", "b", "c"][: 1 + i % 3]
+        out.append(r)
+    return out
+
+
+def test_arrived_counts_come_from_metadata_alone(
+    lakehouse: Catalog, spark: SparkSession,
+) -> None:
+    name = "arrivals.events"
+    toolkit.ingest(drifting_batch(), name, lakehouse, spark, batch_id="day1")
+    table = lakehouse.load_table(name)
+
+    stats = toolkit.statistics(table)
+
+    assert stats.arrived("price") == {"long": 30, "string": 10}
+    assert stats.absent("price") == 10  # 5 nulls and 5 missing
+    shares = stats.arrivals.shares("price")
+    assert shares == {"long": 0.75, "string": 0.25}
+    assert sum(shares.values()) == pytest.approx(1.0)
+    assert stats.arrived("tags") == {"string[]": 20}
+    assert stats.arrived(("device", "os")) == {"string": 50}
+    assert stats.arrived("device.os") == {"string": 50}
+    assert stats.arrived("nowhere") == {}
+    # the column, by contrast, counts what it was written: a first batch mixing longs and
+    # texts made one string column of price (RULES 3), which holds all 40
+    assert stats["price"].type == "string" and stats["price"].values == 40
+
+    # a second batch adds up, and each batch's own arrivals are kept with its time
+    toolkit.ingest([{"id": 99, "price": "free"}], name, lakehouse, spark, batch_id="day2")
+    stats = toolkit.statistics(lakehouse.load_table(name))
+    assert stats.arrived("price") == {"long": 30, "string": 11}
+    history = stats.arrival_history("price")
+    assert [(s.batch_id, counts) for s, counts in history] == [
+        ("day1", {"long": 30, "string": 10}), ("day2", {"string": 1})]
+    assert all(isinstance(s.timestamp, dt.datetime) for s, _ in history)
+
+    # a skipped re-run of a batch id adds nothing
+    toolkit.ingest([{"id": 99, "price": "free"}], name, lakehouse, spark, batch_id="day2")
+    assert toolkit.statistics(lakehouse.load_table(name)).arrived("price") == {
+        "long": 30, "string": 11}
+
+    # from metadata alone: with every data file gone, the counts are still there
+    data = Path(urlparse(table.location()).path, "data")
+    files = list(data.rglob("*.parquet"))
+    assert files
+    for f in files:
+        f.unlink()
+    assert toolkit.statistics(lakehouse.load_table(name)).arrived("price") == {
+        "long": 30, "string": 11}
+
+
+def test_arrivals_outlive_snapshot_expiry(lakehouse: Catalog, spark: SparkSession) -> None:
+    name = "arrivals.expired"
+    for i in range(4):
+        toolkit.ingest([{"n": i}, {"n": f"x{i}"}], name, lakehouse, spark, batch_id=f"d{i}")
+    before = toolkit.statistics(lakehouse.load_table(name)).arrived("n")
+    assert before == {"long": 4, "string": 4}
+
+    report = toolkit.maintain(name, lakehouse, spark, older_than=dt.timedelta(0),
+                              retain_last=1, steps=("expire_snapshots",))
+    table = lakehouse.load_table(name)
+    assert len(table.snapshots()) < 4, report
+    stats = toolkit.statistics(table)
+    assert stats.arrived("n") == before
+    # every snapshot left is either folded or counted from its own summary, never both
+    assert sum(s.arrivals is not None for s in stats.snapshots) == 1
+    assert ARRIVALS_PROPERTY in table.current_snapshot().summary.additional_properties
+
+    # expiring again folds only what is new
+    toolkit.ingest([{"n": 9}], name, lakehouse, spark, batch_id="d9")
+    toolkit.maintain(name, lakehouse, spark, older_than=dt.timedelta(0), retain_last=1,
+                     steps=("expire_snapshots",))
+    assert toolkit.statistics(lakehouse.load_table(name)).arrived("n") == {
+        "long": 5, "string": 4}
