@@ -31,7 +31,11 @@ from toolkit.core.types import RECORD, Column, Struct
 from toolkit.notebook.common import clip, value_text
 
 if TYPE_CHECKING:
-    from toolkit.iceberg.statistics import ColumnStatistics, WrittenDataStatistics
+    from toolkit.iceberg.statistics import (
+        ColumnStatistics,
+        SnapshotStatistics,
+        WrittenDataStatistics,
+    )
 
 __all__ = [
     "BatchCounts",
@@ -41,6 +45,7 @@ __all__ = [
     "StatisticsModel",
     "TypeCount",
     "as_statistics_model",
+    "batch_label",
     "family_columns",
 ]
 
@@ -228,20 +233,24 @@ class StatisticsModel:
 
     @classmethod
     def from_statistics(cls, stats: WrittenDataStatistics) -> StatisticsModel:
-        """Rows from a committed table: one per source field, whose "types" are the columns
-        of its family and the values each received (from the table's metadata alone)."""
+        """Rows from a committed table, from its metadata alone: one per source field.
+        Where ingest recorded what arrived (every batch it wrote), a row's types are the
+        types that arrived, with nulls and missing apart, as for a profile; else (a table
+        another writer fed) its "types" are the columns of its family and the values each
+        received."""
         by_path = {c.path: c for c in stats.columns}
         groups: dict[tuple[str, ...], list[ColumnStatistics]] = {}
         for c in stats.columns:
             if c.kind == "field":
                 groups.setdefault(_source_path(c.path, by_path), []).append(c)
+        if stats.arrivals.records:
+            return cls._from_arrivals(stats, groups)
         history: dict[str, dict[int, int]] = {}
         labels: dict[int, str] = {}
-        for h in stats.history_rows():
-            i, name, n = h["snapshot"], h["column"], h["values"]
-            assert isinstance(i, int) and isinstance(name, str) and isinstance(n, int)
-            labels[i] = str(h["batch"])
-            history.setdefault(name, {})[i] = n
+        for i, snap in enumerate(stats.snapshots):
+            labels[i] = batch_label(snap)
+            for name, n in snap.values:
+                history.setdefault(name, {})[i] = n
         order = sorted(labels)
         rows = [
             _statistics_row(path, cols, history, [labels[i] for i in order], order)
@@ -255,6 +264,45 @@ class StatisticsModel:
             tuple(rows),
             tuple(rows),
             committed=True,
+        )
+
+    @classmethod
+    def _from_arrivals(
+        cls, stats: WrittenDataStatistics, groups: Mapping[tuple[str, ...], list[ColumnStatistics]],
+    ) -> StatisticsModel:
+        recorded = [(batch_label(s), s.arrivals) for s in stats.snapshots
+                    if s.arrivals is not None]
+        total = stats.arrivals
+        expired = stats.expired_arrivals
+        rows = []
+        for path in total.paths:
+            counts = total.arrived(path)
+            n = sum(counts.values())
+            types = tuple(TypeCount(t, c, c / n) for t, c in sorted(
+                counts.items(), key=lambda kv: (-kv[1], kv[0])))
+            by_batch = tuple(
+                BatchCounts(label, tuple((t.type, a.arrived(path).get(t.type, 0)) for t in types))
+                for label, a in recorded
+            )
+            seen = [b.batch for b in by_batch if any(k for _, k in b.counts)]
+            first = EXPIRED_LABEL if expired.arrived(path) else seen[0] if seen else None
+            cols = groups.get(path, [])
+            names = tuple(c.name for c in cols)
+            rows.append(FieldRow(
+                path, types, total.absent(path), first, seen[-1] if seen else first, names,
+                any(c.evolved for c in cols), by_batch, _search_text(path, types, names),
+            ))
+        rows.sort(key=lambda r: r.path)
+        unrecorded = sum(1 for s in stats.snapshots
+                         if s.arrivals is None and s.operation == "append")
+        note = (f"; {unrecorded} appended batch(es) that recorded no arrivals are not counted"
+                if unrecorded else "")
+        return cls(
+            f"table {stats.table} (what arrived, over {total.records:,} records{note})",
+            total.records,
+            tuple(label for label, _ in recorded),
+            tuple(rows),
+            tuple(rows),
         )
 
     def filter(
@@ -372,6 +420,32 @@ def _source_path(
             continue  # a list level (struct elements are not reported as columns)
         out.append(c.evolved_from if c.evolved_from is not None else path[i])
     return tuple(out)
+
+
+#: the first batch of a field whose first batches' snapshots were expired
+EXPIRED_LABEL = "before the oldest snapshot kept"
+
+#: ids the toolkit makes up: ingest's (uuid4 hex) and the preview's (a content digest)
+_GENERATED_ID = re.compile(r"(?:preview-)?[0-9a-f]{20,32}")
+
+
+def batch_label(snapshot: SnapshotStatistics) -> str:
+    """A batch as a person reads it: the batch id the user gave, else (an id the toolkit
+    made up, or none) its commit time and a short id.
+
+    >>> import datetime as dt
+    >>> from toolkit.iceberg.statistics import SnapshotStatistics
+    >>> at = dt.datetime(2026, 11, 24, 9, 30, tzinfo=dt.UTC)
+    >>> s = SnapshotStatistics(7, at, "append", "day-3", 0, 1, 10, 0, 0, ())
+    >>> batch_label(s), batch_label(s.__class__(7, at, "append", "ab" * 16, 0, 1, 10, 0, 0, ()))
+    ('day-3', '2026-11-24 09:30 (abab)')
+    """
+    given = snapshot.batch_id
+    if given is not None and not _GENERATED_ID.fullmatch(given):
+        return given
+    short = given.removeprefix("preview-")[:4] if given is not None else \
+        str(snapshot.snapshot_id)[-4:]
+    return f"{snapshot.timestamp:%Y-%m-%d %H:%M} ({short})"
 
 
 def _statistics_row(
