@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 
 import pytest
 from pyiceberg.schema import Schema, index_by_id
@@ -88,3 +89,27 @@ def test_simulate_quarantines_only_the_record_holding_an_unknown_python_value() 
     [q] = sim.quarantined
     assert (q.record, q.reason, q.field) == ({"a": {"b": odd}}, "invalid-value", "a.b")
     assert "field 'a.b': value" in q.detail
+
+
+def test_a_mistyped_option_names_the_nearest_one_and_every_option() -> None:
+    with pytest.raises(toolkit.ToolkitError) as caught:
+        toolkit.simulate([{"a": 1}], detect_date=False)
+    text = str(caught.value)
+    assert "unknown option 'detect_date'; did you mean 'detect_dates'?" in text
+    assert "rare_type_percent" in text and isinstance(caught.value, TypeError)
+
+
+def test_a_table_name_without_namespace_says_how_to_write_it(tmp_path: Path) -> None:
+    cat = toolkit.catalog(tmp_path / "lake")
+    with pytest.raises(ValueError, match=r"name a table as 'namespace.name', e.g. 'db.orders'"):
+        toolkit.plan_preview([{"a": 1}], "orders", cat)
+
+
+def test_one_batch_of_records_given_alone_is_one_batch() -> None:
+    assert toolkit.simulate([{"a": 1}, {"a": 2}]).rows == [{"a": 1}, {"a": 2}]
+
+
+def test_an_item_that_is_no_record_is_named_with_its_position() -> None:
+    expected = r"record 1: expected a JSON object \(dict\), got int 7"
+    with pytest.raises(toolkit.ToolkitError, match=expected):
+        toolkit.profile([{"a": 1}, 7])

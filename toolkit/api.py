@@ -103,7 +103,8 @@ def simulate(
     Each batch is any source ``ingest`` takes (``toolkit.pipeline.sources``): a list of
     dicts (numpy and pandas scalars too), a pandas, Arrow or Polars frame, a JSON-lines
     path or glob (all its records one batch)... ``batches`` may itself be such a source
-    rather than a list of batches: its own batches (a glob: each file one batch).
+    rather than a list of batches: its own batches (a glob: each file one batch); a
+    plain list of dicts is one batch.
     ``format`` names the kind of file sources whose names cannot tell it (``"jsonl"``...).
 
     ``schema`` is the table's starting schema (columns it already declares). ``options``
@@ -147,7 +148,10 @@ def _batches(batches: Any, format: str | None) -> list[list[Any]]:
     kind = source_kind(batches)
     if kind.name != "records":
         return kind.records(batches)
-    return [records_of(b, format) if _named(b) else list(b) for b in batches]
+    items = list(batches)
+    if items and all(isinstance(b, Mapping) for b in items):
+        return [items]  # one batch of records, given without its list of batches
+    return [records_of(b, format) if _named(b) else list(b) for b in items]
 
 
 def _named(batch: Any) -> bool:

@@ -142,6 +142,31 @@ class IncompatibleRecordError(ToolkitError, ValueError):
         super().__init__(f"batch {item.batch}: {item.detail}")
 
 
+class UnknownOptionError(ToolkitError, TypeError):
+    """A keyword option no function of the toolkit knows: names it, the nearest known
+    one, and every option there is."""
+
+    def __init__(self, given: str, known: Sequence[str]) -> None:
+        import difflib
+
+        self.given, self.known = given, tuple(known)
+        near = difflib.get_close_matches(given, known, n=1)
+        hint = f"; did you mean {near[0]!r}?" if near else "."
+        super().__init__(f"unknown option {given!r}{hint} The options are: {', '.join(known)}")
+
+
+class TableNameError(ToolkitError, ValueError):
+    """A table name without its namespace."""
+
+    def __init__(self, name: object) -> None:
+        self.name = name
+        shown = str(name)
+        last = shown.rsplit(".", 1)[-1] or "orders"
+        super().__init__(
+            f"table name {shown!r}: name a table as 'namespace.name', e.g. 'db.{last}'"
+        )
+
+
 # --- plans and operations (RULES 6) ----------------------------------------------------------
 
 

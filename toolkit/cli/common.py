@@ -211,12 +211,13 @@ def open_catalog(spec: str, warehouse: str | None, *, must_exist: bool = False) 
 def existing_table(where: CatalogChoice, table: str) -> Table:
     """``table`` in the catalog; a missing one (or a name without a namespace) is refused
     as bad input, naming the table and the catalog."""
+    from toolkit.errors import TableNameError
     from toolkit.iceberg.catalog import load_table
 
-    if "." not in table.strip("."):
-        raise click.BadParameter(f"{table!r}: expected namespace.name (e.g. db.events)",
-                                 param_hint="TABLE")
-    found = load_table(where.catalog, table)
+    try:
+        found = load_table(where.catalog, table)
+    except TableNameError as exc:
+        raise click.BadParameter(str(exc), param_hint="TABLE") from exc
     if found is None:
         raise click.BadParameter(
             f"no table {table} in catalog {where.recorded}; check the name and --catalog",

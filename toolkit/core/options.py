@@ -6,13 +6,15 @@ False
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from toolkit.core.conversions import Conversions, EpochUnit, LongTimestampUnit
 from toolkit.core.lattice import STRICT, UPSOLVER, Lattice
 from toolkit.core.quarantine import OnIncompatible
+from toolkit.errors import UnknownOptionError
 
 #: ``upsolver``: the automatic policy, suffixed columns (RULES 3-4); ``widen``: one column
 #: per key widened by the matrix, the incompatible quarantined or failed (RULES 5).
@@ -100,9 +102,21 @@ def make_options(
     on_incompatible: OnIncompatible = "quarantine",
     allow_rewrites: bool = True,
     rare_type_percent: float | None = None,
+    **unknown: Any,
 ) -> Options:
     """Options from keyword arguments (see :class:`~toolkit.core.options.Options`);
-    ``lattice`` may be a name (``upsolver``, ``strict``)."""
+    ``lattice`` may be a name (``upsolver``, ``strict``). An unknown name is refused with
+    the nearest known one:
+
+    >>> make_options(detect_date=False)
+    Traceback (most recent call last):
+    ...
+    toolkit.errors.UnknownOptionError: unknown option 'detect_date'; did you mean
+    'detect_dates'? The options are: detect_dates, timestamp_unit, long_timestamp_unit,
+    lattice, policy, on_incompatible, allow_rewrites, rare_type_percent
+    """
+    if unknown:
+        raise UnknownOptionError(next(iter(unknown)), OPTION_NAMES)
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}")
     rare_type_percent = checked_rare_type_percent(rare_type_percent)
@@ -126,3 +140,10 @@ def make_options(
         detect_dates, timestamp_unit, long_timestamp_unit, lattice, policy, on_incompatible,
         allow_rewrites, rare_type_percent,
     )
+
+
+#: the options every entry point takes (``simulate``, ``ingest``, ``preview``...), in order
+OPTION_NAMES: tuple[str, ...] = tuple(
+    p.name for p in inspect.signature(make_options).parameters.values()
+    if p.kind is inspect.Parameter.KEYWORD_ONLY
+)

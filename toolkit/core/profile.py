@@ -31,6 +31,7 @@ from toolkit.core.observe import Classifier, FieldObservation, StructObservation
 from toolkit.core.options import Options
 from toolkit.core.timestamps import TimestampReport
 from toolkit.core.types import RECORD, Shape
+from toolkit.errors import NotARecordError
 
 SAMPLES_PER_TYPE = 3
 
@@ -164,8 +165,12 @@ class Profile:
 def profile(
     records: Iterable[dict[str, Any]], *, batch: int = 0, options: Options | None = None
 ) -> Profile:
-    """Profile one batch of JSON-like records (RULES 1 types)."""
+    """Profile one batch of JSON-like records (RULES 1 types); an item that is not a
+    record (a dict) is refused naming its position and value."""
     rows = list(records)
+    for i, row in enumerate(rows):
+        if not isinstance(row, Mapping):
+            raise NotARecordError(batch, i, row)
     return profile_of(observe_struct(rows, Classifier(options or Options())), batch)
 
 

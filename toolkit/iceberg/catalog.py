@@ -18,6 +18,8 @@ from pyiceberg.exceptions import NoSuchTableError
 from pyiceberg.table import Table
 from sqlalchemy.engine import make_url
 
+from toolkit.errors import TableNameError
+
 DEFAULT_FOLDER = "lakehouse"
 #: URL schemes of S3 locations (PyIceberg, Hadoop S3A and DuckDB read all three)
 S3_SCHEMES = ("s3", "s3a", "s3n")
@@ -26,6 +28,7 @@ CATALOG_DB = "catalog.db"
 WAREHOUSE = "warehouse"
 
 __all__ = [
+    "check_table_name",
     "S3_SCHEMES",
     "EmbeddedCatalog",
     "catalog",
@@ -191,8 +194,29 @@ def embedded_folder(cat: Catalog) -> Path | None:
     return None if info is None else info.folder
 
 
+def check_table_name(identifier: object) -> None:
+    """Refuse a table name without its namespace, saying how to write it.
+
+    >>> check_table_name("orders")
+    Traceback (most recent call last):
+    ...
+    toolkit.errors.TableNameError: table name 'orders': name a table as 'namespace.name',
+    e.g. 'db.orders'
+    """
+    if isinstance(identifier, str):
+        parts = identifier.split(".")
+    elif isinstance(identifier, tuple):
+        parts = [str(p) for p in identifier]
+    else:
+        raise TypeError(f"a table name is a text such as 'db.orders', not {identifier!r}")
+    if len(parts) < 2 or not all(p.strip() for p in parts):
+        raise TableNameError(identifier)
+
+
 def load_table(cat: Catalog, identifier: str) -> Table | None:
-    """The table ``identifier`` of ``cat``, or None when it does not exist (yet)."""
+    """The table ``identifier`` (``namespace.name``) of ``cat``, or None when it does not
+    exist (yet); a name without a namespace is refused (:class:`TableNameError`)."""
+    check_table_name(identifier)
     try:
         return cat.load_table(identifier)
     except NoSuchTableError:
