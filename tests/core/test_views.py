@@ -18,15 +18,18 @@ from toolkit.core.views import DIALECTS
 UTC = dt.UTC
 
 
-def query_view(result: toolkit.Simulation) -> list[dict[str, Any]]:
-    """Load the simulated table into DuckDB and select from its generated view."""
+def query_view(result: toolkit.Simulation, **options: Any) -> list[dict[str, Any]]:
+    """Load the simulated table into DuckDB and select from its generated view (made with
+    ``options`` of ``coalesce_sql``)."""
     arrow = pa.Table.from_pylist(result.rows, schema=schema_to_pyarrow(result.schema))
     con = duckdb.connect()
     con.execute("SET TimeZone = 'UTC'")
     con.execute("CREATE SCHEMA db")
     con.register("staged", arrow)
     con.execute("CREATE TABLE db.events AS SELECT * FROM staged")
-    con.execute(toolkit.coalesce_sql(result.schema, "db.events", "duckdb", view="db.unified"))
+    con.execute(
+        toolkit.coalesce_sql(result.schema, "db.events", "duckdb", view="db.unified", **options)
+    )
     cur = con.execute("SELECT * FROM db.unified")
     names = [d[0] for d in cur.description]
     return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]

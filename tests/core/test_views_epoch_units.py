@@ -3,34 +3,17 @@ column silently (docs/rules.md, *Timestamp formats and epoch units*). Views run 
 
 from __future__ import annotations
 
-from typing import Any
-
-import duckdb
-import pyarrow as pa
 import pytest
 import sqlglot
-from pyiceberg.io.pyarrow import schema_to_pyarrow
 
 import toolkit
 from tests.core.helpers import run
+from tests.core.test_views import query_view
 from toolkit.core.views import DIALECTS, coalesce_sql, epoch_units_of
 from toolkit.iceberg.views import as_struct
 
 SECONDS = 1_704_153_600  # 2024-01-02T00:00:00Z
 TS = "2024-01-02T00:00:00.250Z"
-
-
-def query_view(result: toolkit.Simulation, **options: Any) -> list[dict[str, Any]]:
-    arrow = pa.Table.from_pylist(result.rows, schema=schema_to_pyarrow(result.schema))
-    con = duckdb.connect()
-    con.execute("SET TimeZone = 'UTC'")
-    con.execute("CREATE SCHEMA db")
-    con.register("staged", arrow)
-    con.execute("CREATE TABLE db.events AS SELECT * FROM staged")
-    con.execute(toolkit.coalesce_sql(result.schema, "db.events", "duckdb", view="db.v", **options))
-    cur = con.execute("SELECT * FROM db.v")
-    names = [d[0] for d in cur.description]
-    return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
 
 
 def test_epoch_seconds_are_read_through_the_timestamp_column_never_raw() -> None:
