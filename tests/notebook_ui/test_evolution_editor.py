@@ -272,7 +272,7 @@ def test_pick_fill_add_commit_and_undo_on_a_real_table(lake: Catalog) -> None:
     assert not editor.model.operations and editor.commit_button.disabled
     (entry,) = lineage(table)
     assert f"logged as lineage entry #{entry.seq}" in editor.message.value
-    assert "~ rename name -&gt; full_name" in editor.lineage_table.value
+    assert "~ rename name -&gt; full_name" in editor.lineage_rows[entry.seq].entry.value
     assert list(editor.undo_buttons) == [entry.seq]
 
     editor.undo_buttons[entry.seq].click()
@@ -282,10 +282,15 @@ def test_pick_fill_add_commit_and_undo_on_a_real_table(lake: Catalog) -> None:
     assert [f.name for f in table.schema().fields][:2] == ["id", "name"]
     assert "zip" not in str(table.schema())
     assert [e.seq for e in lineage(table)] == [entry.seq, entry.seq + 1]
-    assert f"#{entry.seq + 1} by user" in editor.lineage_table.value
-    # the undo dropped zip: a drop cannot be undone, so its entry offers no Undo
-    assert set(editor.undo_buttons) == {entry.seq}
-    assert "irreversible: a drop cannot be undone" in editor.lineage_table.value
+    undone, undo = editor.lineage_rows[entry.seq], editor.lineage_rows[entry.seq + 1]
+    assert f"#{entry.seq + 1} by user" in undo.entry.value
+    # no Undo is offered: the entry was undone, and the undo dropped zip, which a schema
+    # change cannot bring back; each row says why
+    assert editor.undo_buttons == {}
+    assert f"Already undone by entry {entry.seq + 1}." in undone.status.value
+    assert "This change cannot be undone automatically: a drop cannot be undone" in (
+        undo.status.value
+    )
 
 
 def test_widen_sort_then_partition(lake: Catalog) -> None:
@@ -315,7 +320,9 @@ def test_widen_sort_then_partition(lake: Catalog) -> None:
     ]
     # widenings cannot be undone: no Undo button, the reason shown instead
     assert editor.undo_buttons == {}
-    assert "irreversible:" in editor.lineage_table.value
+    (widened,) = editor.lineage_rows.values()
+    assert widened.button.disabled
+    assert "This change cannot be undone automatically:" in widened.status.value
 
     # then a partition field, which "Undo" removes again
     editor.choose("add partition field")

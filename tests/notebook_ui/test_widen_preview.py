@@ -126,8 +126,11 @@ def test_the_widening_preview_shows_widenings_rewrites_optionals_and_quarantine(
     assert "set aside whole" in panel.tabs.children[4].value
     assert third.quarantined is None
 
-    # approving sends exactly the previewed plan (its rewrite included) and table state
+    # approving sends exactly the previewed plan (its rewrite included) and table state,
+    # once the question the rewrite raises is answered
     panel.approve_button.click()
+    assert commit.requests == [] and panel.question is not None
+    panel.rewrite_button.click()
     (request,) = commit.requests
     assert request.approved is panel.preview.plan
     assert [r.path for r in request.approved.rewrites] == [("score",)]

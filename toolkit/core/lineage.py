@@ -227,7 +227,9 @@ def plan_lineage_properties(
             operations=plan.changes,
             reasons=[c.reason for c in plan.changes],
             inverse=None,
-            irreversible=[f"the plan could not be replayed to compute its inverse: {exc}"],
+            irreversible=[
+                f"the toolkit could not work out how to reverse it when it was committed ({exc})"
+            ],
             guard=None,
             schema_id=schema_id,
         )

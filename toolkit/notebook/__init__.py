@@ -264,6 +264,7 @@ def preview(
     from dataclasses import replace
 
     from toolkit.iceberg.statistics import statistics
+    from toolkit.notebook.outcome import TableSize
     from toolkit.notebook.preview_widget import PreviewPanel
     from toolkit.pipeline.preview import plan_preview
 
@@ -305,6 +306,7 @@ def preview(
         batch_id=batch_id,
         statistics=table_statistics,
         repreview=make,
+        table_size=lambda: TableSize.of(cat.load_table(name)),
     )
 
 

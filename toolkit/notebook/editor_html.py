@@ -1,16 +1,22 @@
 """The evolution editor's HTML: the plan (or the error that stops it), the schema trees
-before and after, and the table's lineage."""
+before and after, and the cells of the table's lineage rows (the widget puts each row's
+"Undo" button beside them)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from html import escape
 
 from toolkit.notebook.common import wrap
 from toolkit.notebook.editor_model import EvolutionEditorModel, LineageRow
 from toolkit.notebook.schema_tree import schema_tree_html
 
-__all__ = ["lineage_html", "plan_html", "trees_html"]
+__all__ = [
+    "lineage_entry_html",
+    "lineage_status_html",
+    "no_lineage_html",
+    "plan_html",
+    "trees_html",
+]
 
 
 def plan_html(model: EvolutionEditorModel) -> str:
@@ -27,7 +33,8 @@ def plan_html(model: EvolutionEditorModel) -> str:
         if model.rewrites:
             body += (
                 "<p class='tknb-rewrite'>REWRITE: committing this plan approves rewriting "
-                f"{len(model.rewrites)} column(s); older snapshots keep the old values.</p>"
+                f"{len(model.rewrites)} column(s); older snapshots keep the old values. "
+                "Commit asks once more, stating the rows and files it rewrites.</p>"
             )
     after = model.current
     extra = [line for line in str(after).splitlines() if line.startswith(("partitioned", "sorted"))]
@@ -42,23 +49,22 @@ def trees_html(model: EvolutionEditorModel) -> tuple[str, str]:
     )
 
 
-def lineage_html(rows: Iterable[LineageRow]) -> str:
-    """Every logged plan, newest first, with what undoes it or why nothing can."""
-    rows = sorted(rows, key=lambda r: -r.seq)
-    if not rows:
-        return wrap('<p class="tknb-muted">No plan was logged in this table yet.</p>')
-    items = []
-    for r in rows:
-        ops = "<br>".join(escape(o) for o in r.operations)
-        if r.undo is not None:
-            undo = "undo: " + escape("; ".join(r.undo) or "nothing")
-        else:
-            undo = "irreversible: " + escape("; ".join(r.irreversible))
-        items.append(
-            f"<tr><td>{escape(r.title)}<br><span class='tknb-muted'>{escape(r.at)}</span></td>"
-            f"<td><code>{ops}</code></td><td class='tknb-muted'>{undo}</td></tr>"
-        )
+def lineage_entry_html(row: LineageRow) -> str:
+    """A lineage row's entry: who decided it, when, and its operations."""
+    ops = "<br>".join(escape(o) for o in row.operations) or "(no operation)"
     return wrap(
-        "<table><tr><th>entry</th><th>operations</th><th>undo</th></tr>"
-        + "".join(items) + "</table>"
+        f"<b>{escape(row.title)}</b> <span class='tknb-muted'>{escape(row.at)}</span>"
+        f"<br><code>{ops}</code>"
     )
+
+
+def lineage_status_html(row: LineageRow, why_not: str | None = None) -> str:
+    """What the row's "Undo" button commits, or in a sentence why it is not offered
+    (``why_not``: the panel's own reason, say a read-only editor)."""
+    if why_not is None and row.can_undo:
+        return wrap(f"<span class='tknb-muted'>{escape(row.status)}</span>")
+    return wrap(f"<span class='tknb-doc'>{escape(why_not or row.status)}</span>")
+
+
+def no_lineage_html() -> str:
+    return wrap('<p class="tknb-muted">No plan was logged in this table yet.</p>')

@@ -21,8 +21,9 @@ user: 1 operation(s)
 from __future__ import annotations
 
 import datetime as dt
+import re
 import traceback
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
@@ -48,6 +49,7 @@ from toolkit.core.operations import (
 from toolkit.core.state import ABSENT, TableState
 from toolkit.core.types import Column, ColumnType, ListOf, Struct, iter_ids
 from toolkit.errors import OperationError, PlanChangedError, StalePlanError
+from toolkit.notebook.outcome import TableSize
 from toolkit.notebook.schema_tree import SchemaNode, schema_tree
 
 if TYPE_CHECKING:
@@ -65,6 +67,7 @@ __all__ = [
     "build_operation",
     "editor_model",
     "form_of",
+    "lineage_rows",
 ]
 
 Path: TypeAlias = tuple[str, ...]
@@ -308,10 +311,70 @@ def struct_choices(struct: Struct) -> tuple[tuple[str, Path], ...]:
 
 # --- lineage ---------------------------------------------------------------------------------
 
+#: the reason :func:`toolkit.undo` logs its entry with (``toolkit.iceberg.lineage.undo``; the
+#: command line's ``toolkit undo`` reads the same words to tell an entry already undone)
+UNDO_REASON: Final = "undo of lineage entry {}"
+_UNDOES = re.compile(r"undo of lineage entry (\d+)")
+#: the words entries logged by older versions give when no inverse could be worked out
+_OLD_REPLAY = "the plan could not be replayed to compute its inverse: "
+
+
+def _undone_by(entries: Sequence[LineageEntry], seq: int) -> LineageEntry | None:
+    """The later entry that undid entry ``seq``, unless that undo was itself undone."""
+    for e in entries:
+        if (e.seq > seq and e.reason == UNDO_REASON.format(seq)
+                and _undone_by(entries, e.seq) is None):
+            return e
+    return None
+
+
+def _sentence(text: str) -> str:
+    return text.rstrip(". ")
+
+
+def _why_irreversible(entry: LineageEntry) -> tuple[str, ...]:
+    """Why the entry has no inverse, in the operations' own words (as the code says it
+    now), else as logged (a plan whose reverse could not be worked out)."""
+    said = tuple(w for op in entry.operations if (w := op.why_irreversible) is not None)
+    if said:
+        return said
+    return tuple(_plain_logged(r) for r in entry.irreversible)
+
+
+def _plain_logged(reason: str) -> str:
+    """A logged reason, in the words the toolkit uses now."""
+    if not reason.startswith(_OLD_REPLAY):
+        return reason
+    detail = reason.removeprefix(_OLD_REPLAY)
+    return f"the toolkit could not work out how to reverse it when it was committed ({detail})"
+
+
+def _undo_blocker(entry: LineageEntry, layout: TableLayout) -> str | None:
+    """Why the entry's inverse no longer applies to the table as it is (the checks
+    :func:`toolkit.undo` makes before committing), or None when it does."""
+    inverse = entry.inverse()
+    if inverse is None:
+        return None
+    try:
+        plan = plan_evolution(layout, inverse)
+        now = plan.subject_ids()
+    except (OperationError, ValueError) as exc:
+        return f"the table changed since, and its reverse no longer applies ({exc})"
+    for op, logged, current in zip(plan.operations, entry.guard, now, strict=False):
+        if logged != current:
+            what = str(op).strip().split(" ", 1)[-1]  # without its symbol ("- drop x")
+            return (
+                f"the table changed since: undoing it would {what}, now another column than "
+                f"the one this entry changed (field ID {current}, not {logged})"
+            )
+    return None
+
 
 @dataclass(frozen=True)
 class LineageRow:
-    """One committed plan of the table's log, and whether it can be undone."""
+    """One committed plan of the table's log, and whether its "Undo" button can be used:
+    not when the plan has no inverse, when a later entry undid it already, or when the
+    table changed so that its inverse no longer applies; :attr:`status` says which."""
 
     seq: int
     at: str
@@ -322,10 +385,50 @@ class LineageRow:
     undo: tuple[str, ...] | None
     """The operations that undo it; None when it cannot be (:attr:`irreversible`)."""
     irreversible: tuple[str, ...]
+    """Why no schema change undoes it, in plain words (empty when one does)."""
+    undone_by: int | None = None
+    """The later entry that undid it (and is not undone itself)."""
+    undoes: int | None = None
+    """The entry this one undid (it is an undo)."""
+    blocked: str | None = None
+    """Why its inverse no longer applies to the table as it is now."""
 
     @property
     def reversible(self) -> bool:
         return self.undo is not None
+
+    @property
+    def can_undo(self) -> bool:
+        """Whether its "Undo" button is offered."""
+        return self.undo is not None and self.undone_by is None and self.blocked is None
+
+    @property
+    def why_not(self) -> str | None:
+        """Why it cannot be undone now, in a sentence; None when it can."""
+        if self.undo is None:
+            reasons = "; ".join(_sentence(r) for r in self.irreversible) or "it has no reverse"
+            return f"This change cannot be undone automatically: {reasons}."
+        if self.undone_by is not None:
+            return f"Already undone by entry {self.undone_by}."
+        if self.blocked is not None:
+            return f"It can no longer be undone automatically: {_sentence(self.blocked)}."
+        return None
+
+    @property
+    def status(self) -> str:
+        """What its undo cell says: what "Undo" commits, or why there is no undo."""
+        why = self.why_not
+        if why is not None:
+            return why
+        steps = "; ".join(self.undo or ()) or "nothing"
+        redo = f" (this redoes entry {self.undoes})" if self.undoes is not None else ""
+        return f"Undo commits{redo}: {steps}"
+
+    @property
+    def button_label(self) -> str:
+        if self.can_undo:
+            return f"Undo #{self.seq}"
+        return "Undone" if self.undone_by is not None else "Cannot undo"
 
     @property
     def title(self) -> str:
@@ -337,15 +440,37 @@ class LineageRow:
         return head
 
     @classmethod
-    def of(cls, entry: LineageEntry) -> LineageRow:
+    def of(
+        cls,
+        entry: LineageEntry,
+        entries: Sequence[LineageEntry] = (),
+        layout: TableLayout | None = None,
+    ) -> LineageRow:
+        """The row of ``entry``; ``entries`` (the whole log) tell whether a later entry
+        undid it, ``layout`` (the table now) whether its inverse still applies."""
         inverse = entry.inverse()
         at = dt.datetime.fromtimestamp(entry.at_ms / 1000, dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
+        later = _undone_by(entries, entry.seq)
+        undoes = _UNDOES.fullmatch(entry.reason or "")
+        blocked = None
+        if later is None and layout is not None:
+            blocked = _undo_blocker(entry, layout)
         return cls(
             entry.seq, f"{at} UTC", entry.decided_by, entry.batch, entry.reason,
             tuple(str(op).strip() for op in entry.operations),
             None if inverse is None else tuple(str(op).strip() for op in inverse),
-            entry.irreversible,
+            () if inverse is not None else _why_irreversible(entry),
+            None if later is None else later.seq,
+            None if undoes is None else int(undoes.group(1)),
+            blocked,
         )
+
+
+def lineage_rows(
+    entries: Sequence[LineageEntry], layout: TableLayout | None = None
+) -> tuple[LineageRow, ...]:
+    """Every entry's row, oldest first (see :meth:`LineageRow.of`)."""
+    return tuple(LineageRow.of(e, entries, layout) for e in entries)
 
 
 # --- the editor's state ----------------------------------------------------------------------
@@ -365,7 +490,9 @@ class EvolutionEditorModel:
     """A table's layout, the operations picked so far, and what they would make of it.
 
     ``rewrite_cost`` (rows, bytes of the current snapshot) is shown beside a widening that
-    rewrites data. The plan is checked operation by operation exactly as
+    rewrites data; ``size`` (rows, data files, bytes of the current snapshot) in the
+    question "Commit" asks before a plan that rewrites data. The plan is checked
+    operation by operation exactly as
     :func:`toolkit.evolve` checks it; :attr:`error` is the first operation that cannot
     apply, in the operations' own words.
     """
@@ -376,6 +503,21 @@ class EvolutionEditorModel:
     operations: tuple[Operation, ...] = ()
     rewrite_cost: tuple[int, int] | None = None
     lineage: tuple[LineageRow, ...] = ()
+    size: TableSize | None = None
+
+    def row(self, seq: int) -> LineageRow | None:
+        """Lineage entry ``seq``'s row (None: the log has no such entry)."""
+        return next((r for r in self.lineage if r.seq == seq), None)
+
+    @property
+    def rewrite_size(self) -> TableSize | None:
+        """What a rewrite of every data file touches, as far as it is known."""
+        if self.size is not None:
+            return self.size
+        if self.rewrite_cost is not None:
+            rows, size = self.rewrite_cost
+            return TableSize(rows, None, size)
+        return None
 
     # --- editing (each returns a new model) ---------------------------------------------
 
@@ -510,23 +652,26 @@ def editor_model(catalog: Catalog, table: str) -> EvolutionEditorModel:
 
     tbl = catalog.load_table(table)
     tbl.refresh()
+    layout = layout_of(tbl)
     return EvolutionEditorModel(
         table,
-        layout_of(tbl),
+        layout,
         TableState.of(tbl),
         rewrite_cost=rewrite_cost(tbl),
-        lineage=tuple(LineageRow.of(e) for e in lineage(tbl)),
+        lineage=lineage_rows(lineage(tbl), layout),
+        size=TableSize.of(tbl),
     )
 
 
 # --- what a commit or an undo did ---------------------------------------------------------------
 
-OutcomeKind: TypeAlias = Literal["committed", "undone", "stale", "refused", "error"]
+OutcomeKind: TypeAlias = Literal["committed", "undone", "cancelled", "stale", "refused", "error"]
 
 
 @dataclass(frozen=True)
 class EvolutionOutcome:
-    """What "Commit" or "Undo" did, in plain words; an error keeps its traceback."""
+    """What "Commit", "Undo" or "Cancel" did, in plain words; an error keeps its
+    traceback."""
 
     kind: OutcomeKind
     title: str
@@ -537,7 +682,7 @@ class EvolutionOutcome:
 
     @property
     def ok(self) -> bool:
-        return self.kind in ("committed", "undone")
+        return self.kind in ("committed", "undone", "cancelled")
 
     @classmethod
     def from_entry(cls, entry: LineageEntry, table: str, *, undo: bool = False) -> EvolutionOutcome:
@@ -553,6 +698,12 @@ class EvolutionOutcome:
             f"Committed to {table} in one commit, logged as lineage entry #{entry.seq}: {ops}.",
             entry.seq,
         )
+
+    @classmethod
+    def not_undoable(cls, row: LineageRow) -> EvolutionOutcome:
+        """Why "Undo" of ``row`` is refused before anything is tried."""
+        why = row.why_not or "It cannot be undone now."
+        return cls("refused", f"Entry #{row.seq} not undone", f"{why} Nothing was changed.")
 
     @classmethod
     def from_exception(cls, exc: BaseException) -> EvolutionOutcome:

@@ -8,8 +8,14 @@ Example (notebook cells)::
     editor.choose("rename")                 # what the menu does
     editor.fill(path="name", new_name="full_name")
     editor.add()                            # what "Add to plan" does (an error is shown)
-    editor.commit()                         # what "Commit" does; editor.outcome says what
-    editor.undo(3)                          # what the "Undo #3" button does
+    editor.commit()                         # commits; editor.outcome says what it did
+    editor.undo(3)                          # what the "Undo #3" button on entry 3's row does
+
+Each lineage row carries its own "Undo" button, disabled with the reason beside it (and as
+its tooltip) when the entry has no inverse, was undone already, or no longer applies. A
+plan that rewrites data files is not committed by one click: "Commit" first asks "This
+rewrites every data file of db.events: 1,234,567 rows in 42 files, 3.2 GB. Rewrite?", and
+only "Rewrite" commits ("Cancel" commits nothing).
 
 Everything that touches the table is injected (``commit``, ``undo``, ``reload``), as the
 preview panel injects its commit, so a test records what a click would do.
@@ -26,25 +32,33 @@ from toolkit.core.layout import as_path
 from toolkit.core.operations import Operation
 from toolkit.core.state import TableState
 from toolkit.errors import OperationError
-from toolkit.notebook.editor_html import lineage_html, plan_html, trees_html
+from toolkit.notebook.confirm import rewrite_confirmation
+from toolkit.notebook.editor_html import (
+    lineage_entry_html,
+    lineage_status_html,
+    no_lineage_html,
+    plan_html,
+    trees_html,
+)
 from toolkit.notebook.editor_model import (
     OPERATION_KINDS,
     EvolutionEditorModel,
     EvolutionOutcome,
     EvolutionRequest,
     FormField,
+    LineageRow,
     build_operation,
     editor_model,
     form_of,
 )
-from toolkit.notebook.outcome import outcome_html
+from toolkit.notebook.outcome import outcome_html, rewrite_question, rewrite_question_html
 
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
 
     from toolkit.core.lineage import LineageEntry
 
-__all__ = ["EvolutionEditor", "edit_schema"]
+__all__ = ["EvolutionEditor", "LineageRowView", "edit_schema"]
 
 #: commits a checked plan (the default: ``toolkit.evolve(..., expected=)``)
 CommitFunction = Callable[[EvolutionRequest], "LineageEntry"]
@@ -52,10 +66,38 @@ CommitFunction = Callable[[EvolutionRequest], "LineageEntry"]
 UndoFunction = Callable[[int, TableState], "LineageEntry"]
 
 
+#: the columns of the lineage grid: the entry, then its "Undo" button and why
+_LINEAGE_COLUMNS = "minmax(320px, 2fr) minmax(240px, 1fr)"
+
+
+class LineageRowView:
+    """One lineage row as shown: the entry (who, when, its operations) and, on the same
+    row, its "Undo" button with what it commits or why it is disabled."""
+
+    def __init__(self, row: LineageRow, undo: Callable[[int], object] | None) -> None:
+        self.row = row
+        self.entry = widgets.HTML(lineage_entry_html(row))
+        why = row.why_not
+        if why is None and undo is None:
+            why = "Read-only editor: open it with toolkit.edit_schema to undo."
+        self.status = widgets.HTML(lineage_status_html(row, why))
+        self.button = widgets.Button(
+            description=row.button_label,
+            icon="undo" if row.can_undo else "ban",
+            disabled=why is not None,
+            tooltip=why or row.status,
+            layout={"width": "140px"},
+        )
+        if undo is not None and why is None:
+            self.button.on_click(lambda _: undo(row.seq))
+        self.cells = [self.entry, widgets.VBox([self.button, self.status])]
+
+
 class EvolutionEditor:
     """Pick an operation, fill its inputs (the table's fields in dropdowns), add it to the
-    plan, see the schema after and the plan's text (or the error that stops it), commit,
-    then see the table's lineage with "Undo" for the entries that can be undone."""
+    plan, see the schema after and the plan's text (or the error that stops it), commit
+    (after a second click when the plan rewrites data files), then see the table's lineage,
+    each row with its own "Undo" button (disabled, saying why, when it cannot be used)."""
 
     def __init__(
         self,
@@ -97,16 +139,26 @@ class EvolutionEditor:
         self.commit_button = widgets.Button(
             description="Commit", button_style="success", icon="check"
         )
+        # asked before a plan that rewrites data files is committed (RULES 5)
+        self.question: str | None = None
+        """The question shown before a rewrite is committed (None: none is shown)."""
+        self.rewrite_text, self.rewrite_button, self.cancel_button, self.rewrite_confirmation = (
+            rewrite_confirmation()
+        )
         self.message = widgets.HTML()
-        self.lineage_table = widgets.HTML()
-        self.undo_buttons: dict[int, widgets.Button] = {}
-        self.undo_box = widgets.HBox()
+        self.lineage_rows: dict[int, LineageRowView] = {}
+        """Each lineage entry's row (newest first), by its number."""
+        self.lineage = widgets.GridBox(
+            layout={"grid_template_columns": _LINEAGE_COLUMNS, "grid_gap": "2px 16px"}
+        )
 
         self.kind.observe(lambda _: self._build_form(), names="value")
         self.add_button.on_click(lambda _: self.add())
         self.remove_button.on_click(lambda _: self._remove_selected())
         self.clear_button.on_click(lambda _: self.clear())
-        self.commit_button.on_click(lambda _: self.commit())
+        self.commit_button.on_click(lambda _: self.click_commit())
+        self.rewrite_button.on_click(lambda _: self.confirm_rewrite())
+        self.cancel_button.on_click(lambda _: self.cancel_rewrite())
 
         self.widget = widgets.VBox(
             [
@@ -118,10 +170,10 @@ class EvolutionEditor:
                                                              self.clear_button])]),
                 self.tabs,
                 self.commit_button,
+                self.rewrite_confirmation,
                 self.message,
-                widgets.HTML("<b>Lineage of the table</b>"),
-                self.lineage_table,
-                self.undo_box,
+                widgets.HTML("<b>Lineage of the table</b> (newest first)"),
+                self.lineage,
             ]
         )
         self._build_form()
@@ -189,8 +241,54 @@ class EvolutionEditor:
         self._build_form()
         self._refresh()
 
+    @property
+    def undo_buttons(self) -> dict[int, widgets.Button]:
+        """The "Undo" buttons offered (enabled), by entry number, newest first; every
+        row's button, disabled ones too, is in :attr:`lineage_rows`."""
+        return {
+            seq: view.button for seq, view in self.lineage_rows.items() if not view.button.disabled
+        }
+
+    def click_commit(self) -> EvolutionOutcome | None:
+        """What the "Commit" button does: commit, or, when the plan rewrites data files,
+        only ask (:attr:`question`, with "Rewrite" and "Cancel") and return None."""
+        if self._commit is None or not self.model.can_commit or not self.model.rewrites:
+            return self.commit()
+        m = self.model
+        self.question = rewrite_question(m.table, m.rewrite_size)
+        self.rewrite_text.value = rewrite_question_html(
+            m.table, m.rewrite_size, [f"{'.'.join(r.path)} -> {r.to}" for r in m.rewrites]
+        )
+        self.rewrite_confirmation.layout.display = ""
+        self.commit_button.disabled = True
+        self.message.value = ""
+        return None
+
+    def confirm_rewrite(self) -> EvolutionOutcome | None:
+        """The "Rewrite" button: commit the plan the question was asked about."""
+        if self.question is None:
+            return None
+        self._hide_question()
+        return self.commit()
+
+    def cancel_rewrite(self) -> None:
+        """The "Cancel" button: commit nothing; the plan stays, "Commit" is offered again."""
+        if self.question is None:
+            return
+        self._hide_question()
+        self._refresh()
+        self._show(EvolutionOutcome(
+            "cancelled", "Cancelled", f"Nothing was committed to {self.model.table}."
+        ))
+
+    def _hide_question(self) -> None:
+        self.question = None
+        self.rewrite_text.value = ""
+        self.rewrite_confirmation.layout.display = "none"
+
     def commit(self) -> EvolutionOutcome:
-        """Commit the plan in one commit, held to the table state shown ("Commit")."""
+        """Commit the plan in one commit, held to the table state shown (its rewrites
+        included: from code this is the approval itself; the button asks first)."""
         if self._commit is None:
             return self._show(EvolutionOutcome.from_exception(
                 RuntimeError("this editor has no commit function; open it with toolkit.edit_schema")
@@ -204,11 +302,15 @@ class EvolutionEditor:
         return self._show(outcome)
 
     def undo(self, seq: int) -> EvolutionOutcome:
-        """Commit the inverse of lineage entry ``seq`` (its "Undo" button)."""
+        """Commit the inverse of lineage entry ``seq`` (the "Undo" button on its row);
+        refused, changing nothing, when its row says it cannot be undone."""
         if self._undo is None:
             return self._show(EvolutionOutcome.from_exception(
                 RuntimeError("this editor has no undo function; open it with toolkit.edit_schema")
             ))
+        row = self.model.row(seq)
+        if row is not None and not row.can_undo:
+            return self._show(EvolutionOutcome.not_undoable(row))
         try:
             entry = self._undo(seq, self.model.state)
         except Exception as exc:
@@ -273,16 +375,15 @@ class EvolutionEditor:
         self.before.value, self.after.value = trees_html(m)
         self.plan.value = plan_html(m)
         self.tabs.titles = ["Schema", "Plan" if m.error is None else "Plan (error)"]
+        self._hide_question()  # a question about another plan is never answered
         self.commit_button.disabled = self._commit is None or not m.can_commit
-        self.lineage_table.value = lineage_html(m.lineage)
-        self.undo_buttons = {}
-        for row in sorted(m.lineage, key=lambda r: -r.seq):
-            if row.reversible:
-                button = widgets.Button(description=f"Undo #{row.seq}", icon="undo",
-                                        disabled=self._undo is None)
-                button.on_click(lambda _, seq=row.seq: self.undo(seq))
-                self.undo_buttons[row.seq] = button
-        self.undo_box.children = list(self.undo_buttons.values())
+        undo = None if self._undo is None else self.undo
+        self.lineage_rows = {
+            row.seq: LineageRowView(row, undo) for row in sorted(m.lineage, key=lambda r: -r.seq)
+        }
+        header = [widgets.HTML("<b>entry</b>"), widgets.HTML("<b>undo</b>")]
+        cells = [cell for view in self.lineage_rows.values() for cell in view.cells]
+        self.lineage.children = [*header, *cells] if cells else [widgets.HTML(no_lineage_html())]
 
     def _show(self, outcome: EvolutionOutcome) -> EvolutionOutcome:
         self.outcome = outcome

@@ -1,6 +1,15 @@
 """What an action of a panel did, in plain words: the outcome of committing a preview
 (:class:`CommitOutcome`, whose words the quarantine inspector reuses for a replay) and
 the HTML of any panel's outcome (:func:`outcome_html`). Errors keep their traceback.
+
+Before an action that rewrites every data file of a table (a widening Iceberg cannot do
+in place, RULES 5), the panels ask once more, with what the rewrite touches
+(:class:`TableSize`, read from the table's current snapshot summary, no data file read):
+
+>>> print(rewrite_question("db.events", TableSize(1_234_567, 42, 3_435_973_837)))
+This rewrites every data file of db.events: 1,234,567 rows in 42 files, 3.2 GB. Rewrite?
+>>> print(rewrite_question("db.t", TableSize(1, None, 596)))
+This rewrites every data file of db.t: 1 row, 596 B. Rewrite?
 """
 
 from __future__ import annotations
@@ -10,14 +19,25 @@ from dataclasses import dataclass
 from html import escape
 from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias, cast
 
+from toolkit.core.maintenance import size_text
 from toolkit.core.state import ABSENT, TableState
 from toolkit.errors import MalformedLineError, NotARecordError, PlanChangedError, StalePlanError
 from toolkit.notebook.common import clip, value_text, wrap
 
 if TYPE_CHECKING:
+    from pyiceberg.table import Table
+
     from toolkit.pipeline.ingest import IngestReport
 
-__all__ = ["CommitOutcome", "Outcome", "OutcomeKind", "outcome_html"]
+__all__ = [
+    "CommitOutcome",
+    "Outcome",
+    "OutcomeKind",
+    "TableSize",
+    "outcome_html",
+    "rewrite_question",
+    "rewrite_question_html",
+]
 
 OutcomeKind: TypeAlias = Literal[
     "committed", "skipped", "stale", "plan_changed", "malformed", "not_a_record", "error"
@@ -187,3 +207,55 @@ def outcome_html(outcome: Outcome) -> str:
             f"<pre>{escape(outcome.traceback)}</pre></details>"
         )
     return wrap(text)
+
+
+# --- before a rewrite: what it touches --------------------------------------------------------
+
+
+def _count(n: int, one: str) -> str:
+    return f"{n:,} {one}" if n == 1 else f"{n:,} {one}s"
+
+
+@dataclass(frozen=True, slots=True)
+class TableSize:
+    """The rows, data files and bytes of a table's current snapshot: what a rewrite of
+    every data file touches. ``files`` is None when only the rows and bytes are known."""
+
+    rows: int
+    files: int | None
+    bytes: int
+
+    @classmethod
+    def of(cls, table: Table) -> TableSize:
+        """From the current snapshot's summary (``total-records``, ``total-data-files``,
+        ``total-files-size``); no data file is read. A table without data: all zero."""
+        snap = table.current_snapshot()
+        summary = None if snap is None else snap.summary
+
+        def total(key: str) -> int:
+            return 0 if summary is None else int(summary.get(key) or 0)
+
+        return cls(total("total-records"), total("total-data-files"), total("total-files-size"))
+
+    def __str__(self) -> str:
+        rows = _count(self.rows, "row")
+        files = "" if self.files is None else f" in {_count(self.files, 'file')}"
+        return f"{rows}{files}, {size_text(self.bytes)}"
+
+
+def rewrite_question(table: str, size: TableSize | None) -> str:
+    """What a panel asks before committing a plan that rewrites data files."""
+    what = "" if size is None else f": {size}"
+    return f"This rewrites every data file of {table}{what}. Rewrite?"
+
+
+def rewrite_question_html(table: str, size: TableSize | None, columns: list[str]) -> str:
+    """The question, then the columns rewritten (``"score: long -> string"``)."""
+    detail = (
+        f"Columns rewritten: {', '.join(columns)}. Snapshots before the rewrite keep "
+        "the old values. Nothing is committed until you click Rewrite."
+    )
+    return wrap(
+        f'<p class="tknb-rewrite">{escape(rewrite_question(table, size))}</p>'
+        f'<p class="tknb-muted">{escape(detail)}</p>'
+    )

@@ -4,7 +4,10 @@
 The panel keeps its model (``panel.model``), assigns the HTML of
 :mod:`toolkit.notebook.preview_html`, embeds an explore panel for the profile, and wires
 its buttons to plain methods, so a notebook run headless (or a test) calls
-``panel.approve()`` exactly as the button does.
+``panel.approve()`` to commit as the button does. A plan that rewrites data files (a
+widening Iceberg cannot do in place, RULES 5) is never committed by one click: the button
+first asks "This rewrites every data file of db.events: 1,234,567 rows in 42 files,
+3.2 GB. Rewrite?", and only "Rewrite" commits ("Cancel" commits nothing).
 
 "Copy as code" exports the plan (``Plan.to_sql`` / ``Plan.to_pyiceberg``) in the language
 the dropdown names; the button lives in the page itself (an inline handler in an HTML
@@ -24,9 +27,16 @@ import ipywidgets as widgets
 from toolkit.core.options import Options
 from toolkit.core.planner import Plan
 from toolkit.errors import ExportError
+from toolkit.notebook.confirm import rewrite_confirmation
 from toolkit.notebook.explore_model import StatisticsModel
 from toolkit.notebook.explore_widget import ExplorePanel
-from toolkit.notebook.outcome import CommitOutcome, outcome_html
+from toolkit.notebook.outcome import (
+    CommitOutcome,
+    TableSize,
+    outcome_html,
+    rewrite_question,
+    rewrite_question_html,
+)
 from toolkit.notebook.preview_html import (
     code_html,
     landings_html,
@@ -86,7 +96,10 @@ class PreviewPanel:
     plan, the table state it was made against, a stable batch id) and returns an
     ``IngestReport``; without one the panel is read-only. ``statistics`` (optional) returns
     the table's written data statistics after a commit; ``repreview`` (optional) makes a new
-    preview when the table moved.
+    preview when the table moved. ``table_size`` (optional) reads the rows, data files and
+    bytes of the table's current snapshot (:meth:`TableSize.of`), which the question before
+    a rewrite states; without it the question states the rows and bytes the plan's
+    rewrites carry.
     """
 
     def __init__(
@@ -99,6 +112,7 @@ class PreviewPanel:
         batch_id: str | None = None,
         statistics: Callable[[], WrittenDataStatistics] | None = None,
         repreview: Callable[[], Preview] | None = None,
+        table_size: Callable[[], TableSize] | None = None,
     ) -> None:
         self.options = options or Options()
         self.sample = sample
@@ -106,7 +120,10 @@ class PreviewPanel:
         self._commit = commit
         self._statistics = statistics
         self._repreview = repreview
+        self._table_size = table_size
         self.outcome: CommitOutcome | None = None
+        self.question: str | None = None
+        """The question shown before a rewrite is committed (None: none is shown)."""
         self.statistics: WrittenDataStatistics | None = None
         self.statistics_panel: ExplorePanel | None = None
 
@@ -129,9 +146,15 @@ class PreviewPanel:
         self.preview_again_button = widgets.Button(
             description="Preview again", icon="refresh", layout={"display": "none"}
         )
+        # asked before a plan that rewrites data files is committed (RULES 5)
+        self.rewrite_text, self.rewrite_button, self.cancel_button, self.rewrite_confirmation = (
+            rewrite_confirmation()
+        )
         self.message = widgets.HTML()
         self.result = widgets.VBox()
-        self.approve_button.on_click(lambda _: self.approve())
+        self.approve_button.on_click(lambda _: self.click_approve())
+        self.rewrite_button.on_click(lambda _: self.confirm_rewrite())
+        self.cancel_button.on_click(lambda _: self.cancel_rewrite())
         self.preview_again_button.on_click(lambda _: self.preview_again())
         # "Copy as code": the language, then the button and the code (or why there is none)
         self.code_language = widgets.Dropdown(
@@ -149,6 +172,7 @@ class PreviewPanel:
                 self.tabs,
                 widgets.HBox([self.code_language, self.code_box]),
                 widgets.HBox([self.approve_button, self.preview_again_button, self.progress]),
+                self.rewrite_confirmation,
                 self.message,
                 self.result,
             ]
@@ -215,6 +239,7 @@ class PreviewPanel:
             "<i>Read-only preview: no commit function was given.</i>"
         )
         self.result.children = []
+        self._hide_question()
         self.approve_button.disabled = self._commit is None
         self.preview_again_button.layout.display = "none"
         self._show_code()
@@ -267,8 +292,67 @@ class PreviewPanel:
 
     # --- the buttons ----------------------------------------------------------------------
 
+    @property
+    def rewrites(self) -> bool:
+        """Whether approving the plan rewrites data files (then a click asks first)."""
+        return bool(self.preview.plan.rewrites)
+
+    def click_approve(self) -> CommitOutcome | None:
+        """What the "Approve and commit" button does: commit, or, when the plan rewrites
+        data files, only ask (:attr:`question`, with "Rewrite" and "Cancel") and return
+        None; "Rewrite" (:meth:`confirm_rewrite`) then commits."""
+        if self._commit is None or not self.rewrites:
+            return self.approve()
+        size = self._size()
+        self.question = rewrite_question(self.model.table, size)
+        self.rewrite_text.value = rewrite_question_html(
+            self.model.table,
+            size,
+            [f"{r.name}: {r.before} -> {r.after}" for r in self.preview.plan.rewrites],
+        )
+        self.rewrite_confirmation.layout.display = ""
+        self.approve_button.disabled = True
+        self.message.value = ""
+        return None
+
+    def confirm_rewrite(self) -> CommitOutcome | None:
+        """The "Rewrite" button: commit the plan the question was asked about."""
+        if self.question is None:  # nothing was asked: nothing to confirm
+            return None
+        self._hide_question()
+        return self.approve()
+
+    def cancel_rewrite(self) -> None:
+        """The "Cancel" button: commit nothing, and offer "Approve and commit" again."""
+        if self.question is None:
+            return
+        self._hide_question()
+        self.approve_button.disabled = self._commit is None
+        self.message.value = outcome_html(_Cancelled(self.model.table))
+
+    def _size(self) -> TableSize | None:
+        """What the rewrite touches: the table's current snapshot (``table_size``), else
+        the rows and bytes the plan's rewrites carry (files unknown)."""
+        if self._table_size is not None:
+            try:
+                return self._table_size()
+            except Exception:  # the question is still asked, with what the plan knows
+                pass
+        costs = {(r.rows, r.bytes) for r in self.preview.plan.rewrites}
+        if len(costs) == 1:
+            ((rows, size),) = costs
+            if rows is not None and size is not None:
+                return TableSize(rows, None, size)
+        return None
+
+    def _hide_question(self) -> None:
+        self.question = None
+        self.rewrite_text.value = ""
+        self.rewrite_confirmation.layout.display = "none"
+
     def approve(self) -> CommitOutcome:
-        """Commit the previewed plan and data; what the "Approve and commit" button does.
+        """Commit the previewed plan and data, its rewrites included (from code this is
+        the approval itself; the button asks first when the plan rewrites data files).
 
         Errors are not raised: they become the outcome, shown in plain words (with the
         traceback folded underneath) and returned.
@@ -332,3 +416,15 @@ class PreviewPanel:
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         return self.widget._repr_mimebundle_(**kwargs)
+
+
+class _Cancelled:
+    """What "Cancel" did: nothing (shown as an outcome)."""
+
+    ok = True
+    title = "Cancelled"
+    error_type = None
+    traceback = None
+
+    def __init__(self, table: str) -> None:
+        self.message = f"Nothing was committed to {table}."
