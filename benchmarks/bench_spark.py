@@ -18,11 +18,14 @@ shared machine vary 1.2-2.4x between runs, see BASELINES.md):
    target <= 2.0 (raw PyIceberg, Spark's ``ALTER TABLE`` and ``commit_plan`` keeping every
    schema version measured alongside). ``--commits-only`` runs this part alone.
 4. data growth: one table fed 100 successive ``toolkit.ingest`` batches of 300 records,
-   each with data and a schema change (a new field; every 10th batch a retyped one too),
-   after 5 warm-up batches on another table; median ingest time of batches 96-100 over
-   that of batches 1-5: target <= 2.0 (the split per step, and the size of the table's
-   metadata file, are printed alongside). ``--data-growth-only`` runs this part alone,
-   ``--no-data-growth`` skips it.
+   with a schema change every 10th batch (a new field; the 100th also retypes one), after
+   5 warm-up batches on another table, and maintained (``toolkit.maintain`` after every
+   10th batch, keeping the last 10 snapshots, as a long-lived stream is run); median
+   ingest time of batches 96-100 over that of batches 1-5: target <= 2.0. Printed
+   alongside: the same never maintained, the harshest case (a schema change in every
+   batch) maintained and not, a fresh table as wide as that case's 100th batch, the split
+   per step, and the size of the tables' metadata files.
+   ``--data-growth-only`` runs this part alone, ``--no-data-growth`` skips it.
 
 The records are ``benchmarks.generate.records(N, seed)`` written once as JSON lines; with
 ``--keep-data DIR`` the file is kept in ``DIR`` (keyed by N and seed) and reused.
@@ -38,6 +41,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import cProfile
+import datetime as dt
 import functools
 import io
 import os
@@ -71,13 +75,23 @@ NAMESPACE = "bench"
 COMMIT_PAIRS = 15  # toolkit / raw PyIceberg commit pairs, median
 GROWTH_STEPS = 100
 GROWTH_SHOWN = (1, 10, 50, 100)
-#: data growth: one table fed DATA_BATCHES ingest batches of DATA_ROWS records, each with
-#: a new field (and every 10th with a retyped one), so every batch commits a schema change
-#: and writes data; after DATA_WARMUP batches on a table of their own
+#: data growth: tables fed DATA_BATCHES ingest batches of DATA_ROWS records each, after
+#: DATA_WARMUP batches on a table of their own. The target's scenario is the issue's: data
+#: batches with a schema change every DATA_CHANGE_EVERY-th (a new field; every 10th change
+#: also retypes the previous change's field), on a table maintained as a long-lived stream
+#: is: ``toolkit.maintain`` after every DATA_MAINTAIN_EVERY batches, what
+#: ``toolkit.stream(..., maintain_every=10, maintenance=DATA_MAINTENANCE)`` does (its time is
+#: printed apart). Printed alongside, without a target: the same never maintained, and the
+#: harshest case (a schema change in every batch, so the table gains a column per batch),
+#: maintained and not, with a width control: a fresh table as wide as its 100th batch.
 DATA_BATCHES = 100
 DATA_ROWS = 300
 DATA_WARMUP = 5
 DATA_SHOWN = (1, 10, 50, 100)
+DATA_CHANGE_EVERY = 10
+DATA_MAINTAIN_EVERY = 10
+DATA_MAINTENANCE: dict[str, Any] = {"older_than": dt.timedelta(0),
+                                    "retain_last": DATA_MAINTAIN_EVERY}
 #: Both paths are warmed on the same small file first, a sample of the whole stream: Spark
 #: generates and compiles code per schema, and a warm-up on the stream's start alone (no
 #: drift yet) would leave the timed run's classes cold.
@@ -589,6 +603,9 @@ def commits_only(seed: int, log: Callable[[str], None]) -> int:
 class DataGrowthRuns:
     """Per-batch seconds of successive ``toolkit.ingest`` calls on one table."""
 
+    change_every: int  # a schema change in every that many-th batch
+    maintain_every: int | None  # toolkit.maintain after every that many batches, or never
+    maintenance: list[float]  # seconds of each toolkit.maintain
     ingest: list[float]
     steps: list[dict[str, float]]  # profile, plan+commit, commit (commit_plan), route+append
     changes: list[int]  # columns each batch's plan changed
@@ -597,15 +614,37 @@ class DataGrowthRuns:
     def ratio(self) -> float:
         return med(self.ingest[-5:]) / med(self.ingest[:5])
 
+    @property
+    def title(self) -> str:
+        change = ("a schema change every batch" if self.change_every == 1
+                  else f"a schema change every {self.change_every} batches")
+        kept = ("never maintained" if self.maintain_every is None
+                else f"maintained every {self.maintain_every}")
+        return f"{change}, {kept}"
 
-def data_batch(base: Sequence[dict[str, Any]], k: int, rows: int) -> list[dict[str, Any]]:
-    """Batch ``k`` (1-based): its slice of ``base`` plus a new long field ``n<k>``; every
-    10th batch also sends the previous batch's field as text (a type change)."""
+
+@dataclass
+class DataGrowth:
+    """The data growth runs: the target's (``target``) and those printed alongside."""
+
+    target: DataGrowthRuns
+    others: list[DataGrowthRuns]
+    wide: list[float]  # seconds of batches 2-6 on a fresh table as wide as batch 100
+
+
+def data_batch(
+    base: Sequence[dict[str, Any]], k: int, rows: int, every: int = 1, wide: bool = False,
+) -> list[dict[str, Any]]:
+    """Batch ``k`` (1-based): its slice of ``base``; when ``k`` is a multiple of ``every``,
+    with a new long field ``n<k>``, and at every 10th such change the previous change's
+    field sent as text (a type change). ``wide``: with every field batch ``k`` would have
+    had by then (the fields of all earlier changes too)."""
     out = []
+    earlier = range(every, k + 1, every) if wide else (k,) if k % every == 0 else ()
     for r in base[(k - 1) * rows : k * rows]:
-        r = {**r, f"n{k:03d}": k}
-        if k % 10 == 0:
-            r[f"n{k - 1:03d}"] = f"s{k}"
+        r = {**r, **{f"n{j:03d}": j for j in earlier}}
+        if k % (10 * every) == 0:
+            r[f"n{k - every:03d}"] = f"s{k}"
         out.append(r)
     return out
 
@@ -623,50 +662,87 @@ def metadata_facts(cat: Catalog, name: str) -> tuple[int, int, int]:
 def run_data_growth(
     cat: Catalog, spark: SparkSession, seed: int, log: Callable[[str], None],
     batches: int = DATA_BATCHES, rows: int = DATA_ROWS,
+) -> DataGrowth:
+    """``batches`` successive ``toolkit.ingest`` calls on each of four tables (JSON-lines
+    files, so JSON's JVM path as a stream's micro-batches take; written beforehand, outside
+    the timing), then the width control. The target's table is fed last, so its first
+    batches, the ratio's base, run as warm as its last."""
+    base = records(rows * (batches + DATA_WARMUP + 6), seed)
+    with tempfile.TemporaryDirectory(prefix="bench-data-growth-") as tmp:
+
+        def written(name: str, batch: list[dict[str, Any]]) -> Path:
+            f = Path(tmp, f"{name}.jsonl")
+            f.write_bytes(to_jsonl(batch))
+            return f
+
+        warm = [written(f"warm-{k}", data_batch(base[rows * batches :], k, rows))
+                for k in range(1, DATA_WARMUP + 1)]
+        runs = []
+        for every, maintain_every in ((1, None), (1, DATA_MAINTAIN_EVERY),
+                                      (DATA_CHANGE_EVERY, None),
+                                      (DATA_CHANGE_EVERY, DATA_MAINTAIN_EVERY)):
+            files = [written(f"batch-{every}-{k:03d}", data_batch(base, k, rows, every))
+                     for k in range(1, batches + 1)]
+            runs.append(_feed(cat, spark, log, files, warm, every, maintain_every))
+        # a fresh table as wide as the every-batch-change tables' 100th batch (its first
+        # batch creates it; the next five are timed)
+        wide = [written(f"wide-{k}", data_batch(base, batches, rows, 1, wide=True))
+                for k in range(6)]
+        import toolkit
+
+        times = []
+        for k, f in enumerate(wide):
+            t0 = time.perf_counter()
+            toolkit.ingest(f, f"{NAMESPACE}.data_growth_wide", cat, spark,
+                           batch_id=f"wide-{k}")
+            times.append(time.perf_counter() - t0)
+    return DataGrowth(runs[-1], runs[:-1], times[1:])
+
+
+def _feed(
+    cat: Catalog, spark: SparkSession, log: Callable[[str], None], files: Sequence[Path],
+    warm: Sequence[Path], change_every: int, maintain_every: int | None,
 ) -> DataGrowthRuns:
-    """``batches`` successive ``toolkit.ingest`` calls on one table, each with data and a
-    schema change (JSON-lines files, so JSON's JVM path as a stream's micro-batches take);
-    the files are written beforehand, outside the timing."""
+    """One table fed ``files``, one ingest each, after ``warm`` on a table of its own."""
     import gc
 
     import toolkit
 
-    base = records(rows * (batches + DATA_WARMUP), seed)
-    out = DataGrowthRuns([], [], [], {})
-    with tempfile.TemporaryDirectory(prefix="bench-data-growth-") as tmp:
-        files = []
-        for k in range(1, batches + 1):
-            f = Path(tmp, f"batch-{k:03d}.jsonl")
-            f.write_bytes(to_jsonl(data_batch(base, k, rows)))
-            files.append(f)
-        for k in range(1, DATA_WARMUP + 1):  # JIT, Iceberg classes, a table of their own
-            warm = Path(tmp, f"warm-{k}.jsonl")
-            warm.write_bytes(to_jsonl(data_batch(base[rows * batches :], k, rows)))
-            toolkit.ingest(warm, f"{NAMESPACE}.data_growth_warm", cat, spark)
-        name = f"{NAMESPACE}.data_growth"
-        for k, f in enumerate(files, 1):
-            gc.collect()  # a collection of the last batch's garbage is not this batch's
-            with split({"commit": "commit_plan"}) as steps:
-                t0 = time.perf_counter()
-                rep = toolkit.ingest(f, name, cat, spark, batch_id=f"data-growth-{k}")
-                s = time.perf_counter() - t0
-            out.ingest.append(s)
-            out.steps.append(dict(steps.seconds))
-            out.changes.append(len(rep.plan.changes))
-            if k in (1, 5, batches // 2, batches):
-                out.metadata[k] = metadata_facts(cat, name)
-            if k in DATA_SHOWN:
-                log(f"data growth #{k}: ingest {s * 1e3:.0f} ms (" + ", ".join(
-                    f"{n} {v * 1e3:.0f} ms" for n, v in steps.seconds.items()) + ")")
-    if not all(out.changes[1:]):
-        log("WARNING: data growth: some batches changed no column: "
-            f"{[k for k, c in enumerate(out.changes, 1) if not c]}")
+    out = DataGrowthRuns(change_every, maintain_every, [], [], [], [], {})
+    what = f"{change_every}_{'never' if maintain_every is None else maintain_every}"
+    batches = len(files)
+    for w in warm:  # JIT, Iceberg classes, a table of their own
+        toolkit.ingest(w, f"{NAMESPACE}.data_growth_warm_{what}", cat, spark)
+    name = f"{NAMESPACE}.data_growth_{what}"
+    for k, f in enumerate(files, 1):
+        gc.collect()  # a collection of the last batch's garbage is not this batch's
+        with split({"commit": "commit_plan"}) as steps:
+            t0 = time.perf_counter()
+            rep = toolkit.ingest(f, name, cat, spark, batch_id=f"data-growth-{k}")
+            s = time.perf_counter() - t0
+        out.ingest.append(s)
+        out.steps.append(dict(steps.seconds))
+        out.changes.append(len(rep.plan.changes))
+        if k in (1, 5, batches // 2, batches):
+            out.metadata[k] = metadata_facts(cat, name)
+        if k in DATA_SHOWN:
+            log(f"data growth, {out.title}, #{k}: ingest {s * 1e3:.0f} ms (" + ", ".join(
+                f"{n} {v * 1e3:.0f} ms" for n, v in steps.seconds.items()) + ")")
+        if maintain_every is not None and k % maintain_every == 0:
+            t0 = time.perf_counter()
+            toolkit.maintain(name, cat, spark, **DATA_MAINTENANCE)
+            out.maintenance.append(time.perf_counter() - t0)
+    missing = [k for k, c in enumerate(out.changes, 1)
+               if k > 1 and k % change_every == 0 and not c]
+    if missing:
+        log(f"WARNING: data growth, {out.title}: batches without their schema change: "
+            f"{missing}")
     return out
 
 
-def data_growth_report(runs: DataGrowthRuns) -> tuple[list[str], list[str]]:
-    """The data growth table (per step: batches 1, 10, 50, 100 and the medians the ratio
-    takes), and its verdict line."""
+def growth_table(runs: DataGrowthRuns) -> list[str]:
+    """One run's table: per step, batches 1, 10, 50, 100 and the medians the ratio takes,
+    then the size of its metadata file."""
     n = len(runs.ingest)
     steps = ("profile", "plan+commit", "route+append")  # "commit" is inside plan+commit
     series = {
@@ -680,7 +756,7 @@ def data_growth_report(runs: DataGrowthRuns) -> tuple[list[str], list[str]]:
         ],
     }
     shown = [k for k in DATA_SHOWN if k <= n]
-    rows = [["data growth (ms)", *(f"#{k}" for k in shown), "med(1-5)",
+    rows = [[f"data growth, {runs.title} (ms)", *(f"#{k}" for k in shown), "med(1-5)",
              f"med({n - 4}-{n})", "ratio"]]
     for label, xs in series.items():
         a, b = med(xs[:5]), med(xs[-5:])
@@ -690,12 +766,31 @@ def data_growth_report(runs: DataGrowthRuns) -> tuple[list[str], list[str]]:
         f"#{k} {size / 1e3:.0f} KB, {schemas} schemas, {snaps} snapshots"
         for k, (size, schemas, snaps) in sorted(runs.metadata.items())
     )
-    r = runs.ratio()
+    out = [*table_text(rows), f"table metadata.json: {facts}"]
+    if runs.maintenance:
+        out.append(f"toolkit.maintain, {len(runs.maintenance)} runs: median "
+                   f"{med(runs.maintenance) * 1e3:.0f} ms, max "
+                   f"{max(runs.maintenance) * 1e3:.0f} ms (not in the batches' times)")
+    return out
+
+
+def data_growth_report(runs: DataGrowth) -> tuple[list[str], list[str]]:
+    """The data growth tables, and the verdict line (on the target's table)."""
+    r = runs.target.ratio()
+    harsh = runs.others[1]  # a schema change every batch, maintained
+    wide = med(runs.wide)
     tail = [
         f"ratio commit-growth-with-data = {r:.2f} (target <= {TARGET_GROWTH}): "
         f"{verdict(r, TARGET_GROWTH)}",
+        *(f"  ({o.title}: {o.ratio():.2f}, no target)" for o in runs.others),
+        f"  (a fresh table as wide as the 100th batch of a schema change every batch: "
+        f"{wide * 1e3:.0f} ms a batch; that 100th batch, maintained: "
+        f"{med(harsh.ingest[-5:]) * 1e3:.0f} ms, {med(harsh.ingest[-5:]) / wide:.2f} of it)",
     ]
-    return [*table_text(rows), f"table metadata.json: {facts}"], tail
+    tables: list[str] = []
+    for run in (runs.target, *runs.others):
+        tables += [*growth_table(run), ""]
+    return tables[:-1], tail
 
 
 def data_growth_only(seed: int, log: Callable[[str], None]) -> int:
@@ -787,7 +882,7 @@ def report(
     load0: tuple[float, float, float],
     load1: tuple[float, float, float],
     setup_s: float,
-    data_growth: DataGrowthRuns | None = None,
+    data_growth: DataGrowth | None = None,
 ) -> str:
     import pyiceberg
     import pyspark
