@@ -39,8 +39,17 @@ test: sysdeps install
 	$(BIN)/mypy
 	$(BIN)/pytest
 
+# saveState (binder/overrides.json, as on Binder): a saved notebook keeps its widgets' state,
+# so its panels still show when it is reopened without its kernel; JupyterLab reads
+# <prefix>/share/jupyter/lab/settings/overrides.d/*.json at start (a user's overrides.json wins)
+LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.d/toolkit.json
+
+$(LAB_OVERRIDES): binder/overrides.json | $(BIN)/python
+	mkdir -p $(@D)
+	cp $< $@
+
 # JUPYTER_PATH: use the venv's kernelspec even if the user has another "python3" one.
-lab: sysdeps install
+lab: sysdeps install $(LAB_OVERRIDES)
 	JUPYTER_PATH=$(CURDIR)/$(VENV)/share/jupyter $(BIN)/jupyter lab \
 		$(if $(filter 0,$(shell id -u)),--allow-root) notebooks/quickstart.ipynb
 

@@ -5,6 +5,12 @@ The notebook served is a trimmed temp copy of notebooks/quickstart.ipynb, up to 
 previews day 2 (day 1 is previewed and approved by its own cells), so the click is the only
 thing that commits day 2, the day whose drift adds the evolved columns. PyIceberg then checks
 the table, and a screenshot is kept in artifacts/quickstart.png for a person to look at.
+
+Then the notebook is saved, its kernel shut down and the page reloaded: with the widget
+state saved (saveState, binder/overrides.json, as `make lab` and Binder set it) the plan and
+the statistics still show (artifacts/quickstart-reloaded*.png). A copy saved without widget
+state, untrusted (as one downloaded from GitHub), shows each panel's text/html instead
+(artifacts/quickstart-reloaded-static.png).
 See ../../../shared/NOTEBOOK-TESTING.md for why each setting below is there.
 """
 
@@ -12,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -19,9 +26,10 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import nbformat
 import pytest
@@ -29,10 +37,16 @@ from ipykernel.kernelspec import write_kernel_spec
 
 import toolkit
 
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
+
 pytestmark = [pytest.mark.browser, pytest.mark.spark]  # the kernel starts Spark
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = ROOT / "notebooks" / "quickstart.ipynb"
+#: the JupyterLab settings `make lab` and Binder install (saveState: true)
+OVERRIDES = ROOT / "binder" / "overrides.json"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 ARTIFACTS = ROOT / "artifacts"
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -111,6 +125,11 @@ def jupyterlab(root: Path, home: Path) -> Iterator[str]:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(values))
 
+    # JupyterLab's app settings, as `make lab` installs them into the venv (overrides.d)
+    app_settings = home / "app-settings"
+    (app_settings / "overrides.d").mkdir(parents=True, exist_ok=True)
+    shutil.copy(OVERRIDES, app_settings / "overrides.d" / "toolkit.json")
+
     port = free_port()
     log = (home / "jupyterlab.log").open("wb")
     server = subprocess.Popen(
@@ -122,6 +141,7 @@ def jupyterlab(root: Path, home: Path) -> Iterator[str]:
             f"--port={port}",
             f"--ServerApp.token={TOKEN}",
             f"--ServerApp.root_dir={root}",
+            f"--LabApp.app_settings_dir={app_settings}",
         ],
         cwd=root,
         env=env,
@@ -152,10 +172,14 @@ def jupyterlab(root: Path, home: Path) -> Iterator[str]:
         log.close()
 
 
-def run_all_and_click(url: str, notebook: str, panels: int, screenshot: Path) -> str:
+def run_all_and_click(
+    url: str, notebook: str, panels: int, screenshot: Path,
+    then: Callable[[Page], None] | None = None,
+) -> str:
     """Open ``notebook``, run all its cells, click the last "Approve and commit" button and
     wait for its panel to say "Committed"; return that cell's text. Saves ``screenshot``
-    (after the click) and ``<stem>-preview.png`` next to it (the panel before the click)."""
+    (after the click) and ``<stem>-preview.png`` next to it (the panel before the click).
+    ``then`` is called with the page last (the browser is still open)."""
     from playwright.sync_api import expect, sync_playwright
 
     with sync_playwright() as pw:
@@ -197,7 +221,10 @@ def run_all_and_click(url: str, notebook: str, panels: int, screenshot: Path) ->
             button.evaluate("e => e.scrollIntoView({block: 'start'})")
             page.wait_for_timeout(1000)  # let plots and the panel settle before the picture
             page.screenshot(path=str(screenshot))
-            return cell.inner_text()
+            text = cell.inner_text()
+            if then is not None:
+                then(page)
+            return text
         except Exception:
             # what the page showed when it went wrong, for the person reading the failure
             screenshot.parent.mkdir(parents=True, exist_ok=True)
@@ -205,6 +232,91 @@ def run_all_and_click(url: str, notebook: str, panels: int, screenshot: Path) ->
             raise
         finally:
             browser.close()
+
+
+def api(url: str, path: str, method: str = "GET") -> object:
+    request = urllib.request.Request(
+        f"{url}{path}", method=method, headers={"Authorization": f"token {TOKEN}"}
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        body = response.read()
+    return json.loads(body) if body else None
+
+
+def save_and_reopen(url: str, work: Path, notebook: str, shots: Path) -> Callable[[Page], None]:
+    """What a user does next: save the notebook, stop its kernel, reload the page; the plan
+    and the statistics must still read (from the saved widget state). Then a copy without
+    widget state, untrusted: each panel's text/html must read instead."""
+
+    def reopen(page: Page) -> None:
+        from playwright.sync_api import expect
+
+        settings = api(url, "/lab/api/settings/@jupyter-widgets/jupyterlab-manager:plugin")
+        # the override is the setting's default now (a user's own setting would still win)
+        assert isinstance(settings, dict)
+        assert settings["schema"]["properties"]["saveState"]["default"] is True
+
+        path = work / notebook
+        before = path.stat().st_mtime_ns
+        page.locator(".lm-MenuBar-itemLabel", has_text="File").first.click()
+        page.locator(".lm-Menu-itemLabel", has_text="Save Notebook").first.click()
+        deadline = time.monotonic() + 30
+        while path.stat().st_mtime_ns == before or WIDGET_STATE not in path.read_text():
+            assert time.monotonic() < deadline, "the saved notebook holds no widget state"
+            time.sleep(0.25)
+
+        sessions = api(url, "/api/sessions")
+        assert isinstance(sessions, list)
+        for session in sessions:  # the kernel, and with it Spark, stops: no live widget left
+            api(url, f"/api/sessions/{session['id']}", "DELETE")
+        page.reload()
+
+        error = page.get_by_text("Error displaying widget")
+        # day 1's panel (approved by its cell) and day 2's (the click) each show them
+        statistics = page.locator(".jp-OutputArea-output").filter(
+            has_text="Written data statistics of the table now"
+        )
+        expect(statistics).to_have_count(2, timeout=90_000)
+        statistics = statistics.last
+        expect(statistics).to_be_visible()
+        plans = page.locator(".jp-OutputArea-output").filter(has_text="Preview of db.events")
+        expect(plans).to_have_count(2, timeout=30_000)
+        expect(plans.last).to_contain_text("my_field_string")  # the column day 2 adds
+        expect(statistics).to_contain_text("my_field_string")
+        expect(error).to_have_count(0)
+        plans.last.evaluate("e => e.scrollIntoView({block: 'start'})")
+        page.wait_for_timeout(1000)
+        page.screenshot(path=str(shots / "quickstart-reloaded.png"))
+        heading = statistics.get_by_text("Written data statistics of the table now")
+        heading.evaluate("e => e.scrollIntoView({block: 'start'})")
+        page.wait_for_timeout(500)
+        page.screenshot(path=str(shots / "quickstart-reloaded-statistics.png"))
+
+        # saved without widget state and opened untrusted: the outputs' text/html shows
+        nb = nbformat.read(path, as_version=4)
+        nb.metadata.pop("widgets", None)
+        nbformat.write(nb, work / "static.ipynb")
+        page.goto(f"{url}/lab/tree/static.ipynb?reset&token={TOKEN}")
+        explore = page.locator(".jp-OutputArea-output").filter(
+            has_text="60 records, 3 batch(es), 11 fields"
+        )
+        expect(explore).to_be_visible(timeout=60_000)
+        expect(explore).to_contain_text("A static copy of this toolkit panel")
+        expect(explore).to_contain_text("my_field_string")
+        expect(explore).not_to_contain_text("VBox(")
+        chart = explore.locator("img[alt^='Type mix of the']")
+        expect(chart).to_be_visible()  # the sanitizer kept the chart, and it decodes
+        assert chart.evaluate("e => e.complete && e.naturalWidth") > 0
+        static_plans = page.locator(".jp-OutputArea-output").filter(
+            has_text="A static copy of this toolkit panel"
+        ).filter(has_text="Preview of db.events")
+        expect(static_plans).to_have_count(2)
+        expect(static_plans.last).to_contain_text("my_field_string")
+        explore.evaluate("e => e.scrollIntoView({block: 'start'})")
+        page.wait_for_timeout(500)
+        page.screenshot(path=str(shots / "quickstart-reloaded-static.png"))
+
+    return reopen
 
 
 @pytest.fixture()
@@ -224,7 +336,8 @@ def test_click_approve_commits_the_evolved_schema(served: tuple[Path, Path, int]
     shot = ARTIFACTS / "quickstart.png"
 
     with jupyterlab(work, home) as url:
-        text = run_all_and_click(url, "quickstart.ipynb", panels, shot)
+        reopen = save_and_reopen(url, work, "quickstart.ipynb", ARTIFACTS)
+        text = run_all_and_click(url, "quickstart.ipynb", panels, shot, then=reopen)
 
     assert "Committed" in text
     table = toolkit.catalog(work / "lakehouse").load_table("db.events")

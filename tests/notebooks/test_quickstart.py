@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
+import base64
 import re
-from pathlib import Path
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 import toolkit
-from tests.notebooks.nbrun import execute
+from tests.notebooks.nbrun import WIDGET_VIEW, Executed, execute
 from toolkit.iceberg.ledger import batch_id_of
 
 pytestmark = [pytest.mark.notebook, pytest.mark.spark]
@@ -19,11 +21,17 @@ APPROVE = 'panel.approve()  # or click "Approve and commit" above'
 AGAIN = 'print("again:", panel.approve().kind)'
 
 
-def test_quickstart_runs_and_shows_the_drift(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    run = execute("quickstart.ipynb", tmp_path, monkeypatch, after={APPROVE: AGAIN})
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Executed]:
+    """The quickstart, executed once for this module's tests."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        yield execute(
+            "quickstart.ipynb", tmp_path_factory.mktemp("quickstart"), monkeypatch,
+            after={APPROVE: AGAIN},
+        )
 
+
+def test_quickstart_runs_and_shows_the_drift(run: Executed) -> None:
     assert "20 20 20 records" in run.text(run.cell("def load("))
     assert "60 records" in run.text(run.cell("toolkit.profile("))
 
@@ -95,3 +103,53 @@ def test_quickstart_runs_and_shows_the_drift(
     folded = [[c.strip() for c in r.strip("|").split("|")][columns.index("my_field")] for r in rows]
     assert any(v.startswith("MF-") for v in folded)  # was my_field_string
     assert any(v.isdigit() for v in folded)  # was my_field (a long)
+
+
+# --- without the widget: what GitHub, nbviewer or a notebook reopened without its widget
+# state shows is the text/html each panel's output carries next to its widget view
+
+
+def widget_outputs(run: Executed, contains: str) -> list[dict[str, Any]]:
+    """The data of each widget-view output of the cells whose source has ``contains``."""
+    return [
+        out["data"]
+        for c in run.code
+        if contains in c.source
+        for out in c.outputs
+        if WIDGET_VIEW in out.get("data", {})
+    ]
+
+
+def reader_text(html: str) -> str:
+    html = re.sub(r"<(style|svg)\b.*?</\1>", " ", html, flags=re.S)
+    return " ".join(re.sub(r"<[^>]+>", " ", html).split())
+
+
+def test_the_explore_output_carries_its_statistics_as_html(run: Executed) -> None:
+    (data,) = widget_outputs(run, "toolkit.explore(")
+    html = data["text/html"]
+    assert "VBox(" not in html and not data["text/plain"].startswith("VBox(")
+    shown = reader_text(html)
+    assert "60 records, 3 batch(es), 11 fields; 5 drifted, 4 evolved" in shown
+    for field in ("my_field", "device.os_version", "started", "tags"):
+        assert f" {field} " in shown
+    assert "my_field my_field_string" in shown  # a field and the columns of its family
+    # the type mix and one field's drift, drawn as SVG images
+    charts = [
+        base64.b64decode(data).decode()
+        for data in re.findall(r'src="data:image/svg\+xml;base64,([^"]+)"', html)
+    ]
+    assert len(charts) == 2
+    assert "<title>my_field: 30 values as string</title>" in charts[0]
+
+
+def test_every_widget_output_carries_the_panel_as_html(run: Executed) -> None:
+    outputs = widget_outputs(run, "")
+    assert len(outputs) == 3  # explore, day 1's preview, day 2's preview
+    for data in outputs:
+        assert "text/html" in data, f"a widget output without text/html: {data['text/plain']}"
+        assert "VBox(" not in data["text/html"] and "VBox(" not in data["text/plain"]
+    (day2,) = widget_outputs(run, "toolkit.preview(day2")
+    shown = reader_text(day2["text/html"])
+    for column in ("my_field_string", "size_double", "started_long", "device.os_version"):
+        assert column in shown  # the columns the plan adds

@@ -32,6 +32,7 @@ from toolkit.core.layout import as_path
 from toolkit.core.operations import Operation
 from toolkit.core.state import TableState
 from toolkit.errors import OperationError
+from toolkit.notebook.common import StaticHtmlPanel
 from toolkit.notebook.confirm import rewrite_confirmation
 from toolkit.notebook.editor_html import (
     lineage_entry_html,
@@ -52,6 +53,7 @@ from toolkit.notebook.editor_model import (
     form_of,
 )
 from toolkit.notebook.outcome import outcome_html, rewrite_question, rewrite_question_html
+from toolkit.notebook.report_html import editor_report_html
 
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
@@ -93,7 +95,7 @@ class LineageRowView:
         self.cells = [self.entry, widgets.VBox([self.button, self.status])]
 
 
-class EvolutionEditor:
+class EvolutionEditor(StaticHtmlPanel):
     """Pick an operation, fill its inputs (the table's fields in dropdowns), add it to the
     plan, see the schema after and the plan's text (or the error that stops it), commit
     (after a second click when the plan rewrites data files), then see the table's lineage,
@@ -390,8 +392,12 @@ class EvolutionEditor:
         self.message.value = outcome_html(outcome)
         return outcome
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        return self.widget._repr_mimebundle_(**kwargs)
+
+    def report_title(self) -> str:
+        return f"Evolution of {self.model.table}"
+
+    def report_html(self) -> str:
+        return editor_report_html(self.model, outcome=self.outcome)
 
 
 def edit_schema(catalog: Catalog, table: str) -> EvolutionEditor:

@@ -9,9 +9,9 @@ from __future__ import annotations
 from html import escape
 
 from toolkit.notebook.common import badge, wrap
-from toolkit.notebook.explore_model import FieldRow, Page
+from toolkit.notebook.explore_model import FieldRow, Page, StatisticsModel
 
-__all__ = ["field_table_html"]
+__all__ = ["field_table_html", "statistics_header_html"]
 
 
 def field_table_html(page: Page, *, committed: bool = False) -> str:
@@ -56,4 +56,16 @@ def _field_row(r: FieldRow) -> str:
     return (
         f"<tr{css}><td><code>{escape(r.name)}</code>{badges}{times}</td><td>{types}</td>"
         f"<td>{nulls}</td><td>{batches}</td><td>{samples}</td><td>{columns}</td></tr>"
+    )
+
+
+def statistics_header_html(base: StatisticsModel, matching: int | None = None) -> str:
+    """The line above the table: the source, records, batches, fields (``matching`` of
+    them when filtered), how many drifted and evolved."""
+    shown = str(base.total) if matching is None or matching == base.total else (
+        f"{matching} of {base.total}"
+    )
+    return (
+        f"<b>{escape(base.source)}</b>: {base.records} records, {len(base.batches)} "
+        f"batch(es), {shown} fields; {base.drifted} drifted, {base.evolved} evolved"
     )

@@ -10,15 +10,14 @@ as plotly's own mime bundle: a plain ``go.Figure``, no ``FigureWidget``.
 
 from __future__ import annotations
 
-import html
-from typing import Any
-
 import ipywidgets as widgets
 import plotly.graph_objects as go
 
-from toolkit.notebook.explore_html import field_table_html
+from toolkit.notebook.common import StaticHtmlPanel
+from toolkit.notebook.explore_html import field_table_html, statistics_header_html
 from toolkit.notebook.explore_model import Page, StatisticsModel
 from toolkit.notebook.figures import figure_output, type_drift_figure, type_mix_figure
+from toolkit.notebook.report_html import explore_report_html
 
 __all__ = ["ExplorePanel"]
 
@@ -27,9 +26,10 @@ def _show(out: widgets.Output, *figures: go.Figure) -> None:
     out.outputs = tuple(figure_output(f) for f in figures)
 
 
-class ExplorePanel:
+class ExplorePanel(StaticHtmlPanel):
     """Fields and their types: a search box, a paged table (evolved fields highlighted),
-    the type mix of the most drifted fields and the drift of one field across batches."""
+    the type mix of the most drifted fields and the drift of one field across batches.
+    Displayed, it also carries its current state as static HTML (``panel.to_html()``)."""
 
     def __init__(self, model: StatisticsModel, *, page_size: int = 25, top: int = 20) -> None:
         self.base = model
@@ -131,13 +131,7 @@ class ExplorePanel:
             self._render_charts()
 
     def _refresh(self) -> None:
-        m = self.base
-        matching = len(self.model.rows)
-        shown = str(m.total) if matching == m.total else f"{matching} of {m.total}"
-        self.header.value = (
-            f"<b>{html.escape(m.source)}</b>: {m.records} records, {len(m.batches)} batch(es), "
-            f"{shown} fields; {m.drifted} drifted, {m.evolved} evolved"
-        )
+        self.header.value = statistics_header_html(self.base, len(self.model.rows))
         self._render_page()
 
     def _render_page(self) -> None:
@@ -167,5 +161,13 @@ class ExplorePanel:
         figures = [self.mix_figure] + ([self.drift_figure] if self.drift_figure else [])
         _show(self.charts, *figures)
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        return self.widget._repr_mimebundle_(**kwargs)
+    # --- static HTML (what shows where the widget cannot) -----------------------------------
+
+    def report_title(self) -> str:
+        return f"Statistics of {self.base.source}"
+
+    def report_html(self) -> str:
+        """The header, every field matching the filter, the charts as SVG."""
+        return explore_report_html(
+            self.model, base=self.base, top=self.top, field=self.field_picker.value
+        )

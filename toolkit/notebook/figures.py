@@ -1,4 +1,5 @@
-"""Type drift as plotly figures: pure functions from the view-models to ``go.Figure``.
+"""Type drift as plotly figures: pure functions from the view-models to ``go.Figure``
+(the same numbers as inline SVG, for a panel's static HTML: :mod:`toolkit.notebook.report_html`).
 
 A figure is data too (``fig.data``, ``fig.layout``), so tests read its traces; a panel
 only hands it to the front end (:func:`figure_output`). No ``FigureWidget`` (it needs
@@ -13,48 +14,25 @@ from typing import Any
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from toolkit.notebook.explore_model import (
-    FieldRow,
-    StatisticsData,
-    TypeCount,
-    as_statistics_model,
-)
+from toolkit.notebook.explore_model import StatisticsData, TypeCount, as_statistics_model
+from toolkit.notebook.report_html import TYPE_COLORS, type_color, type_legend
 
-__all__ = ["PLOTLY_MIME", "figure_output", "type_color", "type_drift_figure", "type_mix_figure"]
+__all__ = [
+    "PLOTLY_MIME",
+    "TYPE_COLORS",
+    "figure_output",
+    "type_color",
+    "type_drift_figure",
+    "type_mix_figure",
+]
 
-#: one colour per lattice type, whichever field or chart shows it
-TYPE_COLORS = {
-    "boolean": "#8c564b",
-    "long": "#1f77b4",
-    "double": "#17becf",
-    "date": "#bcbd22",
-    "timestamp": "#9467bd",
-    "string": "#ff7f0e",
-    "record": "#2ca02c",
-    "empty": "#7f7f7f",
-}
 #: array dimensions are told apart by a pattern over the type's colour
 DIM_PATTERNS = ("", "/", "x", "+")
-
-
-def type_color(type_text: str) -> str:
-    return TYPE_COLORS.get(type_text.split("[", 1)[0], "#c7c7c7")
 
 
 def _pattern(type_text: str) -> str:
     dim = type_text.count("[]")
     return DIM_PATTERNS[min(dim, len(DIM_PATTERNS) - 1)]
-
-
-def _legend(rows: tuple[FieldRow, ...]) -> list[TypeCount]:
-    """One entry per label, the most frequent first (their type decides the colour)."""
-    totals: dict[str, int] = {}
-    first: dict[str, TypeCount] = {}
-    for r in rows:
-        for t in r.types:
-            totals[t.label] = totals.get(t.label, 0) + t.count
-            first.setdefault(t.label, t)
-    return [first[k] for k in sorted(totals, key=lambda k: (-totals[k], k))]
 
 
 def _bar(t: TypeCount, **values: object) -> go.Bar:
@@ -72,7 +50,7 @@ def type_mix_figure(data: StatisticsData, top: int = 20, *, title: str | None = 
     rows = model.top_drifted(top)
     unit = "values written" if model.committed else "values"
     fig = go.Figure()
-    for t in _legend(rows):
+    for t in type_legend(rows):
         counts = [r.types[r.labels.index(t.label)] if t.label in r.labels else None for r in rows]
         fig.add_trace(
             _bar(
@@ -112,7 +90,7 @@ def type_drift_figure(data: StatisticsData, field: str, *, title: str | None = N
     batches = [b.batch for b in row.by_batch]
     unit = "values written" if model.committed else "values"
     fig = go.Figure()
-    for t in _legend((row,)):
+    for t in type_legend((row,)):
         fig.add_trace(
             _bar(
                 t,

@@ -20,8 +20,10 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as widgets
 
 from toolkit.core.maintenance import STEPS, MaintenancePlan, MaintenanceReport
+from toolkit.notebook.common import StaticHtmlPanel
 from toolkit.notebook.maintenance_html import maintenance_outcome_html, plan_html
 from toolkit.notebook.maintenance_model import MaintenanceModel, MaintenanceOutcome
+from toolkit.notebook.report_html import maintenance_report_html
 
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
@@ -33,7 +35,7 @@ __all__ = ["ApplyFunction", "MaintenancePanel", "preview_maintenance"]
 ApplyFunction = Callable[[MaintenancePlan], MaintenanceReport]
 
 
-class MaintenancePanel:
+class MaintenancePanel(StaticHtmlPanel):
     """A maintenance plan before anything changes, one row per step with what it will do
     and why; "Apply this plan" runs exactly it and shows what was done. If the table moved
     meanwhile nothing is done and "Plan again" makes a new plan.
@@ -120,8 +122,12 @@ class MaintenancePanel:
             self._apply is None or outcome.ok or outcome.plan_again or not self.model.todo
         )
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        return self.widget._repr_mimebundle_(**kwargs)
+    def report_title(self) -> str:
+        return f"Maintenance of {self.model.table}"
+
+    def report_html(self) -> str:
+        """The plan and, once applied, what was done (``panel.to_html()`` saves it)."""
+        return maintenance_report_html(self.model, self.outcome)
 
 
 def preview_maintenance(

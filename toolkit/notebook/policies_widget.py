@@ -4,17 +4,17 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import ipywidgets as widgets
 
+from toolkit.notebook.common import StaticHtmlPanel
 from toolkit.notebook.policies_html import comparison_html, outcome_html
 from toolkit.notebook.policies_model import PolicyComparison
+from toolkit.notebook.report_html import policies_report_html
 
 __all__ = ["PolicyComparisonPanel"]
 
 
-class PolicyComparisonPanel:
+class PolicyComparisonPanel(StaticHtmlPanel):
     """What each policy would do with one sample, side by side (columns added, widenings,
     rewrites, values converted, records quarantined), and one policy's schema and plans."""
 
@@ -39,5 +39,9 @@ class PolicyComparisonPanel:
             return
         self.detail.value = self._detail_html(self.model.outcome(key))
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        return self.widget._repr_mimebundle_(**kwargs)
+    def report_title(self) -> str:
+        return "What each policy would do"
+
+    def report_html(self) -> str:
+        return policies_report_html(self.model)
+

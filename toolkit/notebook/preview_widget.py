@@ -20,13 +20,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
+from typing import TYPE_CHECKING, Final, Literal, TypeAlias
 
 import ipywidgets as widgets
 
 from toolkit.core.options import Options
 from toolkit.core.planner import Plan
 from toolkit.errors import ExportError
+from toolkit.notebook.common import StaticHtmlPanel
 from toolkit.notebook.confirm import rewrite_confirmation
 from toolkit.notebook.explore_model import StatisticsModel
 from toolkit.notebook.explore_widget import ExplorePanel
@@ -47,6 +48,7 @@ from toolkit.notebook.preview_html import (
     widenings_html,
 )
 from toolkit.notebook.preview_model import CommitRequest, PlanModel
+from toolkit.notebook.report_html import preview_report_html
 from toolkit.notebook.schema_tree import schema_tree_html
 
 if TYPE_CHECKING:
@@ -87,7 +89,7 @@ def _display(on: bool) -> str:
     return "" if on else "none"
 
 
-class PreviewPanel:
+class PreviewPanel(StaticHtmlPanel):
     """A plan before anything changes: the schema before and after (field IDs, new fields
     marked), the new columns and why, where each sample value lands, the view's SQL per
     dialect, the profile; then "Approve and commit", and what the commit did.
@@ -414,8 +416,17 @@ class PreviewPanel:
         self.preview_again_button.layout.display = _display(again)
         self.approve_button.disabled = outcome.ok or outcome.preview_again
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        return self.widget._repr_mimebundle_(**kwargs)
+
+    def report_title(self) -> str:
+        return f"Preview of {self.model.table}"
+
+    def report_html(self) -> str:
+        stats = self.statistics_panel
+        return preview_report_html(
+            self.model, profile=self.profile_panel.model, code=self.code,
+            code_language=dict((k, n) for n, k in CODE_LANGUAGES)[self.code_language.value],
+            outcome=self.outcome, statistics=None if stats is None else stats.model,
+        )
 
 
 class _Cancelled:

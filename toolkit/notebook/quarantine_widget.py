@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as widgets
 
 from toolkit.core.quarantine import Quarantine
+from toolkit.notebook.common import StaticHtmlPanel
 from toolkit.notebook.quarantine_html import (
     groups_html,
     replay_outcome_html,
@@ -33,6 +34,7 @@ from toolkit.notebook.quarantine_model import (
     ReplayPlan,
     ReplayRequest,
 )
+from toolkit.notebook.report_html import quarantine_report_html
 from toolkit.pipeline.replay import ReplayReport
 
 if TYPE_CHECKING:
@@ -51,7 +53,7 @@ PlanFunction = Callable[[Sequence[str]], "Preview"]
 DiscardFunction = Callable[[Sequence[str]], int]
 
 
-class QuarantinePanel:
+class QuarantinePanel(StaticHtmlPanel):
     """Groups of quarantined records, a selector, their samples, the plan a replay of the
     selection needs, and "Replay selected" (plus "Discard selected" for records that can
     never be replayed).
@@ -208,8 +210,16 @@ class QuarantinePanel:
         self.outcome = outcome
         self.message.value = replay_outcome_html(outcome)
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        return self.widget._repr_mimebundle_(**kwargs)
+    def report_title(self) -> str:
+        return f"Quarantine of {self.model.table}"
+
+    def report_html(self) -> str:
+        """The groups, the selection's samples and replay plan, the last outcome
+        (``panel.to_html()`` saves it)."""
+        return quarantine_report_html(
+            self.model, self.selected, plan=self.replay_plan, plan_error=self.plan_error,
+            outcome=self.outcome,
+        )
 
 
 def inspect_quarantine(
