@@ -197,11 +197,12 @@ def embedded_folder(cat: Catalog) -> Path | None:
 def check_table_name(identifier: object) -> None:
     """Refuse a table name without its namespace, saying how to write it.
 
-    >>> check_table_name("orders")
-    Traceback (most recent call last):
-    ...
-    toolkit.errors.TableNameError: table name 'orders': name a table as 'namespace.name',
-    e.g. 'db.orders'
+    >>> check_table_name("db.orders")
+    >>> try:
+    ...     check_table_name("orders")
+    ... except ValueError as exc:
+    ...     print(str(exc).partition(": ")[2])
+    name a table as 'namespace.name', e.g. 'db.orders'
     """
     if isinstance(identifier, str):
         parts = identifier.split(".")

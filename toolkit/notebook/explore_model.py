@@ -298,7 +298,7 @@ class StatisticsModel:
         note = (f"; {unrecorded} appended batch(es) that recorded no arrivals are not counted"
                 if unrecorded else "")
         return cls(
-            f"table {stats.table} (what arrived, over {total.records:,} records{note})",
+            f"table {stats.table} (what arrived{note})",
             total.records,
             tuple(label for label, _ in recorded),
             tuple(rows),
