@@ -76,3 +76,28 @@ def test_docstring_examples_run() -> None:
     result = doctest.testmod(sys.modules["toolkit.iceberg.catalog"], optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0
     assert result.failed == 0
+
+
+def test_a_namespace_another_writer_created_at_the_same_moment_is_fine(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """PyIceberg's SQL catalog reports that race with the database's unique key error,
+    not NamespaceAlreadyExistsError (seen in tests/reliability/test_writers.py)."""
+    import sqlalchemy.exc
+
+    from toolkit.iceberg.catalog import ensure_namespace
+
+    cat = catalog(tmp_path / "lake")
+    first = cat.create_namespace
+
+    def raced(namespace: str, *args: object, **kwargs: object) -> None:
+        first(namespace)  # the other writer
+        raise sqlalchemy.exc.IntegrityError("INSERT ...", {}, Exception("UNIQUE constraint"))
+
+    monkeypatch.setattr(cat, "create_namespace", raced)
+    ensure_namespace(cat, "db")
+    assert ("db",) in cat.list_namespaces()
+    # a failure that left no namespace is not hidden
+    monkeypatch.setattr(cat, "create_namespace", lambda *_: (_ for _ in ()).throw(OSError("disk")))
+    with pytest.raises(OSError, match="disk"):
+        ensure_namespace(cat, "other")

@@ -14,7 +14,11 @@ from pathlib import Path
 
 from pyiceberg.catalog import Catalog, load_catalog
 from pyiceberg.catalog.sql import SqlCatalog
-from pyiceberg.exceptions import NoSuchTableError
+from pyiceberg.exceptions import (
+    NamespaceAlreadyExistsError,
+    NoSuchNamespaceError,
+    NoSuchTableError,
+)
 from pyiceberg.table import Table
 from sqlalchemy.engine import make_url
 
@@ -29,6 +33,7 @@ WAREHOUSE = "warehouse"
 
 __all__ = [
     "check_table_name",
+    "ensure_namespace",
     "S3_SCHEMES",
     "EmbeddedCatalog",
     "catalog",
@@ -192,6 +197,23 @@ def embedded_folder(cat: Catalog) -> Path | None:
     """The folder of an embedded SQLite catalog, or ``None`` for any other catalog."""
     info = embedded(cat)
     return None if info is None else info.folder
+
+
+def ensure_namespace(cat: Catalog, namespace: str) -> None:
+    """Create ``namespace`` unless it exists. Two writers may create it at the same moment:
+    the loser of that race gets ``NamespaceAlreadyExistsError`` from most catalogs, but the
+    SQL catalog's own unique key error from PyIceberg's ``SqlCatalog``; either way the
+    namespace is there, which is all the caller needs."""
+    try:
+        cat.create_namespace(namespace)
+    except NamespaceAlreadyExistsError:
+        return
+    except Exception as exc:
+        try:
+            cat.load_namespace_properties(namespace)
+        except NoSuchNamespaceError:
+            raise exc from None  # it was not that race: the error as it was
+        # it exists: another writer created it first
 
 
 def check_table_name(identifier: object) -> None:

@@ -21,7 +21,6 @@ True
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import hashlib
 import json
@@ -32,7 +31,6 @@ from typing import Any, Final, cast
 import pyarrow as pa
 from pyiceberg.catalog import Catalog
 from pyiceberg.exceptions import (
-    NamespaceAlreadyExistsError,
     TableAlreadyExistsError,
 )
 from pyiceberg.expressions import BooleanExpression, EqualTo, In
@@ -42,7 +40,7 @@ from pyiceberg.types import LongType, NestedField, StringType, TimestamptzType
 
 from toolkit.core.quarantine import Quarantine, Quarantined, QuarantinedRow
 from toolkit.errors import UnknownIdsError
-from toolkit.iceberg.catalog import load_table
+from toolkit.iceberg.catalog import ensure_namespace, load_table
 from toolkit.iceberg.ledger import BATCH_ID_PROPERTY, ingested_batches
 
 __all__ = [
@@ -187,8 +185,7 @@ def ensure_quarantine_table(catalog: Catalog, table_id: str) -> Table:
     existing = load_table(catalog, qid)
     if existing is not None:
         return existing
-    with contextlib.suppress(NamespaceAlreadyExistsError):
-        catalog.create_namespace(qid.rsplit(".", 1)[0])
+    ensure_namespace(catalog, qid.rsplit(".", 1)[0])
     try:
         return catalog.create_table(qid, schema=QUARANTINE_SCHEMA)
     except TableAlreadyExistsError:  # another writer created it meanwhile

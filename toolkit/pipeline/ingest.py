@@ -9,7 +9,6 @@ decides, the JVM converts); everything else runs the core itself in Spark's Pyth
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import uuid
 from collections.abc import Callable
@@ -18,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 from pyiceberg.catalog import Catalog
 from pyiceberg.exceptions import (
-    NamespaceAlreadyExistsError,
     TableAlreadyExistsError,
 )
 from pyiceberg.table import Table
@@ -34,7 +32,7 @@ from toolkit.core.state import TableState
 from toolkit.core.summary import Summary
 from toolkit.core.types import Struct
 from toolkit.errors import IncompatibleRecordError, PlanChangedError, StalePlanError
-from toolkit.iceberg.catalog import load_table
+from toolkit.iceberg.catalog import ensure_namespace, load_table
 from toolkit.iceberg.commit import commit_plan
 from toolkit.iceberg.ledger import STAGING_PROPERTY, ingested_batches
 from toolkit.iceberg.operations import evolve
@@ -134,8 +132,7 @@ def _plan_and_commit(
             check(plan)
         if table is None:
             namespace = identifier.rsplit(".", 1)[0]
-            with contextlib.suppress(NamespaceAlreadyExistsError):
-                catalog.create_namespace(namespace)
+            ensure_namespace(catalog, namespace)
             try:
                 log = plan_lineage_properties(plan, {}, batch_id)  # RULES 6 lineage
                 # batches are staged, then published once (toolkit.iceberg.ledger)
