@@ -14,8 +14,7 @@ from pyiceberg.types import StringType
 
 import toolkit
 from tests.notebook_ui.test_evolution_editor import make_table
-from toolkit.cli.history import undone_by
-from toolkit.core.lineage import LineageEntry
+from toolkit.core.lineage import LineageEntry, undone_by
 from toolkit.core.operations import AddField, RenameField
 from toolkit.iceberg import catalog
 from toolkit.iceberg.lineage import lineage

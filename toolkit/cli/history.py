@@ -9,35 +9,13 @@ import click
 
 from toolkit.cli.common import catalog_options, emit, existing_table, json_option, open_catalog
 from toolkit.cli.exits import CommandFailed, ExitCode, guarded
+from toolkit.core.lineage import undone_by
 from toolkit.errors import IrreversibleError
 
 if TYPE_CHECKING:
     from toolkit.core.lineage import LineageEntry
 
-__all__ = ["undo", "undone_by"]
-
-#: the reason :func:`toolkit.undo` logs its entry with (``toolkit.iceberg.lineage``)
-_UNDO_REASON = "undo of lineage entry {}"
-
-
-def undone_by(entries: tuple[LineageEntry, ...], seq: int) -> LineageEntry | None:
-    """The later entry that undid entry ``seq``, unless that undo was itself undone.
-
-    >>> from toolkit.core.lineage import LineageEntry
-    >>> def entry(seq, reason=None):
-    ...     return LineageEntry(seq, 0, "user", None, reason, (), (), (), (), ())
-    >>> log = (entry(1), entry(2, "undo of lineage entry 1"))
-    >>> undone_by(log, 1).seq, undone_by(log, 2)
-    (2, None)
-    >>> undone_by((*log, entry(3, "undo of lineage entry 2")), 1) is None
-    True
-    """
-    for e in entries:
-        if (e.seq > seq and e.reason == _UNDO_REASON.format(seq)
-                and undone_by(entries, e.seq) is None):
-            return e
-    return None
-
+__all__ = ["undo"]
 
 def _entry_json(e: LineageEntry) -> dict[str, Any]:
     return {"seq": e.seq, "decided_by": e.decided_by, "batch": e.batch, "reason": e.reason,

@@ -21,6 +21,7 @@ commit as the change it describes, so the log never disagrees with the table.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -263,7 +264,43 @@ def read_lineage(properties: Mapping[str, str]) -> tuple[LineageEntry, ...]:
     return tuple(sorted(entries, key=lambda e: e.seq))
 
 
+#: the reason an undo's entry is logged with; "already undone" is read back from it
+_UNDO_REASON: Final = "undo of lineage entry {}"
+_UNDOES = re.compile(r"undo of lineage entry (\d+)")
+
+
+def undo_reason(seq: int) -> str:
+    """The reason the entry undoing entry ``seq`` is logged with."""
+    return _UNDO_REASON.format(seq)
+
+
+def undoes(entry: LineageEntry) -> int | None:
+    """The entry ``entry`` undid, if it is an undo."""
+    found = _UNDOES.fullmatch(entry.reason or "")
+    return None if found is None else int(found.group(1))
+
+
+def undone_by(entries: Sequence[LineageEntry], seq: int) -> LineageEntry | None:
+    """The later entry that undid entry ``seq``, unless that undo was itself undone.
+
+    >>> def entry(seq, reason=None):
+    ...     return LineageEntry(seq, 0, "user", None, reason, (), (), (), (), ())
+    >>> log = (entry(1), entry(2, undo_reason(1)))
+    >>> undone_by(log, 1).seq, undone_by(log, 2), undoes(log[1])
+    (2, None, 1)
+    >>> undone_by((*log, entry(3, undo_reason(2))), 1) is None
+    True
+    """
+    for e in entries:
+        if e.seq > seq and undoes(e) == seq and undone_by(entries, e.seq) is None:
+            return e
+    return None
+
+
 __all__ = [
+    "undo_reason",
+    "undone_by",
+    "undoes",
     "AUTOMATIC_RULE",
     "LINEAGE_PREFIX",
     "LineageEntry",

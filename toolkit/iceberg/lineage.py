@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from toolkit.core.evolution import plan_evolution
-from toolkit.core.lineage import LineageEntry, read_lineage
+from toolkit.core.lineage import LineageEntry, read_lineage, undo_reason
 from toolkit.errors import IrreversibleError, OperationError
 from toolkit.iceberg.operations import evolve, layout_of
 
@@ -54,7 +54,7 @@ def undo(
         inverse,
         decided_by="user",
         batch=entry.batch,
-        reason=f"undo of lineage entry {entry.seq}",
+        reason=undo_reason(entry.seq),
     )
     now = plan.subject_ids()
     for op, logged, current in zip(plan.operations, entry.guard, now, strict=False):

@@ -58,6 +58,7 @@ from toolkit.core.lineage import (
     evolution_of_plan,
     lineage_properties,
     read_lineage,
+    undo_reason,
 )
 from toolkit.core.operations import Operation, SortKey, Widening
 from toolkit.core.planner import Plan
@@ -553,7 +554,7 @@ def undo_preview(catalog: Catalog, table: str, entry: LineageEntry) -> Evolution
     if inverse is None:
         return None
     return preview_evolution(
-        catalog, table, inverse, reason=f"undo of lineage entry {entry.seq}", batch=entry.batch
+        catalog, table, inverse, reason=undo_reason(entry.seq), batch=entry.batch
     )
 
 

@@ -21,7 +21,6 @@ user: 1 operation(s)
 from __future__ import annotations
 
 import datetime as dt
-import re
 import traceback
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -30,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
 
 from toolkit.core.evolution import Evolution, plan_evolution
 from toolkit.core.layout import TableLayout, as_path
+from toolkit.core.lineage import undoes, undone_by
 from toolkit.core.operations import (
     Operation,
     SortKey,
@@ -311,21 +311,8 @@ def struct_choices(struct: Struct) -> tuple[tuple[str, Path], ...]:
 
 # --- lineage ---------------------------------------------------------------------------------
 
-#: the reason :func:`toolkit.undo` logs its entry with (``toolkit.iceberg.lineage.undo``; the
-#: command line's ``toolkit undo`` reads the same words to tell an entry already undone)
-UNDO_REASON: Final = "undo of lineage entry {}"
-_UNDOES = re.compile(r"undo of lineage entry (\d+)")
 #: the words entries logged by older versions give when no inverse could be worked out
 _OLD_REPLAY = "the plan could not be replayed to compute its inverse: "
-
-
-def _undone_by(entries: Sequence[LineageEntry], seq: int) -> LineageEntry | None:
-    """The later entry that undid entry ``seq``, unless that undo was itself undone."""
-    for e in entries:
-        if (e.seq > seq and e.reason == UNDO_REASON.format(seq)
-                and _undone_by(entries, e.seq) is None):
-            return e
-    return None
 
 
 def _sentence(text: str) -> str:
@@ -450,8 +437,7 @@ class LineageRow:
         undid it, ``layout`` (the table now) whether its inverse still applies."""
         inverse = entry.inverse()
         at = dt.datetime.fromtimestamp(entry.at_ms / 1000, dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
-        later = _undone_by(entries, entry.seq)
-        undoes = _UNDOES.fullmatch(entry.reason or "")
+        later = undone_by(entries, entry.seq)
         blocked = None
         if later is None and layout is not None:
             blocked = _undo_blocker(entry, layout)
@@ -461,7 +447,7 @@ class LineageRow:
             None if inverse is None else tuple(str(op).strip() for op in inverse),
             () if inverse is not None else _why_irreversible(entry),
             None if later is None else later.seq,
-            None if undoes is None else int(undoes.group(1)),
+            undoes(entry),
             blocked,
         )
 
