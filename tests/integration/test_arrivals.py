@@ -105,3 +105,18 @@ def test_arrivals_outlive_snapshot_expiry(lakehouse: Catalog, spark: SparkSessio
                      steps=("expire_snapshots",))
     assert toolkit.statistics(lakehouse.load_table(name)).arrived("n") == {
         "long": 5, "string": 4}
+
+
+def test_a_replay_adds_nothing_to_what_arrived(lakehouse: Catalog, spark: SparkSession) -> None:
+    """Records set aside were counted when they arrived; replaying them writes them, but
+    they do not arrive twice."""
+    name = "arrivals.replayed"
+    toolkit.ingest([{"flag": True}, {"flag": "maybe"}], name, lakehouse, spark,
+                   batch_id="day1", policy="widen")
+    before = toolkit.statistics(lakehouse.load_table(name)).arrived("flag")
+    assert before == {"boolean": 1, "string": 1}
+    report = toolkit.replay(lakehouse, name, spark)  # the automatic policy takes the text
+    assert report.written == 1 and len(report.replayed) == 1, report
+    stats = toolkit.statistics(lakehouse.load_table(name))
+    assert stats.arrived("flag") == before
+    assert [counts for _, counts in stats.arrival_history("flag")] == [before, {}]

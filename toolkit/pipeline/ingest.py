@@ -173,6 +173,7 @@ def ingest(
     approved: Plan | None = None,
     expected: TableState | None = None,
     format: str | None = None,
+    arriving: bool = True,
     **options: Any,
 ) -> IngestReport:
     """Ingest one batch (one task time) into ``table`` (``namespace.name``).
@@ -192,6 +193,10 @@ def ingest(
     :class:`~toolkit.iceberg.commit.StalePlanError`, and if the batch needs other changes
     than ``approved`` it raises :class:`~toolkit.iceberg.commit.PlanChangedError`; either
     way nothing is applied.
+
+    What the batch's records brought is recorded with it, for
+    :func:`toolkit.statistics` (``arrived``); ``arriving=False`` says they were counted
+    when they first arrived (a replay of quarantined records).
     """
     if "allow_rewrites" not in options:  # RULES 5: a rewrite runs only when approved
         options["allow_rewrites"] = approved is not None and bool(approved.rewrites)
@@ -242,8 +247,11 @@ def ingest(
         df, mode, opts, tbl, catalog, spark, table, batch_id, plan,
         clean=not (seen.aside or plan.rare),  # rare types: routed by the Python workers
         codes=seen.codes,
-        # what arrived, per field and type, recorded with the batch (toolkit.statistics)
-        properties={ARRIVALS_PROPERTY: Arrivals.of(seen.profile).encode()},
+        # what arrived, per field and type, recorded with the batch (toolkit.statistics);
+        # a replay records that nothing new arrived
+        properties={
+            ARRIVALS_PROPERTY: (Arrivals.of(seen.profile) if arriving else Arrivals()).encode()
+        },
     )
     if written.snapshot is None:  # another process published this batch id first
         return IngestReport(table, batch_id, plan, 0, None, seen.profile, attempts=attempts,

@@ -182,7 +182,9 @@ def replay(
     try:
         report = ingest(
             records, table_id, catalog, spark, batch_id=batch_id,
-            approved=approved, expected=expected, **ingest_options,
+            approved=approved, expected=expected,
+            arriving=False,  # counted in the statistics when they first arrived
+            **ingest_options,
         )
     except BaseException:
         qtable.refresh()
