@@ -17,25 +17,10 @@ from toolkit.cli.common import (
     table_argument,
 )
 from toolkit.cli.exits import guarded
-from toolkit.core.profile import FieldStats, Profile
+from toolkit.core.profile import FieldStats, Profile, share_text
 from toolkit.core.types import Shape
 
-__all__ = ["lineage", "profile", "share", "stats", "view"]
-
-
-def share(n: int, total: int) -> str:
-    """``n`` of ``total`` as a percentage, unless rounding would hide it: a rare type is
-    never shown as 0%, nor a nearly total one as 100%.
-
-    >>> share(3, 20_000), share(19_997, 20_000), share(1, 4), share(0, 0)
-    ('3 of 20,000', '19,997 of 20,000', '25%', '-')
-    """
-    if total == 0:
-        return "-"
-    shown = f"{100 * n / total:.0f}"
-    if (shown == "0" and n) or (shown == "100" and n != total):
-        return f"{n:,} of {total:,}"
-    return f"{shown}%"
+__all__ = ["lineage", "profile", "stats", "view"]
 
 
 def _noun(shape: Shape, n: int) -> str:
@@ -65,7 +50,7 @@ def drift_line(path: tuple[str, ...], stats: FieldStats) -> str | None:
 
 def _nulls(s: FieldStats) -> str:
     """Null or missing values: a count, with its share of the records when there are any."""
-    return f"{s.nulls:,} ({share(s.nulls, s.present + s.nulls)})" if s.nulls else "0"
+    return f"{s.nulls:,} ({share_text(s.nulls, s.present + s.nulls)})" if s.nulls else "0"
 
 
 def _profile_text(p: Profile, sample: int) -> str:
@@ -74,7 +59,7 @@ def _profile_text(p: Profile, sample: int) -> str:
         s = p.fields[path]
         for shape, n in sorted(s.counts.items(), key=lambda kv: -kv[1]):
             samples = ", ".join(repr(v) for v in s.samples.get(shape, ()))
-            rows.append((".".join(path), str(shape), f"{n:,}", share(n, s.present),
+            rows.append((".".join(path), str(shape), f"{n:,}", share_text(n, s.present),
                          _nulls(s), samples[:40]))
         if not s.counts:
             rows.append((".".join(path), "null", "0", "-", f"{s.nulls:,}", ""))
@@ -98,7 +83,7 @@ def _profile_json(p: Profile) -> dict[str, Any]:
                 "values": s.present,
                 "nulls": s.nulls,
                 "types": [
-                    {"type": str(shape), "values": n, "share": share(n, s.present),
+                    {"type": str(shape), "values": n, "share": share_text(n, s.present),
                      "samples": [repr(v) for v in s.samples.get(shape, ())]}
                     for shape, n in sorted(s.counts.items(), key=lambda kv: -kv[1])
                 ],

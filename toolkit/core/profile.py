@@ -150,7 +150,7 @@ class Profile:
             for shape, n in sorted(s.counts.items(), key=lambda kv: -kv[1]):
                 batches = f"{s.first_batch}-{s.last_batch}"
                 sample = ", ".join(repr(v) for v in s.samples.get(shape, ()))
-                share = f"{n / total:.0%}" if total else "-"
+                share = share_text(n, total)
                 rows.append((".".join(path), str(shape), str(n), share, str(s.nulls), batches,
                              sample[:40]))
             if not s.counts:
@@ -160,6 +160,21 @@ class Profile:
         return head + "\n".join(
             "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows
         )
+
+
+def share_text(n: int, total: int) -> str:
+    """``n`` of ``total`` as a percentage, unless rounding would hide it: a rare type is
+    never shown as 0%, nor a nearly total one as 100%.
+
+    >>> share_text(3, 20_000), share_text(19_997, 20_000), share_text(1, 4), share_text(0, 0)
+    ('3 of 20,000', '19,997 of 20,000', '25%', '-')
+    """
+    if total == 0:
+        return "-"
+    shown = f"{100 * n / total:.0f}"
+    if (shown == "0" and n) or (shown == "100" and n != total):
+        return f"{n:,} of {total:,}"
+    return f"{shown}%"
 
 
 def profile(

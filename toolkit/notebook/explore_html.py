@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from html import escape
 
+from toolkit.core.profile import share_text
 from toolkit.notebook.common import badge, wrap
 from toolkit.notebook.explore_model import FieldRow, Page, StatisticsModel
 
@@ -19,11 +20,13 @@ def field_table_html(page: Page, *, committed: bool = False) -> str:
     if not page.rows:
         return wrap('<p class="tknb-muted">No field matches.</p>')
     counts = "values written per column" if committed else "types seen (count, share)"
+    # a table's statistics come from its metadata, which keeps no sample values
+    samples = any(t.samples for r in page.rows for t in r.types)
     head = (
         f"<tr><th>field</th><th>{counts}</th><th>nulls</th><th>first / last batch</th>"
-        f"<th>{'' if committed else 'samples'}</th><th>columns of its family</th></tr>"
+        f"{'<th>samples</th>' if samples else ''}<th>columns of its family</th></tr>"
     )
-    body = "".join(_field_row(r) for r in page.rows)
+    body = "".join(_field_row(r, samples) for r in page.rows)
     note = ""
     if any(not t.measured for r in page.rows for t in r.types):
         note = (
@@ -33,16 +36,19 @@ def field_table_html(page: Page, *, committed: bool = False) -> str:
     return wrap(f"<table>{head}{body}</table>{note}")
 
 
-def _field_row(r: FieldRow) -> str:
+def _field_row(r: FieldRow, with_samples: bool = True) -> str:
     badges = (badge("evolved", "evolved") if r.evolved else "") + (
         badge("drifted", "drifted") if r.drifted else ""
     )
     types = "<br>".join(
-        f"{escape(t.label)}: {t.count_text} ({t.share:.0%})" for t in r.types
+        # (nothing counted: 0% of nothing, as the model's share says)
+        f"{escape(t.label)}: {t.count_text} "
+        f"({share_text(t.count, r.present) if r.present else f'{t.share:.0%}'})"
+        for t in r.types
     ) or '<span class="tknb-muted">only nulls</span>'
-    samples = "<br>".join(
+    samples = "" if not with_samples else "<td>" + "<br>".join(
         escape(", ".join(t.sample_texts)) for t in r.types if t.samples
-    )
+    ) + "</td>"
     nulls = "-" if r.nulls is None else str(r.nulls)
     batches = (
         "-" if r.first_batch is None else f"{escape(r.first_batch)} / {escape(str(r.last_batch))}"
@@ -55,7 +61,7 @@ def _field_row(r: FieldRow) -> str:
     )
     return (
         f"<tr{css}><td><code>{escape(r.name)}</code>{badges}{times}</td><td>{types}</td>"
-        f"<td>{nulls}</td><td>{batches}</td><td>{samples}</td><td>{columns}</td></tr>"
+        f"<td>{nulls}</td><td>{batches}</td>{samples}<td>{columns}</td></tr>"
     )
 
 

@@ -341,6 +341,20 @@ class StatisticsModel:
                 return r
         raise KeyError(f"no field or column {name!r} in {self.source}")
 
+    def type_mix_title(self, n: int = 20) -> str:
+        """The title of the chart of :meth:`top_drifted`: how many of the fields shown drifted.
+
+        >>> from toolkit.core.profile import profile
+        >>> m = StatisticsModel.from_profile(profile([{"a": 1, "b": "x"}, {"a": "one"}]))
+        >>> m.type_mix_title()
+        'Type mix of 2 fields (1 drifted)'
+        """
+        rows = self.top_drifted(n)
+        drifted = sum(1 for r in rows if r.drifted)
+        if drifted == len(rows):
+            return f"Type mix of the {len(rows)} most drifted fields"
+        return f"Type mix of {len(rows)} fields ({drifted} drifted)"
+
     def top_drifted(self, n: int = 20) -> tuple[FieldRow, ...]:
         """Of the filtered rows, the ``n`` with the most values outside their main type;
         ties go to the field with more values, then by name."""

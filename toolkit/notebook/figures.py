@@ -67,7 +67,7 @@ def type_mix_figure(data: StatisticsData, top: int = 20, *, title: str | None = 
             )
         )
     fig.update_layout(
-        title=title or f"Type mix of the {len(rows)} most drifted fields ({model.source})",
+        title=title or f"{model.type_mix_title(top)} ({model.source})",
         barmode="stack",
         height=max(260, 110 + 26 * len(rows)),
         xaxis_title=unit,

@@ -186,7 +186,7 @@ def type_mix_svg(model: StatisticsModel, top: int = 20) -> str:
          [r.types[r.labels.index(t.label)].count if t.label in r.labels else 0 for r in rows])
         for t in type_legend(rows)
     ]
-    title = f"Type mix of the {len(rows)} most drifted fields"
+    title = model.type_mix_title(top)
     return stacked_bars_svg(title, [r.name for r in rows], series, unit)
 
 
