@@ -304,7 +304,7 @@ def save_and_reopen(url: str, work: Path, notebook: str, shots: Path) -> Callabl
         expect(explore).to_contain_text("A static copy of this toolkit panel")
         expect(explore).to_contain_text("my_field_string")
         expect(explore).not_to_contain_text("VBox(")
-        chart = explore.locator("img[alt^='Type mix of the']")
+        chart = explore.locator("img[alt^='Type mix of']")
         expect(chart).to_be_visible()  # the sanitizer kept the chart, and it decodes
         assert chart.evaluate("e => e.complete && e.naturalWidth") > 0
         static_plans = page.locator(".jp-OutputArea-output").filter(
