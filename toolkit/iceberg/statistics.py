@@ -20,6 +20,8 @@ Example (a notebook cell)::
     stats.families["price"]                       # (price, price_string) in schema order
     [s.batch_id for s in stats.snapshots]         # the batches, in commit order
     stats.written("price_string")                 # its values per batch, for a plot
+    stats.arrived("price")                        # {"long": 30, "string": 10}: what arrived
+    stats.samples("price")                        # {"string": ('"12.5 EUR"', ...), ...}
     pandas.DataFrame(stats.to_rows())             # or .history_rows() in long form
 
 Which columns are reported, in schema order (a pre-order walk of the current schema):
@@ -53,7 +55,7 @@ only: rows removed by row-level delete files (merge-on-read) are still counted, 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal, TypeAlias
@@ -70,7 +72,7 @@ from pyiceberg.schema import Schema, index_by_id
 from pyiceberg.table import Table
 from pyiceberg.table.snapshots import Snapshot, ancestors_of
 
-from toolkit.core.arrivals import Arrivals, Path, as_path
+from toolkit.core.arrivals import SAMPLES_KEPT, Arrivals, Path, as_path, merge_samples
 from toolkit.core.types import Column, ColumnType, ListOf, MapOf, Struct, type_to_str
 from toolkit.iceberg.ledger import BATCH_ID_PROPERTY, batch_id_of
 from toolkit.iceberg.schema import from_iceberg
@@ -87,10 +89,13 @@ __all__ = [
 
 
 #: The snapshot summary property holding what a batch's records brought, per field
-#: (:class:`~toolkit.core.arrivals.Arrivals`, encoded), written by ingest with the batch
+#: (:class:`~toolkit.core.arrivals.Arrivals`, encoded), as ingest wrote it with the batch
+#: before it kept it in a table property (``SNAPSHOT_ARRIVALS_PREFIX`` + snapshot id)
 ARRIVALS_PROPERTY = "toolkit.arrivals"
 #: The table property into which maintenance folds the arrivals of the snapshots it is
-#: about to expire (with their ids), so that what arrived outlives them
+#: about to expire (with their ids), so that what arrived outlives them: their counts, not
+#: their samples (a table property stays small, and a sample of data since deleted does
+#: not outlive the snapshots that referenced it)
 EXPIRED_ARRIVALS_PROPERTY = "toolkit.arrivals-expired"
 
 #: A named struct field, or one of the unnamed fields of a list or a map.
@@ -218,6 +223,21 @@ class WrittenDataStatistics:
     def absent(self, path: Path) -> int:
         """Records where the field at ``path`` arrived null or missing."""
         return self.arrivals.absent(path)
+
+    def samples(self, path: Path, limit: int = SAMPLES_KEPT) -> dict[str, tuple[str, ...]]:
+        """``{type name: texts}``: up to ``limit`` distinct sample texts per type that
+        arrived for the field at ``path``, the latest batches' first, from the snapshot
+        summaries alone (ingest records a few per batch, drifting types first: see
+        :meth:`Arrivals.of <toolkit.core.arrivals.Arrivals.of>`). Texts are JSON (``"7"``
+        a string, ``7`` a number; records and arrays as short Python reprs), cut to 60
+        characters. Batches of expired snapshots leave no samples, and a type ingest did
+        not sample has none."""
+        key = as_path(path)
+        found: dict[str, tuple[str, ...]] = {}
+        for s in reversed(self.snapshots):
+            if s.arrivals is not None and key in s.arrivals.sample_texts:
+                found = merge_samples(found, s.arrivals.sample_texts[key], limit)
+        return found
 
     def arrival_history(self, path: Path) -> list[tuple[SnapshotStatistics, dict[str, int]]]:
         """Per batch that recorded its arrivals (oldest first; expired ones are gone):
@@ -376,7 +396,7 @@ def statistics(table: Table) -> WrittenDataStatistics:
     columns = tuple(_column(n, live, first_index, lineage) for n in nodes)
     expired, folded = expired_arrivals(table)
     snapshots = tuple(
-        _snapshot(s, info, counts, nodes, folded)
+        _snapshot(s, info, counts, nodes, folded, table.metadata.properties)
         for s, (info, counts) in zip(lineage, per_snapshot, strict=True)
     )
     return WrittenDataStatistics(
@@ -391,10 +411,16 @@ def statistics(table: Table) -> WrittenDataStatistics:
     )
 
 
-def arrivals_of(snapshot: Snapshot) -> Arrivals | None:
-    """What the batch ``snapshot`` wrote brought, if ingest recorded it."""
-    text = None if snapshot.summary is None else \
-        snapshot.summary.additional_properties.get(ARRIVALS_PROPERTY)
+def arrivals_of(
+    snapshot: Snapshot, properties: Mapping[str, str] | None = None
+) -> Arrivals | None:
+    """What the batch ``snapshot`` wrote brought, if ingest recorded it: in the table
+    property :data:`SNAPSHOT_ARRIVALS_PREFIX` + its id (``properties``: the table's), set
+    as the batch was published, else (a batch written before) in its summary."""
+    text = None if properties is None else \
+        properties.get(f"{SNAPSHOT_ARRIVALS_PREFIX}{snapshot.snapshot_id}")
+    if text is None and snapshot.summary is not None:
+        text = snapshot.summary.additional_properties.get(ARRIVALS_PROPERTY)
     return None if text is None else Arrivals.decode(text)
 
 
@@ -410,20 +436,22 @@ def expired_arrivals(table: Table) -> tuple[Arrivals, frozenset[int]]:
 
 def fold_arrivals(table: Table, expiring: Sequence[int]) -> dict[str, str]:
     """The table property update that folds the arrivals of the snapshots ``expiring``
-    into :data:`EXPIRED_ARRIVALS_PROPERTY` (empty when none of them recorded any)."""
+    into :data:`EXPIRED_ARRIVALS_PROPERTY` (empty when none of them recorded any). Their
+    counts are folded; their samples are dropped."""
     total, folded = expired_arrivals(table)
     by_id = {s.snapshot_id: s for s in table.metadata.snapshots}
     added = []
     for sid in expiring:
         snap = by_id.get(sid)
-        found = None if snap is None or sid in folded else arrivals_of(snap)
+        found = None if snap is None or sid in folded else \
+            arrivals_of(snap, table.metadata.properties)
         if found is not None:
             total = total + found
             added.append(sid)
     if not added:
         return {}
     ids = ",".join(str(i) for i in sorted({*folded, *added}))
-    return {EXPIRED_ARRIVALS_PROPERTY: f"{ids}:{total.encode()}"}
+    return {EXPIRED_ARRIVALS_PROPERTY: f"{ids}:{total.without_samples().encode()}"}
 
 
 # --- the schema walk ----------------------------------------------------------------------
@@ -606,7 +634,7 @@ def _column(
 
 def _snapshot(
     snapshot: Snapshot, info: _SnapshotInfo, counts: _Counts, nodes: list[_Node],
-    folded: frozenset[int] = frozenset(),
+    folded: frozenset[int] = frozenset(), properties: Mapping[str, str] | None = None,
 ) -> SnapshotStatistics:
     summary = snapshot.summary
     return SnapshotStatistics(
@@ -627,7 +655,7 @@ def _snapshot(
             ".".join(n.path) for n in nodes if any(f in counts.unmeasured for f in n.leaves)
         ),
         # a snapshot maintenance folded before expiring it is counted in the fold only
-        arrivals=None if snapshot.snapshot_id in folded else arrivals_of(snapshot),
+        arrivals=None if snapshot.snapshot_id in folded else arrivals_of(snapshot, properties),
     )
 
 
@@ -657,3 +685,34 @@ def _text_table(
         return "  ".join(cells).rstrip()
 
     return [line(header), "  ".join("-" * w for w in widths), *(line(r) for r in rows)]
+
+
+#: the table property holding what the batch of one snapshot brought: its prefix, then
+#: the snapshot's id (set as the batch is published: known only once Spark wrote it)
+SNAPSHOT_ARRIVALS_PREFIX = "toolkit.arrivals."
+
+
+def stale_arrivals_properties(table: Table) -> tuple[str, ...]:
+    """The per-snapshot arrivals properties maintenance can remove: those of snapshots
+    folded into :data:`EXPIRED_ARRIVALS_PROPERTY` or gone from the table. Every table
+    property is rewritten with each commit's metadata, so they should not outlive their
+    snapshots (nor the samples in them the data they came from)."""
+    _, folded = expired_arrivals(table)
+    alive = {s.snapshot_id for s in table.metadata.snapshots}
+    stale = []
+    for key in table.metadata.properties:
+        sid = key.removeprefix(SNAPSHOT_ARRIVALS_PREFIX)
+        if key.startswith(SNAPSHOT_ARRIVALS_PREFIX) and sid.lstrip("-").isdigit() \
+                and (int(sid) in folded or int(sid) not in alive):
+            stale.append(key)
+    return tuple(stale)
+
+
+def arrivals_notes(arrivals: Arrivals) -> Callable[[int], dict[str, str]]:
+    """The table properties that record what a batch brought, given the id of the snapshot
+    that publishes it (:func:`toolkit.iceberg.ledger.publish`'s ``notes``).
+
+    >>> arrivals_notes(Arrivals())(7)
+    {'toolkit.arrivals.7': 'eNqrVkrLTM1JKVayio7VUSpKTc4vAnEMdJTKUouKM/PzlKwMawHskAxT'}
+    """
+    return lambda snapshot_id: {f"{SNAPSHOT_ARRIVALS_PREFIX}{snapshot_id}": arrivals.encode()}

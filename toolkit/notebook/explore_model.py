@@ -64,12 +64,16 @@ class TypeCount:
     share: float
     """Of the field's values: ``count`` over the sum of the field's counts."""
     samples: tuple[Any, ...] = ()
-    """Up to three sample values (a profile only; records and arrays as short texts)."""
+    """Up to three sample values: a profile's (records and arrays as short texts), or the
+    texts a committed table's batches recorded with what arrived (see :attr:`rendered`)."""
     column: str | None = None
     """The column these values were written to (committed tables only)."""
     measured: bool = True
     """False when some data files hold the column without counts (written with metrics
     mode ``none``, as Spark's writer does for list elements): ``count`` is a lower bound."""
+    rendered: bool = False
+    """True when :attr:`samples` are texts rendered already (a table's metadata records
+    them as :func:`toolkit.core.arrivals.sample_text` renders a profile's values)."""
 
     @property
     def count_text(self) -> str:
@@ -82,6 +86,8 @@ class TypeCount:
     @property
     def sample_texts(self) -> tuple[str, ...]:
         """The samples as clipped JSON text, rendered only for the rows shown."""
+        if self.rendered:
+            return tuple(clip(str(v), 40) for v in self.samples)
         if self.type.startswith(RECORD) or self.type.endswith("[]"):
             # a profile keeps records and arrays as short repr texts already
             return tuple(
@@ -235,7 +241,8 @@ class StatisticsModel:
     def from_statistics(cls, stats: WrittenDataStatistics) -> StatisticsModel:
         """Rows from a committed table, from its metadata alone: one per source field.
         Where ingest recorded what arrived (every batch it wrote), a row's types are the
-        types that arrived, with nulls and missing apart, as for a profile; else (a table
+        types that arrived, with nulls and missing apart and the samples the batches
+        recorded (latest first), as for a profile; else (a table
         another writer fed) its "types" are the columns of its family and the values each
         received."""
         by_path = {c.path: c for c in stats.columns}
@@ -278,8 +285,10 @@ class StatisticsModel:
         for path in total.paths:
             counts = total.arrived(path)
             n = sum(counts.values())
-            types = tuple(TypeCount(t, c, c / n) for t, c in sorted(
-                counts.items(), key=lambda kv: (-kv[1], kv[0])))
+            # the samples the batches recorded, latest first (as stats.samples(path))
+            samples = total.samples(path)
+            types = tuple(TypeCount(t, c, c / n, samples.get(t, ()), rendered=True)
+                          for t, c in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
             by_batch = tuple(
                 BatchCounts(label, tuple((t.type, a.arrived(path).get(t.type, 0)) for t in types))
                 for label, a in recorded
