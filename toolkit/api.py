@@ -23,7 +23,7 @@ from pyiceberg.schema import Schema
 
 from toolkit.core import profile as _profile
 from toolkit.core.engine import Run, simulate_batches
-from toolkit.core.options import make_options
+from toolkit.core.options import make_options, takes_options
 from toolkit.core.planner import Plan
 from toolkit.core.profile import Profile
 from toolkit.core.quarantine import Quarantined, set_aside_line
@@ -91,6 +91,7 @@ class Simulation:
         return f"{line}; {told}" if told else line
 
 
+@takes_options
 def simulate(
     batches: Iterable[Any],
     schema: Schema | Struct | None = None,
@@ -107,8 +108,9 @@ def simulate(
     plain list of dicts is one batch.
     ``format`` names the kind of file sources whose names cannot tell it (``"jsonl"``...).
 
-    ``schema`` is the table's starting schema (columns it already declares). ``options``
-    are those of :func:`make_options`: ``policy="widen"`` follows RULES 5, with
+    ``schema`` is the table's starting schema (columns it already declares). Of the
+    options (listed below, as :func:`make_options` takes them), ``policy="widen"``
+    follows RULES 5, with
     ``on_incompatible="quarantine"`` (records in :attr:`Simulation.quarantined`) or
     ``"fail"`` (an error naming field, types and value).
 
@@ -123,6 +125,7 @@ def simulate(
     )
 
 
+@takes_options
 def profile(
     source: Any, *, batch: int = 0, format: str | None = None, **options: Any
 ) -> Profile:

@@ -15,7 +15,7 @@ from typing import Any
 
 from pyiceberg.schema import Schema
 
-from toolkit.core.options import make_options
+from toolkit.core.options import make_options, takes_options
 from toolkit.core.profile import Profile
 from toolkit.core.types import Struct
 from toolkit.core.views import Dialect, epoch_units_of
@@ -32,6 +32,7 @@ def as_struct(schema: Schema | Struct | None) -> Struct:
     return schema if isinstance(schema, Struct) else from_iceberg(schema)
 
 
+@takes_options
 def coalesce_sql(
     schema: Schema | Struct,
     table: str,

@@ -5,13 +5,14 @@ changing anything (RULES 6: what a user approves is exactly what is committed).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pyiceberg.catalog import Catalog
 
 from toolkit.core.engine import Engine, make_plan
-from toolkit.core.options import make_options
+from toolkit.core.observe import StructObservation
+from toolkit.core.options import make_options, takes_options
 from toolkit.core.planner import Plan
 from toolkit.core.profile import Profile, profile_of
 from toolkit.core.quarantine import Quarantined
@@ -39,8 +40,27 @@ class Preview:
     #: records set aside before planning (not records, or values with no type), with their
     #: position in the input: ingest sets the same records aside
     aside: tuple[tuple[int, Quarantined], ...] = ()
+    #: the engine's observation of ``records`` the plan was made on, kept so the panel
+    #: reads each record's types without observing them again (None: observe them)
+    observation: StructObservation | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def numbers(self) -> tuple[int, ...]:
+        """Each record's number in the input, counting from 1: a record set aside before
+        planning keeps its number, so the others keep theirs too (what a user counts in
+        the file).
+
+        >>> from toolkit.core.quarantine import Quarantined
+        >>> q = Quarantined(5, "not-a-record", None, None, None, 0, "not a record")
+        >>> Preview("t", None, None, None, ({"a": 1}, {"a": 2}), ((1, q),)).numbers
+        (1, 3)
+        """
+        skipped = {i for i, _ in self.aside}
+        total = len(self.records) + len(self.aside)
+        return tuple(i + 1 for i in range(total) if i not in skipped)
 
 
+@takes_options
 def plan_preview(
     records: Any, table: str, catalog: Catalog, *, format: str | None = None, **options: Any
 ) -> Preview:
@@ -62,7 +82,7 @@ def plan_preview(
             r if r.in_place else replace(r, rows=n, bytes=size) for r in plan.retypes
         ))
     return Preview(
-        table, plan, TableState.of(existing), profile_of(obs, batch), tuple(rows), aside
+        table, plan, TableState.of(existing), profile_of(obs, batch), tuple(rows), aside, obs
     )
 
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyiceberg.catalog import Catalog
 
+from toolkit.core.options import REWRITES_WHEN_APPROVED, make_options, takes_options
 from toolkit.core.planner import Plan
 from toolkit.core.quarantine import Quarantine, QuarantinedRow
 from toolkit.core.state import TableState
@@ -106,6 +107,7 @@ def replay_selection(
     return tuple(r for r in chosen if r.replayable), unfit
 
 
+@takes_options
 def replay_preview(
     catalog: Catalog,
     table_id: str,
@@ -117,10 +119,12 @@ def replay_preview(
     """The plan a replay of the selection would need, made without Spark and without
     changing anything: pass its ``plan`` and ``state`` to :func:`replay` as ``approved``
     and ``expected`` to replay under exactly that plan."""
+    make_options(**options)  # a misspelt option fails before the quarantine is read
     rows, _ = replay_selection(quarantine(catalog, table_id), ids, reason)
     return plan_preview([r.record for r in rows], table_id, catalog, **options)
 
 
+@takes_options(defaults={"allow_rewrites": REWRITES_WHEN_APPROVED})  # as ingest decides it
 def replay(
     catalog: Catalog,
     table_id: str,
@@ -141,7 +145,7 @@ def replay(
     again writes nothing twice. Records that still do not fit are quarantined again by
     ingest under that batch id, so nothing is lost. ``approved`` / ``expected`` (from
     :func:`replay_preview`) hold the replay to a plan a user approved, as in ``ingest``;
-    ``ingest_options`` (``policy=``, ``on_incompatible=``...) are passed on.
+    the options (below: ``policy=``, ``on_incompatible=``...) are passed on to it.
 
     Malformed lines and JSON that is not an object cannot be replayed: chosen by id they
     raise :class:`NotReplayableError`; otherwise they are left in place and listed in the
@@ -152,6 +156,7 @@ def replay(
     the target, so an interrupted replay is neither lost nor written twice. Replaying ids
     that were already replayed together returns a report saying so (``already``).
     """
+    make_options(**ingest_options)  # a misspelt option fails now, whatever is quarantined
     qtable = load_table(catalog, quarantine_table_id(table_id))
     if qtable is None:
         return ReplayReport(table_id, None, (), 0, ())

@@ -51,6 +51,7 @@ from pyiceberg.catalog import Catalog
 from pyiceberg.exceptions import NoSuchTableError
 
 from toolkit.core.maintenance import MaintenanceReport, check_steps
+from toolkit.core.options import make_options, takes_options
 from toolkit.errors import CheckpointLostError, StalePlanError
 from toolkit.iceberg.catalog import embedded
 from toolkit.iceberg.ledger import ingested_batches
@@ -213,6 +214,7 @@ def _folder_kind(directory: str, format: str | None) -> SourceKind:
     return kind
 
 
+@takes_options(defaults={"allow_rewrites": False})  # no approved plan: no rewrite
 def stream(
     directory: str | Path | DataFrame,
     table: str,
@@ -281,6 +283,7 @@ def stream(
         for report in reports(q):
             print(report)
     """
+    make_options(**options)  # a misspelt option fails now, not in the first micro-batch
     if not isinstance(directory, str | os.PathLike):
         if not getattr(directory, "isStreaming", False):
             raise TypeError(

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyiceberg.schema import Schema
 
+from toolkit.core.options import make_options, takes_options
 from toolkit.iceberg.views import coalesce_sql
 
 if TYPE_CHECKING:
@@ -53,6 +54,7 @@ def iceberg_schema(spark: SparkSession, table: str) -> Schema:
     return Schema.model_validate_json(text)
 
 
+@takes_options
 def create_coalesce_view(
     spark: SparkSession,
     table: str,
@@ -77,6 +79,7 @@ def create_coalesce_view(
         #   COALESCE(`my_field_string`, CAST(`my_field` AS STRING)) AS `my_field`, ...
         #   FROM lakehouse.db.events
     """
+    make_options(**options)  # a misspelt option fails before Spark is asked anything
     source = qualify(spark, table, catalog_name)
     target = qualify(spark, view, catalog_name)
     schema = iceberg_schema(spark, source)
