@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from toolkit import errors, ops
@@ -57,6 +58,25 @@ __all__ = [
     "simulate",
     *_LAZY,
 ]
+
+
+def _in_kernel() -> bool:
+    """Whether this runs inside a Jupyter kernel. A kernel has loaded IPython already, so
+    outside one this costs a dictionary look-up and imports nothing."""
+    ipython = sys.modules.get("IPython")
+    if ipython is None:
+        return False
+    try:
+        shell = ipython.get_ipython()
+    except Exception:  # an IPython too old or half imported: no kernel to show progress in
+        return False
+    return shell is not None and getattr(shell, "kernel", None) is not None
+
+
+if _in_kernel():  # Spark's progress under the running cell (toolkit.notebook.progress)
+    from toolkit.notebook.progress import install as _show_progress
+
+    _show_progress()
 
 
 def __getattr__(name: str) -> Any:

@@ -23,6 +23,7 @@ import click
 from toolkit.cli.exits import ExitCode
 from toolkit.cli.history import undo
 from toolkit.cli.plans import apply, export, ingest, preview
+from toolkit.cli.progress import showing_progress
 from toolkit.cli.quarantined import quarantine, replay
 from toolkit.cli.streams import stream
 from toolkit.cli.tables import lineage, profile, stats, view
@@ -57,6 +58,9 @@ def cli(ctx: click.Context, debug: bool) -> None:
       toolkit maintain db.events --older-than 5d --yes
     """
     ctx.obj = {"debug": debug}
+    # Spark's progress as one line on standard error when it is a terminal (nothing in a
+    # log or under a test); the command's end erases it and puts back any other reporter
+    ctx.with_resource(showing_progress())
 
 
 for _command in (profile, preview, apply, ingest, export, stream, view, lineage, stats, undo,

@@ -1,5 +1,6 @@
 """What the commands share: their common options, opening the catalog, starting a quiet
-Spark session, and printing results as text or JSON."""
+Spark session, and printing results as text or JSON. (The progress line on a terminal,
+:func:`status` among it, lives in :mod:`toolkit.cli.progress`.)"""
 
 from __future__ import annotations
 
@@ -8,14 +9,14 @@ import glob
 import json
 import os
 import re
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from pyiceberg.catalog import Catalog
 
+from toolkit.cli.progress import status
 from toolkit.core.planfile import PlanFile, loads
 from toolkit.iceberg.catalog import without_password
 
@@ -246,19 +247,6 @@ def emit(as_json: bool, text: str, data: Mapping[str, Any]) -> None:
         click.echo(text)
 
 
-@contextmanager
-def status(message: str) -> Iterator[None]:
-    """A spinner on standard error while something slow runs (only on a terminal)."""
-    from rich.console import Console
-
-    console = Console(stderr=True)
-    if not console.is_terminal:
-        yield
-        return
-    with console.status(message):
-        yield
-
-
 #: a failed micro-batch is not logged by Spark: ``toolkit stream`` reports it, in one
 #: sentence (otherwise the driver logs errors only, as every toolkit session does)
 _STREAM_QUIET = {"org.apache.spark.sql.execution.streaming.MicroBatchExecution": "off"}
@@ -277,5 +265,5 @@ def start_spark(catalog: Catalog, conf: tuple[str, ...]) -> SparkSession:
         settings[key.strip()] = value.strip()
     java = spark_conf(catalog, quiet=False, **settings).get("spark.driver.extraJavaOptions", "")
     settings["spark.driver.extraJavaOptions"] = f"{java} {quiet_java_option(_STREAM_QUIET)}".strip()
-    with status("Starting Spark..."):
-        return spark_session(catalog, **settings)
+    # "Starting Spark..." and "Spark ready" come from spark_session (toolkit.spark.progress)
+    return spark_session(catalog, **settings)

@@ -18,6 +18,8 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from toolkit.spark.progress import described
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
@@ -128,6 +130,7 @@ def spelled_like(path: str, location: str) -> str:
     return base + bare[len(folder):] if bare.startswith(folder + "/") else path
 
 
+@described(None, "Looking for orphan files")
 def find_orphan_files(
     spark: SparkSession, catalog_name: str, name: Sequence[str], older_than_ms: int,
     location: str,
@@ -142,6 +145,7 @@ def find_orphan_files(
     return tuple(sorted(spelled_like(str(r["orphan_file_location"]), location) for r in rows))
 
 
+@described(None, "Removing orphan files")
 def remove_orphan_files(
     spark: SparkSession,
     catalog_name: str,
@@ -177,6 +181,7 @@ def remove_orphan_files(
     return tuple(sorted(str(r["orphan_file_location"]) for r in rows))
 
 
+@described(None, "Rewriting data files")
 def compact(
     spark: SparkSession,
     catalog_name: str,
@@ -196,6 +201,7 @@ def compact(
     )
 
 
+@described(None, "Rewriting manifests")
 def rewrite_manifests(
     spark: SparkSession, catalog_name: str, name: Sequence[str]
 ) -> dict[str, int]:
@@ -203,6 +209,7 @@ def rewrite_manifests(
     return _counts(_call(spark, catalog_name, name, "rewrite_manifests"))
 
 
+@described(None, "Expiring snapshots")
 def expire_snapshots(
     spark: SparkSession, catalog_name: str, name: Sequence[str], snapshot_ids: Sequence[int]
 ) -> dict[str, int]:

@@ -11,6 +11,7 @@ import glob
 import os
 import shutil
 import sys
+from contextlib import nullcontext
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,6 +24,7 @@ from toolkit.errors import SparkSetupError
 from toolkit.iceberg.catalog import S3_SCHEMES, embedded
 from toolkit.spark.cluster import SHARED_DISK, check_reachable, is_local_master, package_zip
 from toolkit.spark.logs import quiet_java_option
+from toolkit.spark.progress import Track, tracking
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -333,7 +335,9 @@ def spark_session(
 
     ``quiet`` (the default): the driver logs errors only, so no warning or log-level
     banner lands under a notebook cell (:mod:`toolkit.spark.logs`); ``quiet=False``
-    keeps Spark's own logging.
+    keeps Spark's own logging. Starting the JVM shows "Starting Spark...", then "Spark
+    ready (N s)", through the progress reporter (:mod:`toolkit.spark.progress`: under a
+    notebook cell, on a terminal running ``toolkit``; nowhere by default).
 
     Keyword settings override all of the above, e.g.
     ``spark_session(cat, **{"spark.sql.shuffle.partitions": "8"})``. If a session
@@ -345,18 +349,25 @@ def spark_session(
     # PySpark reads the environment, not spark.pyspark.python, when it starts the context.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     settings = spark_conf(cat, master=master, shared_disk=shared_disk, quiet=quiet, **conf)
-    # The JVM type tally (compiled at first use): on the driver's classpath from the start.
-    from toolkit.spark.tally import tally_jar
-
-    jar = tally_jar()
-    if jar is not None:
-        settings["spark.jars"] = ",".join(j for j in (settings.get("spark.jars"), str(jar)) if j)
+    from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
-    builder = SparkSession.builder
-    for key, value in settings.items():
-        builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    # a JVM takes seconds to start (the tally's first compile too): say so, in a notebook
+    # or a terminal, then how long it took; a session already running starts nothing
+    fresh = SparkContext._active_spark_context is None
+    with tracking(None, "Starting Spark...") if fresh else nullcontext(Track()) as track:
+        # The JVM type tally (compiled at first use): on the driver's classpath from the start.
+        from toolkit.spark.tally import tally_jar
+
+        jar = tally_jar()
+        if jar is not None:
+            settings["spark.jars"] = ",".join(
+                j for j in (settings.get("spark.jars"), str(jar)) if j)
+        builder = SparkSession.builder
+        for key, value in settings.items():
+            builder = builder.config(key, value)
+        spark = builder.getOrCreate()
+        track.finish("Spark ready")
     if quiet:  # a session that already ran keeps its JVM's logging: quieten it from now
         spark.sparkContext.setLogLevel("ERROR")
     return spark
