@@ -59,4 +59,5 @@ lab: sysdeps install $(LAB_OVERRIDES)
 bench: sysdeps install
 	$(BIN)/python -m benchmarks
 	$(BIN)/python -m benchmarks --spark --repeat 3
+	$(BIN)/python -m benchmarks --stream --repeat 3
 	$(BIN)/python -m benchmarks --sources --repeat 3

@@ -2,7 +2,9 @@
 ``python -m benchmarks --spark``: the toolkit on Spark and Iceberg against plain Spark
 and plain PyIceberg (:mod:`benchmarks.bench_spark`); ``python -m benchmarks --sources``:
 typed sources (a Parquet file, a pandas frame) against plain Spark
-(:mod:`benchmarks.bench_sources`). Other options go to the chosen one."""
+(:mod:`benchmarks.bench_sources`); ``python -m benchmarks --stream``: ingest in the steady
+state, over 200 batches and at 4M records, against plain appends
+(:mod:`benchmarks.bench_stream`). Other options go to the chosen one."""
 
 from __future__ import annotations
 
@@ -17,6 +19,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from benchmarks.bench_spark import main as spark_main
 
         return spark_main(args)
+    if "--stream" in args:
+        args.remove("--stream")
+        from benchmarks.bench_stream import main as stream_main
+
+        return stream_main(args)
     if "--sources" in args:
         args.remove("--sources")
         from benchmarks.bench_sources import main as sources_main

@@ -9,8 +9,10 @@ DuckDB all see one set of tables without any server.
 from __future__ import annotations
 
 import os
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pyiceberg.catalog import Catalog, load_catalog
 from pyiceberg.catalog.sql import SqlCatalog
@@ -19,7 +21,9 @@ from pyiceberg.exceptions import (
     NoSuchNamespaceError,
     NoSuchTableError,
 )
-from pyiceberg.table import Table
+from pyiceberg.table import CommitTableResponse, Table
+from pyiceberg.table.metadata import TableMetadata
+from pyiceberg.table.update import TableRequirement, TableUpdate
 from sqlalchemy.engine import make_url
 
 from toolkit.errors import TableNameError
@@ -32,6 +36,7 @@ CATALOG_DB = "catalog.db"
 WAREHOUSE = "warehouse"
 
 __all__ = [
+    "CachingSqlCatalog",
     "check_table_name",
     "ensure_namespace",
     "S3_SCHEMES",
@@ -103,7 +108,64 @@ def catalog(
         "warehouse": f"file://{folder}/{WAREHOUSE}",
     }
     props.update(properties)
-    return SqlCatalog(name or DEFAULT_NAME, **props)
+    return CachingSqlCatalog(name or DEFAULT_NAME, **props)
+
+
+class CachingSqlCatalog(SqlCatalog):
+    """PyIceberg's ``SqlCatalog``, keeping the metadata files it parsed last.
+
+    A metadata file never changes once written (each commit writes a new one), and
+    parsing it is most of a table load: a stream's batch loads its table's metadata several
+    times (to plan, to publish, and inside each commit), the same file each time unless a
+    writer committed meanwhile. The catalog row is still read on every load, so a load
+    always sees the newest commit.
+
+    >>> import tempfile
+    >>> cat = catalog(tempfile.mkdtemp())
+    >>> cat.create_namespace("db")
+    >>> t = cat.create_table("db.t", schema=__import__("pyarrow").schema([("a", "int64")]))
+    >>> cat.load_table("db.t").metadata is cat.load_table("db.t").metadata
+    True
+    """
+
+    #: metadata files kept parsed (a few tables' latest)
+    KEEP = 16
+
+    def __init__(self, name: str, **properties: str) -> None:
+        super().__init__(name, **properties)
+        self._parsed: OrderedDict[str, TableMetadata] = OrderedDict()
+
+    def _convert_orm_to_iceberg(self, orm_table: Any) -> Table:
+        location = orm_table.metadata_location
+        metadata = self._parsed.get(location) if location else None
+        if metadata is None:
+            table = super()._convert_orm_to_iceberg(orm_table)
+            self._keep(table.metadata_location, table.metadata)
+            return table
+        self._parsed.move_to_end(location)
+        return Table(
+            identifier=Catalog.identifier_to_tuple(orm_table.table_namespace)
+            + (orm_table.table_name,),
+            metadata=metadata,
+            metadata_location=location,
+            io=self._load_file_io(metadata.properties, location),
+            catalog=self,
+        )
+
+    def commit_table(
+        self, table: Table, requirements: tuple[TableRequirement, ...],
+        updates: tuple[TableUpdate, ...],
+    ) -> CommitTableResponse:
+        response = super().commit_table(table, requirements, updates)
+        # the file just written is the one the next load reads
+        self._keep(response.metadata_location, response.metadata)
+        return response
+
+    def _keep(self, location: str, metadata: TableMetadata) -> None:
+        self._parsed[location] = metadata
+        self._parsed.move_to_end(location)
+        while len(self._parsed) > self.KEEP:
+            self._parsed.popitem(last=False)
 
 
 #: URL schemes of catalog databases, and the SQLAlchemy driver each gets when the URL
@@ -132,7 +194,7 @@ def _from_url(url: str, name: str, properties: dict[str, str]) -> Catalog:
         os.environ.setdefault("AWS_REQUEST_CHECKSUM_CALCULATION", "when_required")
         os.environ.setdefault("AWS_RESPONSE_CHECKSUM_VALIDATION", "when_required")
     try:
-        return SqlCatalog(name, uri=uri, **properties)
+        return CachingSqlCatalog(name, uri=uri, **properties)
     except ModuleNotFoundError as exc:
         raise ModuleNotFoundError(
             f"Opening {without_password(url)!r} needs the database driver {exc.name!r}: "

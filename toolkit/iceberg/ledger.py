@@ -29,7 +29,7 @@ from __future__ import annotations
 import base64
 import json
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from pyiceberg.exceptions import CommitFailedException
 from pyiceberg.table import Table
@@ -38,6 +38,7 @@ from pyiceberg.table.snapshots import Snapshot
 from pyiceberg.table.update import (
     AssertRefSnapshotId,
     RemoveSnapshotsUpdate,
+    SetPropertiesUpdate,
     SetSnapshotRefUpdate,
 )
 
@@ -50,6 +51,7 @@ __all__ = [
     "WRITE_ID_PROPERTY",
     "batch_id_of",
     "decode",
+    "drop_staged",
     "encode",
     "enable_staging",
     "ingested_batches",
@@ -170,10 +172,17 @@ def _main_id(table: Table) -> int | None:
     return None if ref is None else ref.snapshot_id
 
 
-def publish(table: Table, write_id: str, batch_id: str) -> Snapshot | None:
+def publish(
+    table: Table,
+    write_id: str,
+    batch_id: str,
+    notes: Callable[[int], Mapping[str, str]] | None = None,
+) -> Snapshot | None:
     """Publish the snapshot the write ``write_id`` staged for ``batch_id``, unless the
     ledger holds ``batch_id`` already. Returns the published snapshot, or ``None`` when
     another writer had published the batch (the staged snapshot is then dropped).
+    ``notes``: given the published snapshot's id, table properties that the same commit
+    sets (what a batch brought is known only once Spark has written it).
 
     When ``main`` is still the staged snapshot's parent, the staged snapshot itself
     becomes current; otherwise its data files are appended on top of ``main`` as a new
@@ -194,11 +203,15 @@ def publish(table: Table, write_id: str, batch_id: str) -> Snapshot | None:
             return None
         try:
             if snap.parent_snapshot_id == main:
-                commit_updates(table, (_main_at(main),), (SetSnapshotRefUpdate.model_validate(
-                    {"ref-name": MAIN_BRANCH, "type": "branch",
-                     "snapshot-id": snap.snapshot_id}),))
+                noted = {} if notes is None else notes(snap.snapshot_id)
+                commit_updates(table, (_main_at(main),), (
+                    SetSnapshotRefUpdate.model_validate(
+                        {"ref-name": MAIN_BRANCH, "type": "branch",
+                         "snapshot-id": snap.snapshot_id}),
+                    *((SetPropertiesUpdate(updates=dict(noted)),) if noted else ()),
+                ))
             else:
-                _cherry_pick(table, snap, batch_id)
+                _cherry_pick(table, snap, batch_id, notes)
         except CommitFailedException:
             continue  # another writer published first: read the ledger again
         return published(table, batch_id)
@@ -208,7 +221,12 @@ def publish(table: Table, write_id: str, batch_id: str) -> Snapshot | None:
     )
 
 
-def _cherry_pick(table: Table, snap: Snapshot, batch_id: str) -> None:
+def _cherry_pick(
+    table: Table,
+    snap: Snapshot,
+    batch_id: str,
+    notes: Callable[[int], Mapping[str, str]] | None = None,
+) -> None:
     """Append ``snap``'s own data files on top of ``main`` and drop ``snap``, in one
     commit (the fast append requires ``main`` unchanged)."""
     from pyiceberg.manifest import ManifestEntryStatus
@@ -230,10 +248,22 @@ def _cherry_pick(table: Table, snap: Snapshot, batch_id: str) -> None:
             for data_file in added:
                 append.append_data_file(data_file)
         tx._stage((_remove(snap),), ())
+        noted = {} if notes is None else notes(append._snapshot_id)
+        if noted:
+            tx.set_properties(dict(noted))
 
 
 def _remove(snap: Snapshot) -> RemoveSnapshotsUpdate:
     return RemoveSnapshotsUpdate.model_validate({"snapshot-ids": [snap.snapshot_id]})
+
+
+def drop_staged(table: Table, write_id: str) -> None:
+    """Forget the snapshot the write ``write_id`` staged, which will never be published
+    (best effort, as :func:`publish` drops one)."""
+    table.refresh()
+    snap = staged(table, write_id)
+    if snap is not None:
+        _drop(table, snap)
 
 
 def _drop(table: Table, snap: Snapshot) -> None:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -20,11 +21,12 @@ from pyiceberg.exceptions import (
     TableAlreadyExistsError,
 )
 from pyiceberg.table import Table
+from pyiceberg.table.snapshots import Snapshot
 
 from toolkit.core.arrivals import Arrivals
 from toolkit.core.engine import make_plan
 from toolkit.core.lineage import plan_lineage_properties
-from toolkit.core.options import Options, make_options
+from toolkit.core.options import REWRITES_WHEN_APPROVED, Options, make_options, takes_options
 from toolkit.core.planner import Plan
 from toolkit.core.policies import policy_of
 from toolkit.core.profile import Profile
@@ -34,16 +36,25 @@ from toolkit.core.types import Struct
 from toolkit.errors import IncompatibleRecordError, PlanChangedError, StalePlanError
 from toolkit.iceberg.catalog import ensure_namespace, load_table
 from toolkit.iceberg.commit import commit_plan
-from toolkit.iceberg.ledger import STAGING_PROPERTY, ingested_batches
+from toolkit.iceberg.ledger import STAGING_PROPERTY, drop_staged, ingested_batches, publish
 from toolkit.iceberg.operations import evolve
 from toolkit.iceberg.quarantine import append_quarantined, quarantine_table_id
 from toolkit.iceberg.schema import from_iceberg, to_iceberg
-from toolkit.iceberg.statistics import ARRIVALS_PROPERTY
+from toolkit.iceberg.statistics import arrivals_notes
 from toolkit.pipeline.sources import as_dataframe
-from toolkit.spark.batches import observe_on_spark, quarantine_on_spark, write_batch
+from toolkit.spark.batches import (
+    SparkObservation,
+    observe_on_spark,
+    quarantine_on_spark,
+    write_batch,
+    write_one_pass,
+)
+from toolkit.spark.progress import tracking
+from toolkit.spark.tally import jvm_tally_ready
+from toolkit.spark.workers import JVM_MODES
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
 #: how often a batch is re-planned when another writer changed the table first
 MAX_ATTEMPTS = 10
@@ -66,6 +77,9 @@ class IngestReport:
     quarantined: int = 0  # records set aside in the quarantine table (RULES 5)
     #: where the rows were routed: ``jvm`` (toolkit.spark.router) or ``python`` workers
     routed_in: str = "python"
+    #: whether the batch fit the table's schema and was read once, routed and tallied in
+    #: the same pass (see :func:`ingest`); else it was observed, planned, then routed
+    one_pass: bool = False
 
     @property
     def quarantine_table(self) -> str:
@@ -86,14 +100,57 @@ class IngestReport:
         )
 
 
+#: per table (its uuid), the kind codes the batches this process ingested saw at each key:
+#: the one-pass routing table foresees them (arrays come in too many shapes to list all)
+_KNOWN_CODES: OrderedDict[str, dict[tuple[str, ...], frozenset[int]]] = OrderedDict()
+_KNOWN_TABLES = 256
 
 
+def _one_pass_codes(
+    table: Table | None, mode: str, options: Options, spark: SparkSession
+) -> dict[tuple[str, ...], frozenset[int]] | None:
+    """The codes known at each key of ``table`` when a batch may be written in one pass
+    (see :func:`toolkit.spark.batches.write_one_pass`); None when it may not: a new or
+    empty table, records other than JSON lines, a policy the JVM does not route, or a
+    table with list columns this process has seen no batch of yet (the routing table
+    could not foresee their arrays, so the pass would mostly be done again)."""
+    if table is None or mode not in JVM_MODES or not policy_of(options).jvm_routes:
+        return None
+    schema = from_iceberg(table.schema())
+    if not schema.fields or not jvm_tally_ready(spark):
+        return None
+    known = _KNOWN_CODES.get(str(table.metadata.table_uuid))
+    if known is None:
+        return None if _has_lists(schema) else {}
+    return known
 
 
+def _has_lists(struct: Struct) -> bool:
+    return any(
+        c.shape.dim or (isinstance(c.leaf, Struct) and _has_lists(c.leaf))
+        for c in struct.fields
+    )
 
 
+def _remember_codes(table: Table, codes: Mapping[tuple[str, ...], frozenset[int]]) -> None:
+    key = str(table.metadata.table_uuid)
+    known = dict(_KNOWN_CODES.pop(key, {}))
+    for path, c in codes.items():
+        known[path] = known.get(path, frozenset()) | c
+    _KNOWN_CODES[key] = known
+    while len(_KNOWN_CODES) > _KNOWN_TABLES:
+        _KNOWN_CODES.popitem(last=False)
 
 
+def _arrivals(seen: SparkObservation, arriving: bool) -> Arrivals:
+    """What a batch brought, recorded with it (toolkit.statistics); a replay records that
+    nothing new arrived (its records were counted when they first arrived)."""
+    return Arrivals.of(seen.profile) if arriving else Arrivals()
+
+
+def _added_records(snapshot: Snapshot) -> int:
+    summary = snapshot.summary
+    return 0 if summary is None else int(summary.additional_properties.get("added-records", 0))
 
 
 def _plan_and_commit(
@@ -163,6 +220,7 @@ def _plan_and_commit(
     ) from moved
 
 
+@takes_options(defaults={"allow_rewrites": REWRITES_WHEN_APPROVED})  # RULES 5
 def ingest(
     source: Any,
     table: str,
@@ -202,6 +260,26 @@ def ingest(
         options["allow_rewrites"] = approved is not None and bool(approved.rewrites)
     opts = make_options(**options)
     batch_id = batch_id or uuid.uuid4().hex
+    with tracking(spark, f"Ingesting batch {batch_id} into {table}") as track:
+        report = _ingest_batch(source, table, catalog, spark, batch_id, opts, approved,
+                               expected, format, arriving)
+        track.finish(f"Batch {batch_id} was already in {table}" if report.skipped else
+                     f"Wrote batch {batch_id}: {report.rows_written:,} rows into {table}")
+    return report
+
+
+def _ingest_batch(
+    source: Any,
+    table: str,
+    catalog: Catalog,
+    spark: SparkSession,
+    batch_id: str,
+    opts: Options,
+    approved: Plan | None,
+    expected: TableState | None,
+    format: str | None,
+    arriving: bool,
+) -> IngestReport:
     existing = load_table(catalog, table)
     batch_index = 0 if existing is None else len(existing.snapshots())
     df, kind = as_dataframe(spark, source, format)
@@ -211,14 +289,25 @@ def ingest(
         nothing = Plan(batch_index, current, current, ())
         return IngestReport(table, batch_id, nothing, 0, None, Profile(), skipped=True)
 
-    seen = observe_on_spark(df, mode, opts, batch_index)
+    seen = None
+    policy = policy_of(opts)
+    known = _one_pass_codes(existing, mode, opts, spark) \
+        if approved is None and expected is None else None
+    if known is not None:
+        assert existing is not None
+        done = _one_pass(df, opts, existing, catalog, spark, table, batch_id, batch_index,
+                         known, arriving)
+        if isinstance(done, IngestReport):
+            return done
+        seen = done  # None, or the tally of a pass that must be done again
+    if seen is None:
+        seen = observe_on_spark(df, mode, opts, batch_index)
     fail = opts.on_incompatible == "fail"
     if fail and seen.first_aside is not None:
         raise IncompatibleRecordError(seen.first_aside)
     # a policy whose routing sets records aside (the widening one) needs the quarantine
     # pass on every batch, and with on_incompatible="fail" refuses such records up front;
     # so does a plan with rare types (the automatic policy's rare_type_percent)
-    policy = policy_of(opts)
     if seen.summary.rows == 0:
         schema = Struct() if existing is None else from_iceberg(existing.schema())
         plan = Plan(batch_index, schema, schema, ())
@@ -239,6 +328,8 @@ def ingest(
         check=refuse_incompatible if fail else None, batch_id=batch_id,
         loaded=existing,
     )
+    if seen.codes is not None:
+        _remember_codes(tbl, seen.codes)
     quarantined = 0
     if policy.sets_aside_under(plan) or seen.aside:
         aside = quarantine_on_spark(df, mode, opts, plan, batch_id)
@@ -247,11 +338,7 @@ def ingest(
         df, mode, opts, tbl, catalog, spark, table, batch_id, plan,
         clean=not (seen.aside or plan.rare),  # rare types: routed by the Python workers
         codes=seen.codes,
-        # what arrived, per field and type, recorded with the batch (toolkit.statistics);
-        # a replay records that nothing new arrived
-        properties={
-            ARRIVALS_PROPERTY: (Arrivals.of(seen.profile) if arriving else Arrivals()).encode()
-        },
+        notes=arrivals_notes(_arrivals(seen, arriving)),
     )
     if written.snapshot is None:  # another process published this batch id first
         return IngestReport(table, batch_id, plan, 0, None, seen.profile, attempts=attempts,
@@ -262,15 +349,44 @@ def ingest(
     )
 
 
-
-
-
-
-
-
-
-
-
-
-
-
+def _one_pass(
+    df: DataFrame,
+    opts: Options,
+    existing: Table,
+    catalog: Catalog,
+    spark: SparkSession,
+    table: str,
+    batch_id: str,
+    batch_index: int,
+    known: Mapping[tuple[str, ...], frozenset[int]],
+    arriving: bool,
+) -> IngestReport | SparkObservation | None:
+    """The steady state: the batch routed against the table's schema and tallied in one
+    pass. Its report when the plan on that tally changes nothing; else the tally, for the
+    planned path to route again on (the data is not observed a second time); None when
+    the JVM refused the batch (the planned path does all of it)."""
+    one = write_one_pass(df, opts, existing, catalog, spark, table, batch_id, batch_index,
+                         known)
+    if one is None:
+        return None
+    seen = SparkObservation(one.tally.summary, one.tally.profile, codes=one.tally.codes)
+    _remember_codes(existing, one.tally.codes)
+    current = from_iceberg(existing.schema())
+    plan = make_plan(current, seen.summary, opts, batch_index,
+                     existing.metadata.last_column_id)
+    if not one.foreseen or plan.changed or plan.rare or \
+            policy_of(opts).sets_aside_under(plan):
+        # a change to plan, or a value the table had no rule for: route again
+        drop_staged(existing, one.write_id)
+        return seen
+    # the plan changes nothing: the rows staged are those the planned path would write,
+    # routed against this very schema by the same rules
+    snapshot = publish(existing, one.write_id, batch_id,
+                       arrivals_notes(_arrivals(seen, arriving)))
+    if snapshot is None:  # another process published this batch id first
+        return IngestReport(table, batch_id, plan, 0, None, seen.profile, skipped=True,
+                            one_pass=True)
+    return IngestReport(
+        table, batch_id, plan, _added_records(snapshot), snapshot.snapshot_id,
+        seen.profile, routed_in="jvm", one_pass=True,
+    )

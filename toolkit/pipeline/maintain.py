@@ -42,8 +42,9 @@ from toolkit.core.state import TableState
 from toolkit.errors import StalePlanError
 from toolkit.iceberg.ledger import remember_batches
 from toolkit.iceberg.maintenance import refs_of, retention_rules, table_facts
-from toolkit.iceberg.statistics import fold_arrivals
+from toolkit.iceberg.statistics import fold_arrivals, stale_arrivals_properties
 from toolkit.spark import maintenance as procedures
+from toolkit.spark.progress import tracking
 
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
@@ -125,9 +126,10 @@ def plan_maintenance(
                 f"{table}: finding orphan files needs a Spark session (spark=); or leave "
                 "'remove_orphan_files' out of steps"
             )
-        found = procedures.find_orphan_files(
-            spark, catalog.name, tuple(tbl.name()), orphans_ms, tbl.location()
-        )
+        with tracking(spark, f"Planning maintenance of {table}"):
+            found = procedures.find_orphan_files(
+                spark, catalog.name, tuple(tbl.name()), orphans_ms, tbl.location()
+            )
     return make_plan(
         facts,
         chosen,
@@ -192,26 +194,29 @@ def maintain(
     _refuse_if_moved(plan, tbl)
     name = tuple(tbl.name())
     results: list[StepResult] = []
-    for step in plan.steps:
-        if not step.todo:
-            continue
-        if isinstance(step, Compact):
-            counts = procedures.compact(
-                spark, catalog.name, name, target_file_size=step.target_file_size,
-                min_input_files=step.min_input_files,
-            )
-            results.append(MaintenanceReport.compacted(counts))
-        elif isinstance(step, RewriteManifests):
-            counts = procedures.rewrite_manifests(spark, catalog.name, name)
-            results.append(MaintenanceReport.manifests_rewritten(counts))
-        elif isinstance(step, ExpireSnapshots):
-            results.append(_expire(spark, catalog, tbl, name, step))
-        elif isinstance(step, RemoveOrphanFiles):
-            removed = procedures.remove_orphan_files(
-                spark, catalog.name, name, step.files, step.older_than_ms
-            )
-            results.append(MaintenanceReport.orphans_removed(removed))
-        log.info("%s: %s", table, results[-1].sentence)
+    with tracking(spark, f"Maintaining {table}") as track:
+        for step in plan.steps:
+            if not step.todo:
+                continue
+            if isinstance(step, Compact):
+                counts = procedures.compact(
+                    spark, catalog.name, name, target_file_size=step.target_file_size,
+                    min_input_files=step.min_input_files,
+                )
+                results.append(MaintenanceReport.compacted(counts))
+            elif isinstance(step, RewriteManifests):
+                counts = procedures.rewrite_manifests(spark, catalog.name, name)
+                results.append(MaintenanceReport.manifests_rewritten(counts))
+            elif isinstance(step, ExpireSnapshots):
+                results.append(_expire(spark, catalog, tbl, name, step))
+            elif isinstance(step, RemoveOrphanFiles):
+                removed = procedures.remove_orphan_files(
+                    spark, catalog.name, name, step.files, step.older_than_ms
+                )
+                results.append(MaintenanceReport.orphans_removed(removed))
+            log.info("%s: %s", table, results[-1].sentence)
+        track.finish(f"Maintained {table}: "
+                     + ("; ".join(r.sentence for r in results) or "nothing to do"))
     tbl.refresh()
     return MaintenanceReport(table, plan, tuple(results), TableState.of(tbl))
 
@@ -233,5 +238,10 @@ def _expire(
             tx.set_properties(folded)
     counts = procedures.expire_snapshots(spark, catalog.name, name, ids)
     tbl.refresh()
+    stale = stale_arrivals_properties(tbl)  # every commit rewrites every table property
+    if stale:
+        with tbl.transaction() as tx:
+            tx.remove_properties(*stale)
+        tbl.refresh()
     left = {s.snapshot_id for s in tbl.metadata.snapshots}
     return MaintenanceReport.expired(sum(1 for i in ids if i not in left), counts)

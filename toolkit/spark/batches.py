@@ -14,7 +14,7 @@ import json
 import logging
 import pickle
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -27,17 +27,27 @@ from toolkit.core.options import Options
 from toolkit.core.planner import Plan
 from toolkit.core.profile import Profile
 from toolkit.core.quarantine import Quarantined
+from toolkit.core.routing import Router
 from toolkit.core.summary import Summary
 from toolkit.core.types import Struct
 from toolkit.iceberg.ledger import (
     BATCH_ID_PROPERTY,
     WRITE_ID_PROPERTY,
+    drop_staged,
     enable_staging,
     publish,
 )
 from toolkit.iceberg.schema import from_iceberg, to_iceberg
-from toolkit.spark.router import jvm_routing, route_on_jvm
-from toolkit.spark.tally import jvm_tally_ready, observe_json
+from toolkit.spark.progress import described
+from toolkit.spark.router import (
+    fitting_codes,
+    foreseen,
+    jvm_routing,
+    route_on_jvm,
+    route_tallied,
+    routing_table,
+)
+from toolkit.spark.tally import KindCodes, Tallied, jvm_tally_ready, observe_json, tallied_payloads
 from toolkit.spark.workers import (
     JVM_MODES,
     Mode,
@@ -57,6 +67,7 @@ WAP_ID = "spark.wap.id"
 log = logging.getLogger(__name__)
 
 __all__ = [
+    "OnePass",
     "SparkObservation",
     "Written",
     "observe_on_spark",
@@ -64,6 +75,7 @@ __all__ = [
     "quarantine_on_spark",
     "spark_schema",
     "write_batch",
+    "write_one_pass",
 ]
 
 
@@ -81,6 +93,7 @@ class SparkObservation:
     codes: Mapping[tuple[str, ...], frozenset[int]] | None = None
 
 
+@described(None, "Profiling")
 def observe_on_spark(
     df: DataFrame, mode: Mode, options: Options, batch: int
 ) -> SparkObservation:
@@ -114,6 +127,7 @@ def observe_partitions(
     return [pickle.loads(row.payload) for row in df.mapInArrow(fn, "payload binary").collect()]
 
 
+@described(None, "Finding records to set aside")
 def quarantine_on_spark(
     df: DataFrame, mode: Mode, options: Options, plan: Plan, batch_id: str
 ) -> list[Quarantined]:
@@ -127,9 +141,11 @@ def quarantine_on_spark(
     return out
 
 
+@functools.lru_cache(maxsize=32)
 def spark_schema(spark: SparkSession, schema: Struct) -> Any:
     """``schema`` as Spark's Iceberg catalog shows a table of that schema (Iceberg's own
-    ``SparkSchemaUtil`` converts it)."""
+    ``SparkSchemaUtil`` converts it). Kept per schema: a JVM round trip that grows with
+    the width, which every batch of a stream would otherwise pay."""
     from pyspark.sql.types import StructType
 
     jvm: Any = spark._jvm
@@ -149,6 +165,7 @@ class Written:
     snapshot: Snapshot | None = None
 
 
+@described(None, "Writing")
 def write_batch(
     df: DataFrame,
     mode: Mode,
@@ -162,13 +179,14 @@ def write_batch(
     *,
     clean: bool = True,
     codes: Mapping[tuple[str, ...], frozenset[int]] | None = None,
-    properties: Mapping[str, str] | None = None,
+    notes: Callable[[int], Mapping[str, str]] | None = None,
 ) -> Written:
     """Route every record and append them in one Iceberg commit. ``plan`` is the batch's
     plan (the widening policy routes by it); ``clean`` says no record of the batch is to
     be set aside; ``codes`` are the kind codes the JVM tally saw: with them, JSON lines
     are routed inside the JVM (``toolkit.spark.router``), else in Python workers.
-    ``properties`` go into the snapshot's summary.
+    ``notes``: table properties set as the batch is published, given its snapshot's id
+    (:func:`toolkit.iceberg.ledger.publish`).
 
     Spark stages the rows, and :func:`toolkit.iceberg.ledger.publish` publishes them
     unless ``batch_id`` landed meanwhile: one batch id lands once, even when two
@@ -203,19 +221,8 @@ def write_batch(
                 clean=clean,
             )
             frame = df.mapInArrow(fn, target)
-        writer = (
-            frame.writeTo(spark_name)
-            .option(f"snapshot-property.{BATCH_ID_PROPERTY}", batch_id)
-            .option(f"snapshot-property.{WRITE_ID_PROPERTY}", write_id)
-        )
-        for key, value in (properties or {}).items():
-            writer = writer.option(f"snapshot-property.{key}", value)
         try:
-            spark.conf.set(WAP_ID, write_id)
-            try:
-                writer.append()
-            finally:
-                spark.conf.unset(WAP_ID)
+            _append_staged(frame, spark_name, batch_id, write_id)
             break
         except AnalysisException as exc:
             # Another writer changed the schema between our reading it and the append's
@@ -232,12 +239,108 @@ def write_batch(
                         "workers", batch_id, str(exc).splitlines()[0][:300])
             jvm_table = None
     where = "jvm" if on_jvm else "python"
-    snapshot = publish(table, write_id, batch_id)
+    snapshot = publish(table, write_id, batch_id, notes)
     if snapshot is None:
         return Written(0, where)
     summary = snapshot.summary
     assert summary is not None
     return Written(int(summary.additional_properties.get("added-records", 0)), where, snapshot)
+
+
+def _append_staged(frame: DataFrame, spark_name: str, batch_id: str, write_id: str) -> None:
+    """Append ``frame`` to the table as a staged snapshot (Iceberg's write-audit-publish),
+    tagged with the batch and the write; :func:`toolkit.iceberg.ledger.publish` publishes
+    it."""
+    writer = (
+        frame.writeTo(spark_name)
+        .option(f"snapshot-property.{BATCH_ID_PROPERTY}", batch_id)
+        .option(f"snapshot-property.{WRITE_ID_PROPERTY}", write_id)
+    )
+    spark = frame.sparkSession
+    spark.conf.set(WAP_ID, write_id)
+    try:
+        writer.append()
+    finally:
+        spark.conf.unset(WAP_ID)
+
+
+@dataclass(frozen=True)
+class OnePass:
+    """A batch routed against its table's schema and tallied in the same pass, its rows
+    staged (not published): :func:`write_one_pass`."""
+
+    write_id: str
+    #: the batch's tally, exactly what :func:`observe_on_spark` gives
+    tally: Tallied
+    #: whether the routing table foresaw every kind code the tally saw at each key (if
+    #: not, some value was written as null, and the write must be done again)
+    foreseen: bool
+
+
+@described(None, "Profiling and writing")
+def write_one_pass(
+    df: DataFrame,
+    options: Options,
+    table: Table,
+    catalog: Catalog,
+    spark: SparkSession,
+    identifier: str,
+    batch_id: str,
+    batch: int,
+    known: Mapping[tuple[str, ...], frozenset[int]],
+) -> OnePass | None:
+    """Route JSON lines against ``table``'s current schema and tally them in the same pass
+    inside the JVM, staging the rows: the steady state of a stream, where a batch fits
+    the schema, reads its data once. ``known``: the array kind codes seen at each key by
+    earlier batches (the routing table foresees them, and every scalar code).
+
+    Nothing is published here. The caller plans on :attr:`OnePass.tally`; if the plan
+    changes nothing and the write foresaw every code, the staged rows are exactly what
+    the two-pass path (observe, plan, route) writes, and are published; otherwise the
+    caller drops them (:func:`toolkit.iceberg.ledger.drop_staged`) and routes again with
+    the tally it has. None when the JVM refused the batch (a line it would not read,
+    another writer's schema change): nothing is staged then, and the caller takes the
+    two-pass path from the start.
+    """
+    schema = from_iceberg(table.schema())
+    codes = fitting_codes(schema, known)
+    frame, payloads, partitions = route_tallied(
+        df, _routing_table(schema, _codes_key(codes), options), spark_schema(spark, schema),
+        options,
+    )
+    enable_staging(table)
+    write_id = f"{batch_id}/{uuid.uuid4().hex}"
+    try:
+        _append_staged(frame, f"{catalog.name}.{identifier}", batch_id, write_id)
+    except Exception as exc:  # noqa: BLE001 - any refusal: the two passes do the batch
+        log.info("batch %s: not written in one pass (%s)", batch_id,
+                 str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__)
+        return None
+    jvm: Any = spark._jvm
+    # one JVM round trip for all payloads (JSON text holds no raw line break)
+    texts = jvm.java.lang.String.join("\n", payloads.value()).split("\n")
+    tally = tallied_payloads([t for t in texts if t], partitions, options, batch)
+    if tally is None:  # a task's payload went missing: the two passes do the batch
+        drop_staged(table, write_id)
+        return None
+    return OnePass(write_id, tally, foreseen(tally.codes, codes))
+
+
+def _codes_key(
+    codes: Mapping[tuple[str, ...], frozenset[int]],
+) -> frozenset[tuple[tuple[str, ...], frozenset[int]]]:
+    return frozenset(codes.items())
+
+
+@functools.lru_cache(maxsize=32)
+def _routing_table(
+    schema: Struct,
+    codes: frozenset[tuple[tuple[str, ...], frozenset[int]]],
+    options: Options,
+) -> dict[str, Any]:
+    """The JVM routing table of a schema, made once per schema and codes: a stream's
+    batches mostly share both."""
+    return routing_table(schema, Router(options), dict(codes), KindCodes(options))
 
 
 def _routed_as(

@@ -26,16 +26,21 @@ from toolkit.core.options import Options
 from toolkit.core.policies import policy_of
 from toolkit.core.routing import Router
 from toolkit.core.types import RECORD, Struct
-from toolkit.spark.tally import KindCodes
+from toolkit.spark.tally import REPRESENTATIVES, KindCodes
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
     from pyspark.sql.types import StructType
 
-__all__ = ["jvm_routing", "route_on_jvm", "routing_table"]
+__all__ = [
+    "SCALAR_CODES", "fitting_codes", "jvm_routing", "route_on_jvm", "route_tallied",
+    "routing_table",
+]
 
 #: Router.java's names for the ways a value lands (routing.Rule.how); -1: it does not
 HOW = {"convert": 0, "records": 1, "empty": 2}
+#: every kind code that is not an array (scalars and records): a one-pass table covers them
+SCALAR_CODES = frozenset(range(len(REPRESENTATIVES)))
 
 
 def routing_table(
@@ -104,3 +109,62 @@ def route_on_jvm(
         options.timestamp_unit, options.long_timestamp_unit,
     )
     return DataFrame(jdf, df.sparkSession)
+
+
+def fitting_codes(
+    struct: Struct,
+    known: Mapping[tuple[str, ...], frozenset[int]] = {},  # noqa: B006 - never mutated
+    path: tuple[str, ...] = (),
+) -> dict[tuple[str, ...], frozenset[int]]:
+    """The kind codes a one-pass routing table foresees for each key of ``struct`` before
+    any line is read: every scalar and record code, and the array codes ``known`` to have
+    arrived at that key (arrays come in too many shapes to list them all). A code it does
+    not foresee is found in the tally after the write, which is then done again.
+
+    >>> from toolkit.core.types import Column
+    >>> codes = fitting_codes(Struct((Column(1, "a", "long"),)), {("a",): frozenset({1025})})
+    >>> sorted(codes[("a",)])
+    [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 1025]
+    """
+    out: dict[tuple[str, ...], frozenset[int]] = {}
+    for col in struct.fields:
+        where = (*path, col.family)
+        out[where] = out.get(where, SCALAR_CODES) | known.get(where, frozenset())
+        leaf = col.leaf
+        if col.shape.type == RECORD and isinstance(leaf, Struct):
+            out.update(fitting_codes(leaf, known, where))
+    return out
+
+
+def foreseen(
+    seen: Mapping[tuple[str, ...], frozenset[int]],
+    table: Mapping[tuple[str, ...], frozenset[int]],
+) -> bool:
+    """Whether a routing table made for the codes ``table`` routed every value of a batch
+    whose tally saw ``seen`` (a key or a code it did not foresee was written as null).
+
+    >>> foreseen({("a",): frozenset({1})}, {("a",): frozenset({1, 4})})
+    True
+    >>> foreseen({("a",): frozenset({1}), ("b",): frozenset({4})}, {("a",): frozenset({1})})
+    False
+    """
+    return all(codes <= table.get(path, frozenset()) for path, codes in seen.items())
+
+
+def route_tallied(
+    df: DataFrame, table: Mapping[str, Any], schema: StructType, options: Options
+) -> tuple[DataFrame, Any, int]:
+    """:func:`route_on_jvm` that also tallies every line it routes: the routed DataFrame,
+    the accumulator its tasks add their tally payloads to (read it once the write is done:
+    :func:`toolkit.spark.tally.tallied_payloads`), and how many partitions send one."""
+    from pyspark.sql import DataFrame
+
+    spark = df.sparkSession
+    jvm: Any = spark._jvm
+    payloads = spark.sparkContext._jsc.sc().collectionAccumulator("toolkit tally")
+    router = jvm.toolkit.spark.jvm.Router
+    jdf = router.routeTallied(
+        df._jdf, json.dumps(table), schema.json(), options.detect_dates,
+        options.timestamp_unit, options.long_timestamp_unit, payloads,
+    )
+    return DataFrame(jdf, spark), payloads, router.partitions(df._jdf)

@@ -31,7 +31,7 @@ import shutil
 import subprocess
 import tempfile
 import zipfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -46,7 +46,10 @@ from toolkit.core.types import RECORD, Kind, Shape
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["TALLY_CLASS", "Tallied", "jvm_tally_ready", "observe_json", "tally_jar"]
+__all__ = [
+    "TALLY_CLASS", "Tallied", "jvm_tally_ready", "observe_json", "tallied_payloads",
+    "tally_jar",
+]
 
 log = logging.getLogger(__name__)
 
@@ -275,19 +278,12 @@ def observe_json(
     payloads = [json.loads(p) for p in tally.observe(
         df._jdf, options.detect_dates, options.timestamp_unit
     )]
-    payloads.sort(key=lambda p: p["partition"])
-    kinds = KindCodes(options)
-    parts: dict[int, tuple[Any, ...]] = {}
-    fallback = [p["partition"] for p in payloads if "fallback" in p]
-    codes: dict[tuple[str, ...], set[int]] = {}
+    fallback = sorted(p["partition"] for p in payloads if "fallback" in p)
     for p in payloads:
         if "fallback" in p:
             log.info("partition %s observed by the Python path: %s", p["partition"],
                      p["fallback"])
-            continue
-        codes_at(p["summary"], (), codes)
-        s = summary_of(p["summary"], kinds)
-        parts[p["partition"]] = s, profile_of_summary(s, p["samples"], kinds, batch)
+    parts, codes = _read_payloads([p for p in payloads if "fallback" not in p], options, batch)
     if fallback:
         from pyspark.sql import functions as F
 
@@ -297,12 +293,50 @@ def observe_json(
         observed = python_path(only)
         for i in fallback:
             parts[i] = observed[i]
+    return _merged(parts, codes, tuple(parts[i] for i in fallback))
+
+
+def tallied_payloads(
+    texts: Iterable[str], partitions: int, options: Options, batch: int
+) -> Tallied | None:
+    """The tally of a DataFrame of ``partitions`` partitions from the payloads its tasks
+    sent (``Router.routeTallied``: one per run of a task, so a partition may come more than
+    once, each time the same); None unless every partition sent one."""
+    by_partition: dict[int, dict[str, Any]] = {}
+    for text in texts:
+        p = json.loads(text)
+        by_partition.setdefault(p["partition"], p)
+    if sorted(by_partition) != list(range(partitions)):
+        return None
+    parts, codes = _read_payloads(list(by_partition.values()), options, batch)
+    return _merged(parts, codes)
+
+
+def _read_payloads(
+    payloads: Sequence[Mapping[str, Any]], options: Options, batch: int
+) -> tuple[dict[int, tuple[Any, ...]], dict[tuple[str, ...], set[int]]]:
+    """Per partition, the (Summary, Profile) of its payload; and the kind codes seen, by
+    field path."""
+    kinds = KindCodes(options)
+    parts: dict[int, tuple[Any, ...]] = {}
+    codes: dict[tuple[str, ...], set[int]] = {}
+    for p in payloads:
+        codes_at(p["summary"], (), codes)
+        s = summary_of(p["summary"], kinds)
+        parts[p["partition"]] = s, profile_of_summary(s, p["samples"], kinds, batch)
+    return parts, codes
+
+
+def _merged(
+    parts: Mapping[int, tuple[Any, ...]],
+    codes: Mapping[tuple[str, ...], set[int]],
+    handed_back: tuple[tuple[Any, ...], ...] = (),
+) -> Tallied:
     summary, prof = Summary(), Profile()
     for i in sorted(parts):  # samples merge in partition order, as the Python path's do
         summary, prof = summary + parts[i][0], prof + parts[i][1]
     return Tallied(
-        summary, prof, tuple(parts[i] for i in fallback),
-        {path: frozenset(c) for path, c in codes.items()},
+        summary, prof, handed_back, {path: frozenset(c) for path, c in codes.items()}
     )
 
 

@@ -12,6 +12,7 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.NoSuchElementException;
+import org.apache.spark.TaskContext;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.function.FlatMapFunction;
 import org.apache.spark.sql.Dataset;
@@ -23,6 +24,7 @@ import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.unsafe.Platform;
 import org.apache.spark.unsafe.types.UTF8String;
+import org.apache.spark.util.CollectionAccumulator;
 
 /**
  * The router of toolkit/core/routing.py (RULES 3.1) over JSON lines, inside the JVM.
@@ -38,6 +40,10 @@ import org.apache.spark.unsafe.types.UTF8String;
  * <p>Anything the table does not foresee (a line the tally would not read, a kind code the
  * batch's tally did not see) fails the task with a message: the pipeline then routes the
  * batch with the Python router. Nothing is ever written by a guess.
+ *
+ * <p>{@link #routeTallied} also tallies each line it routes, so a batch that fits its
+ * table's schema is read once: the pipeline plans on that tally after the write, and
+ * publishes the write only when the plan changes nothing (toolkit/spark/batches.py).
  */
 public final class Router {
   // how a value lands in a column (routing.Rule), NONE: it does not
@@ -77,9 +83,45 @@ public final class Router {
       boolean detectDates,
       String timestampUnit,
       String longTimestampUnit) {
+    return routed(lines, table, schema, detectDates, timestampUnit, longTimestampUnit, null);
+  }
+
+  /**
+   * {@link #route}, tallying every line it routes as {@link Tally#observe} does: each task
+   * adds its partition's payload to {@code payloads} once it has routed its last line (the
+   * one-pass ingest: toolkit/spark/batches.py). A task may run more than once (a retry, or
+   * the sampling job of a sorted write): every run of a partition adds the same payload, so
+   * the driver keeps one per partition. Lines the tally would hand to the Python path
+   * (a duplicate key, a key with a lone surrogate) fail the task, as malformed ones do.
+   */
+  public static Dataset<Row> routeTallied(
+      Dataset<Row> lines,
+      String table,
+      String schema,
+      boolean detectDates,
+      String timestampUnit,
+      String longTimestampUnit,
+      CollectionAccumulator<String> payloads) {
+    return routed(
+        lines, table, schema, detectDates, timestampUnit, longTimestampUnit, payloads);
+  }
+
+  /** How many partitions the routed rows of {@code lines} come in (one payload each). */
+  public static int partitions(Dataset<Row> lines) {
+    return lines.queryExecution().toRdd().getNumPartitions();
+  }
+
+  private static Dataset<Row> routed(
+      Dataset<Row> lines,
+      String table,
+      String schema,
+      boolean detectDates,
+      String timestampUnit,
+      String longTimestampUnit,
+      CollectionAccumulator<String> payloads) {
     StructType type = (StructType) DataType.fromJson(schema);
     Table.parse(table); // refused now rather than in every task
-    RouteFn fn = new RouteFn(table, detectDates, timestampUnit, longTimestampUnit);
+    RouteFn fn = new RouteFn(table, detectDates, timestampUnit, longTimestampUnit, payloads);
     JavaRDD<InternalRow> rows = lines.queryExecution().toRdd().toJavaRDD().mapPartitions(fn);
     return lines.sparkSession().internalCreateDataFrame(rows.rdd(), type, false);
   }
@@ -177,18 +219,25 @@ public final class Router {
     final boolean detectDates;
     final String timestampUnit;
     final String longTimestampUnit;
+    /** where each task's tally payload goes; null: no tally */
+    final CollectionAccumulator<String> payloads;
 
-    RouteFn(String table, boolean detectDates, String timestampUnit, String longTimestampUnit) {
+    RouteFn(
+        String table,
+        boolean detectDates,
+        String timestampUnit,
+        String longTimestampUnit,
+        CollectionAccumulator<String> payloads) {
       this.table = table;
       this.detectDates = detectDates;
       this.timestampUnit = timestampUnit;
       this.longTimestampUnit = longTimestampUnit;
+      this.payloads = payloads;
     }
 
     @Override
     public Iterator<InternalRow> call(Iterator<InternalRow> lines) {
-      Lines out = new Lines(lines, new Routing(this));
-      return out;
+      return new Lines(lines, new Routing(this), payloads);
     }
   }
 
@@ -196,11 +245,14 @@ public final class Router {
   static final class Lines implements Iterator<InternalRow> {
     final Iterator<InternalRow> in;
     final Routing routing;
+    final CollectionAccumulator<String> payloads;
     InternalRow next;
 
-    Lines(Iterator<InternalRow> in, Routing routing) {
+    Lines(Iterator<InternalRow> in, Routing routing, CollectionAccumulator<String> payloads) {
       this.in = in;
       this.routing = routing;
+      this.payloads = payloads;
+      routing.tallying = payloads != null;
     }
 
     @Override
@@ -209,6 +261,10 @@ public final class Router {
         InternalRow row = in.next();
         if (row.isNullAt(0)) continue;
         next = routing.line(row.getUTF8String(0));
+      }
+      if (next == null && routing.tallying) { // the last line is routed: the tally is whole
+        routing.tallying = false;
+        payloads.add(routing.tape.payload(TaskContext.getPartitionId(), null));
       }
       return next != null;
     }
@@ -226,6 +282,8 @@ public final class Router {
   static final class Routing {
     final Tally.PartitionTally tape;
     final Table table;
+    /** whether each routed line is tallied too, until the partition's payload is sent */
+    boolean tallying;
     final int per;
     /** microseconds per unit of longs into timestamps; 0: auto; -1: ns */
     final long longUnit;
@@ -265,6 +323,10 @@ public final class Router {
       if (reason != null) {
         String text = new String(b, off, Math.min(s.numBytes(), 200), StandardCharsets.UTF_8);
         throw new IllegalStateException("toolkit router: " + reason + " in line " + text);
+      }
+      if (tallying) {
+        reason = tape.tallyRead();
+        if (reason != null) throw new IllegalStateException("toolkit router: " + reason);
       }
       return struct(0, table);
     }
@@ -311,6 +373,9 @@ public final class Router {
     Object value(int v, int code, Column col) {
       int[] rule = col.rule(code);
       if (rule == null) { // the table lists every code the batch's tally saw for this key
+        // tallied as it routes: the driver sees the code in the tally, drops this write and
+        // routes the batch again with a table made for it
+        if (tallying) return null;
         throw new IllegalStateException(
             "toolkit router: kind code " + code + " is not in the routing table");
       }

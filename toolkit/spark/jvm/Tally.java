@@ -289,6 +289,14 @@ public final class Tally {
       String reason = read(b, off, len);
       if (reason == BLANK) return null;
       if (reason != null) return reason;
+      return tallyRead();
+    }
+
+    /**
+     * Tallies the record {@link #read} just put on the tape (the router tallies what it
+     * routes this way): null, or a reason to leave the partition to the Python path.
+     */
+    String tallyRead() {
       walkRecord(0, root);
       // Python keeps a duplicate key's last value: the partition goes to it (what was
       // tallied of it is dropped with the rest of the partition's tally)
