@@ -19,6 +19,7 @@ from toolkit.core.engine import Engine
 from toolkit.core.jsonlines import read_jsonl
 from toolkit.core.profile import profile
 from toolkit.core.state import ABSENT, TableState
+from toolkit.core.types import Struct
 from toolkit.errors import MalformedLineError, NotARecordError, PlanChangedError, StalePlanError
 from toolkit.iceberg import catalog
 from toolkit.iceberg.statistics import statistics
@@ -222,11 +223,19 @@ def test_landings_of_the_seed_example() -> None:
     assert seven.record == '{"my_field": 7}'
 
 
-def test_sample_limits_only_the_landings_shown() -> None:
+def test_the_sample_covers_every_field_and_type_then_the_first_records() -> None:
     preview = seed_preview()
+    # each record holds a field-and-type pair the others lack: all show, whatever the size
     model = PlanModel.from_preview(preview, sample=1)
-    assert len(model.samples) == 1 and model.records == 3
-    assert PlanModel.from_preview(preview, sample=0).samples == ()
+    assert [s.number for s in model.samples] == [1, 2, 3] and model.records == 3
+    assert PlanModel.from_preview(preview, sample=0).samples == model.samples
+    # records alike: the sample size limits only the records shown, not those planned
+    alike = ({"n": 1}, {"n": 2}, {"n": 3})
+    engine = Engine()
+    plan = engine.plan(Struct(), engine.observe(alike, 0), 0)
+    same = Preview("db.alike", plan, TableState(0, 1), profile(alike), alike)
+    assert [s.number for s in PlanModel.from_preview(same, sample=2).samples] == [1, 2]
+    assert PlanModel.from_preview(same, sample=2).records == 3
 
 
 def test_sql_per_dialect() -> None:

@@ -200,8 +200,9 @@ def test_preview_tabs(lake: Catalog) -> None:
     assert '<span class="tknb-new">16: my_field_string: string</span>' in after
     assert '<span class="tknb-new">15: os_version: string</span>' in after  # nested
     assert "RULES 3.3: my_field arrived as string" in new.value
-    assert "The first 5 of 20 records." in landings.value
-    assert landings.value.count("<b>record ") == 5
+    assert landings is panel.landings_box
+    assert "Values of 5 of the 20 records" in panel.landing_table.value
+    assert {r.record for r in panel.landings.all_rows} == {1, 2, 3, 4, 5}
     assert sql.titles == ("spark", "trino", "duckdb", "athena")
     for page in sql.children:
         assert "<pre>SELECT" in page.value and "navigator.clipboard.writeText" in page.value

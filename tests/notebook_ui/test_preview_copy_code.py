@@ -59,7 +59,7 @@ def test_the_code_shown_is_the_plans_export_in_each_language(lake: Catalog) -> N
     # choosing another language in the dropdown redraws the box with that code
     panel.code_language.value = "trino"
     assert shown_code(panel.code_box.value) == plan.to_sql("trino", "db.events")
-    assert "Trino code of the plan" in panel.code_box.value
+    assert "The plan as Trino;" in panel.code_box.value
     panel.code_language.value = "pyiceberg"
     pyiceberg = shown_code(panel.code_box.value)
     assert pyiceberg == plan.to_pyiceberg("db.events")

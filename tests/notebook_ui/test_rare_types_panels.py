@@ -41,7 +41,7 @@ def test_the_preview_shows_what_the_threshold_sets_aside_and_why(lake: Catalog) 
     assert model.rare_type_percent == 2 and model.rare_types == (SENTENCE,)
     assert [(c.name, c.type) for c in model.new_columns] == [("amount", "long"), ("id", "long")]
     assert model.summary == (
-        "400 records planned against db.amounts does not exist yet: it will be created; "
+        "400 records planned; db.amounts does not exist yet: it will be created; "
         "2 column(s) to add; 4 record(s) to quarantine; rare-type threshold 2%: " + SENTENCE
     )
     q = model.quarantine
@@ -51,7 +51,7 @@ def test_the_preview_shows_what_the_threshold_sets_aside_and_why(lake: Catalog) 
     ]
     # the sample record holding a rare type is shown set aside whole, with the sentence
     assert [s.quarantined for s in model.samples] == [None, None, None, SENTENCE, None]
-    assert "set aside whole: " + SENTENCE in landings_html(model.samples)
+    assert "quarantined: " + SENTENCE in landings_html(model.samples)
     assert "rare-type threshold 2%" in plan_header_html(model)
 
 

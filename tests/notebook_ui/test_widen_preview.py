@@ -123,7 +123,8 @@ def test_the_widening_preview_shows_widenings_rewrites_optionals_and_quarantine(
         ("flag", "flag", True, False), ("note", "note", "x", False),
     ]
     assert second.quarantined is not None and "'flag'" in second.quarantined
-    assert "set aside whole" in panel.tabs.children[4].value
+    assert panel.tabs.children[4] is panel.landings_box
+    assert "quarantined: " in panel.landing_table.value  # the record set aside whole
     assert third.quarantined is None
 
     # approving sends exactly the previewed plan (its rewrite included) and table state,

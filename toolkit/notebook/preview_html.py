@@ -10,13 +10,27 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from html import escape
+from typing import Final
 
 from toolkit.core.planner import MakeOptional, Retype
-from toolkit.notebook.common import wrap
-from toolkit.notebook.preview_model import NewColumn, PlanModel, QuarantinePreview, RecordLandings
+from toolkit.notebook.common import badge, wrap
+from toolkit.notebook.preview_model import (
+    Happened,
+    LandingGrid,
+    LandingPage,
+    LandingRow,
+    NewColumn,
+    PlanModel,
+    QuarantinePreview,
+    RecordLandings,
+    Show,
+)
 
 __all__ = [
+    "SHOW_TEXT",
     "code_html",
+    "landing_grid_html",
+    "landing_rows_html",
     "landings_html",
     "new_columns_html",
     "plan_header_html",
@@ -40,44 +54,113 @@ def new_columns_html(columns: Iterable[NewColumn]) -> str:
     return wrap(f"<table>{head}{body}</table>")
 
 
-def landings_html(samples: Iterable[RecordLandings], records: int | None = None) -> str:
-    """Per sample record: each value, its observed kind, and every column it lands in."""
-    samples = tuple(samples)
-    if not samples:
-        return wrap('<p class="tknb-muted">No sample record.</p>')
-    parts = []
-    if records is not None and records > len(samples):
-        parts.append(
-            f'<p class="tknb-muted">The first {len(samples)} of {records} records.</p>'
-        )
-    head = (
-        "<tr><th>key</th><th>value</th><th>arrived as</th><th>column</th>"
-        "<th>stored</th><th></th></tr>"
+#: the grid's filter choices, in words
+SHOW_TEXT: Final[dict[Show, str]] = {
+    "every value": "every value",
+    "drifting": "only drifting values",
+    "each drift": "each kind of drift, once",
+    "quarantined": "quarantined",
+    "converted": "converted",
+    "new column": "new column",
+    "widened": "widened column",
+    "as is": "as is",
+    "nowhere": "lands nowhere",
+}
+
+#: the colour of each happening, inline: a front end that drops the stylesheet keeps it
+_HAPPENED_COLOR: Final[dict[Happened, str]] = {
+    "quarantined": "#b00020",
+    "converted": "#b35900",
+    "new column": "#1d6b3f",
+    "widened": "#8f5fbf",
+    "as is": "#222",
+    "nowhere": "#777",
+}
+
+#: widths fixed by the header row, and long names and values broken anywhere: a
+#: 200-character field name wraps inside its cell instead of pushing the grid off screen
+_GRID_STYLE = "table-layout:fixed;width:100%;max-width:1200px"
+_BREAK = "overflow-wrap:anywhere;word-break:break-word"
+_GRID_HEAD = "<tr>" + "".join(
+    f"<th style='width:{width}'>{name}</th>" if width else f"<th>{name}</th>"
+    for name, width in (
+        ("record", "4.5em"), ("key", "19%"), ("value", "15%"), ("arrived as", "7em"),
+        ("column", "19%"), ("stored", "15%"), ("what happened", ""),
     )
-    for s in samples:
-        if s.quarantined is not None:
-            parts.append(
-                f"<p><b>record {s.index}</b> <code class='tknb-muted'>{escape(s.record)}</code>"
-                f"</p><p class='tknb-error'>set aside whole: {escape(s.quarantined)}</p>"
-            )
-            continue
-        rows = "".join(
-            f"<tr><td><code>{escape(x.key)}</code></td><td><code>{escape(x.value_text)}</code>"
-            f"</td><td>{escape(x.kind)}</td><td><code>{escape(x.column)}</code></td>"
-            f"<td><code>{escape(x.stored_text)}</code></td>"
-            f"<td>{'converted' if x.converted else ''}</td></tr>"
-            for x in s.landings
-        )
-        nowhere = (
-            f'<p class="tknb-muted">null, written nowhere: {escape(", ".join(s.unwritten))}</p>'
-            if s.unwritten
-            else ""
-        )
-        parts.append(
-            f"<p><b>record {s.index}</b> <code class='tknb-muted'>{escape(s.record)}</code></p>"
-            f"<table>{head}{rows}</table>{nowhere}"
-        )
-    return wrap("".join(parts))
+) + "</tr>"
+
+
+def _happened_text(row: LandingRow) -> str:
+    if row.happened == "quarantined":
+        return f"quarantined: {row.detail}" if row.detail else "quarantined with its record"
+    if row.happened == "nowhere":
+        return "null: lands nowhere" if row.value is None else "lands nowhere"
+    return SHOW_TEXT[row.happened]
+
+
+def _code_cell(text: str, extra: str = "") -> str:
+    return f"<td style='{_BREAK}'><code>{escape(text)}</code>{extra}</td>"
+
+
+def _grid_row(row: LandingRow) -> str:
+    if row.column is None:
+        column = stored = "<td class='tknb-muted'>-</td>"
+    else:
+        column = _code_cell(row.column, badge("new", "new") if row.new_column else "")
+        stored = _code_cell(row.stored_text)
+    color = _HAPPENED_COLOR[row.happened]
+    return (
+        f"<tr><td>{row.record}</td>{_code_cell(row.key or '(the whole item)')}"
+        f"{_code_cell(row.value_text)}<td>{escape(row.kind)}</td>{column}{stored}"
+        f"<td style='color:{color};{_BREAK}'>{escape(_happened_text(row))}</td></tr>"
+    )
+
+
+def landing_rows_html(page: LandingPage) -> str:
+    """One page of the grid as a table: a row per value."""
+    if not page.rows:
+        return '<p class="tknb-muted">No value matches.</p>'
+    body = "".join(_grid_row(r) for r in page.rows)
+    return f"<table class='tknb-grid' style='{_GRID_STYLE}'>{_GRID_HEAD}{body}</table>"
+
+
+def landing_grid_html(grid: LandingGrid, page: LandingPage) -> str:
+    """The grid as the panel shows it: which records its values come from, then ``page``."""
+    return wrap(
+        f'<p class="tknb-muted">{escape(grid.sample_text)}</p>{landing_rows_html(page)}'
+    )
+
+
+def landings_html(
+    samples: Iterable[RecordLandings], records: int | None = None, *, missing: int = 0,
+    size: int = 25,
+) -> str:
+    """Where the sample values land, as a static copy shows it (it cannot page): the
+    first page of the grid as the panel first shows it (each kind of drift once, when some
+    value drifts), and which records the values come from."""
+    grid = LandingGrid.of(samples, records, missing)
+    if not grid.all_rows:
+        return wrap('<p class="tknb-muted">No sample record.</p>')
+    view = grid.first_view
+    page = view.page(0, size)
+    some = f"{len(page.rows)}" if page.total == len(page.rows) else (
+        f"the first {len(page.rows)} of {page.total}"
+    )
+    shown = (
+        f"each kind of drift once, with the first value that drifts so ({some} rows)"
+        if view.show == "each drift"
+        else f"{some} of the values"
+    )
+    more = (
+        " The panel in the running notebook pages through every value and filters them by "
+        "field and by what happened."
+        if len(page.rows) < len(grid.all_rows)
+        else ""
+    )
+    return wrap(
+        f'<p class="tknb-muted">{escape(grid.sample_text)} Shown here: {shown}.{more}</p>'
+        f"{landing_rows_html(page)}"
+    )
 
 
 def widenings_html(
@@ -145,7 +228,7 @@ def quarantine_preview_html(q: QuarantinePreview | None) -> str:
     )
     counts = "".join(f"<tr><td>{escape(r)}</td><td>{n}</td></tr>" for r, n in q.by_reason)
     samples = "".join(
-        f"<tr><td>{s.index}</td><td>{escape(s.reason)}</td>"
+        f"<tr><td>{s.index + 1}</td><td>{escape(s.reason)}</td>"
         f"<td><code>{escape(s.field or '-')}</code></td><td>{escape(s.observed or '-')}</td>"
         f"<td>{escape(s.table_type or '-')}</td><td><code>{escape(s.raw)}</code></td></tr>"
         for s in q.samples
@@ -202,8 +285,8 @@ def code_html(code: str | None, language: str, refusal: str | None = None) -> st
         return wrap('<p class="tknb-muted">The plan changes nothing: no code to copy.</p>')
     rows = min(code.count("\n") + 2, 20)  # a line more for the scroll bar (no wrapping)
     return wrap(
-        f"<div>{_COPY_CODE} <span class='tknb-muted'>{escape(language)} code of the plan; "
-        "if the browser blocks the clipboard: select all in the box and copy</span>"
+        f"<div>{_COPY_CODE} <span class='tknb-muted'>The plan as {escape(language)}; if "
+        "copying is blocked, select the code and copy it.</span>"
         f'<textarea class="tknb-code" readonly rows="{rows}" wrap="off" spellcheck="false" '
         'style="display:none;width:60em;max-width:100%;font-family:monospace;font-size:12px">'
         f"{escape(code)}</textarea></div>"
@@ -211,7 +294,10 @@ def code_html(code: str | None, language: str, refusal: str | None = None) -> st
 
 
 def plan_header_html(model: PlanModel) -> str:
+    """The plan in one sentence, and its batch in words (its full id on hover)."""
+    batch = model.batch_text
     return wrap(
         f"<b>Preview of {escape(model.table)}</b>: {escape(model.summary)}. "
-        f'<span class="tknb-muted">batch id {escape(model.batch_id)}</span>'
+        f'<span class="tknb-muted" title="batch id {escape(model.batch_id)}">'
+        f"{escape(batch[:1].upper() + batch[1:])}.</span>"
     )

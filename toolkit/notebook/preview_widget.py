@@ -39,15 +39,22 @@ from toolkit.notebook.outcome import (
     rewrite_question_html,
 )
 from toolkit.notebook.preview_html import (
+    SHOW_TEXT,
     code_html,
-    landings_html,
+    landing_grid_html,
     new_columns_html,
     plan_header_html,
     quarantine_preview_html,
     sql_html,
     widenings_html,
 )
-from toolkit.notebook.preview_model import CommitRequest, PlanModel
+from toolkit.notebook.preview_model import (
+    CommitRequest,
+    LandingGrid,
+    LandingPage,
+    PlanModel,
+    Show,
+)
 from toolkit.notebook.report_html import preview_report_html
 from toolkit.notebook.schema_tree import schema_tree_html
 
@@ -91,8 +98,9 @@ def _display(on: bool) -> str:
 
 class PreviewPanel(StaticHtmlPanel):
     """A plan before anything changes: the schema before and after (field IDs, new fields
-    marked), the new columns and why, where each sample value lands, the view's SQL per
-    dialect, the profile; then "Approve and commit", and what the commit did.
+    marked), the new columns and why, where sample values land (one grid, filtered by field
+    and by what happened, and paged), the view's SQL per dialect, the profile; then
+    "Approve and commit", and what the commit did.
 
     ``commit`` receives a :class:`~toolkit.notebook.preview_model.CommitRequest` (the approved
     plan, the table state it was made against, a stable batch id) and returns an
@@ -101,7 +109,9 @@ class PreviewPanel(StaticHtmlPanel):
     preview when the table moved. ``table_size`` (optional) reads the rows, data files and
     bytes of the table's current snapshot (:meth:`TableSize.of`), which the question before
     a rewrite states; without it the question states the rows and bytes the plan's
-    rewrites carry.
+    rewrites carry. ``sample``: how many records the grid of landings shows at least (see
+    :meth:`PlanModel.from_preview <toolkit.notebook.preview_model.PlanModel.from_preview>`);
+    ``landing_page_size``: its rows per page.
     """
 
     def __init__(
@@ -115,9 +125,11 @@ class PreviewPanel(StaticHtmlPanel):
         statistics: Callable[[], WrittenDataStatistics] | None = None,
         repreview: Callable[[], Preview] | None = None,
         table_size: Callable[[], TableSize] | None = None,
+        landing_page_size: int = 25,
     ) -> None:
         self.options = options or Options()
         self.sample = sample
+        self.landing_page_size = landing_page_size
         self._batch_id = batch_id
         self._commit = commit
         self._statistics = statistics
@@ -167,6 +179,7 @@ class PreviewPanel(StaticHtmlPanel):
         )
         self.code_box = widgets.HTML()
         self.code_language.observe(lambda _: self._show_code(), names="value")
+        self._landing_controls()
 
         self.widget = widgets.VBox(
             [
@@ -231,10 +244,12 @@ class PreviewPanel(StaticHtmlPanel):
             ),
             (f"New columns ({len(m.new_columns)})", widgets.HTML(new_columns_html(m.new_columns))),
             *widen,
-            ("Where values land", widgets.HTML(landings_html(m.samples, m.records))),
+            ("Where values land", self.landings_box),
             ("SQL view", sql if m.sql else widgets.HTML("(no columns: no view)")),
             ("Profile", self.profile_panel.widget),
         ]
+        self.landing_grid = m.landings
+        self._reset_landings()
         self.tabs.children = [w for _, w in pages]
         self.tabs.titles = [t for t, _ in pages]
         self.message.value = "" if self._commit else (
@@ -245,6 +260,93 @@ class PreviewPanel(StaticHtmlPanel):
         self.approve_button.disabled = self._commit is None
         self.preview_again_button.layout.display = "none"
         self._show_code()
+
+    # --- where values land ----------------------------------------------------------------
+
+    def _landing_controls(self) -> None:
+        """The grid's controls: a field box, a "Show" choice, Previous and Next."""
+        self._landing_quiet = False  # set while code sets the controls: one redraw
+        self.landing_view: LandingGrid | None = None
+        self.landing_page_number = 0
+        self.landing_field = widgets.Text(
+            placeholder="words in a key or a column",
+            description="Field",
+            continuous_update=True,
+            layout={"width": "340px"},
+        )
+        self.landing_show = widgets.Dropdown(description="Show", layout={"width": "300px"})
+        self.landing_previous = widgets.Button(description="◀ Previous", layout={"width": "110px"})
+        self.landing_next = widgets.Button(description="Next ▶", layout={"width": "110px"})
+        self.landing_position = widgets.Label()
+        self.landing_table = widgets.HTML()
+        for control in (self.landing_field, self.landing_show):
+            control.observe(lambda _: self._on_landing_filter(), names="value")
+        self.landing_previous.on_click(
+            lambda _: self.show_landings_page(self.landing_page_number - 1)
+        )
+        self.landing_next.on_click(lambda _: self.show_landings_page(self.landing_page_number + 1))
+        self.landings_box = widgets.VBox([
+            widgets.HBox([self.landing_field, self.landing_show]),
+            widgets.HBox([self.landing_previous, self.landing_next, self.landing_position]),
+            self.landing_table,
+        ])
+
+    def _reset_landings(self) -> None:
+        """A new grid: the filter offers what happened to its values, and starts on the
+        grid's first view (each kind of drift once, when some value drifts)."""
+        grid = self.landing_grid
+        first = grid.first_view
+        choices: list[Show] = ["every value", "drifting", "each drift", *grid.happenings]
+        self._landing_quiet = True
+        try:
+            self.landing_show.options = [(SHOW_TEXT[c], c) for c in choices]
+        finally:
+            self._landing_quiet = False
+        self.filter_landings(show=first.show)
+
+    def filter_landings(self, field: str = "", show: Show = "every value") -> None:
+        """Set the grid's field box and its "Show" choice, as a user would: rows whose key
+        or column holds every word of ``field``, and whose happening ``show`` names."""
+        self._landing_quiet = True
+        try:
+            self.landing_field.value = field
+            if show not in (key for _, key in self.landing_show.options):
+                self.landing_show.options = [*self.landing_show.options, (SHOW_TEXT[show], show)]
+            self.landing_show.value = show
+        finally:
+            self._landing_quiet = False
+        self._on_landing_filter()
+
+    def show_landings_page(self, number: int) -> None:
+        """Show page ``number`` of the grid (from 0, clamped), as Previous and Next do."""
+        self.landing_page_number = self.landings.page(number, self.landing_page_size).number
+        self._render_landings()
+
+    @property
+    def landings(self) -> LandingGrid:
+        """The grid as filtered now."""
+        return self.landing_view or self.landing_grid
+
+    @property
+    def landings_page(self) -> LandingPage:
+        """The page of the grid shown now."""
+        return self.landings.page(self.landing_page_number, self.landing_page_size)
+
+    def _on_landing_filter(self) -> None:
+        if self._landing_quiet:
+            return
+        self.landing_view = self.landing_grid.filter(
+            self.landing_field.value, self.landing_show.value or "every value"
+        )
+        self.landing_page_number = 0
+        self._render_landings()
+
+    def _render_landings(self) -> None:
+        page = self.landings_page
+        self.landing_table.value = landing_grid_html(self.landing_grid, page)
+        self.landing_position.value = str(page)
+        self.landing_previous.disabled = page.number == 0
+        self.landing_next.disabled = page.number >= page.pages - 1
 
     # --- copy as code ---------------------------------------------------------------------
 
