@@ -615,12 +615,16 @@ class EvolutionEditorModel:
         return ()
 
     @property
+    def where(self) -> str:
+        """The table's state as read: its schema id and snapshot."""
+        if self.state == ABSENT:
+            return "the table does not exist"
+        return f"schema id {self.state.schema_id}, snapshot {self.state.snapshot_id}"
+
+    @property
     def summary(self) -> str:
-        where = (
-            "does not exist"
-            if self.state == ABSENT
-            else f"schema id {self.state.schema_id}, snapshot {self.state.snapshot_id}"
-        )
+        """The table's state and the plan's, after a heading that names the table
+        ("Evolution of db.t: schema id 0, snapshot 7; 1 operation(s), ready to commit")."""
         n = len(self.operations)
         status = (
             "no operation yet"
@@ -628,7 +632,7 @@ class EvolutionEditorModel:
             else f"{n} operation(s), " + ("ready to commit" if self.error is None else "blocked")
         )
         rewrites = f", {len(self.rewrites)} rewrite(s)" if self.rewrites else ""
-        return f"{self.table} ({where}): {status}{rewrites}"
+        return f"{self.where}; {status}{rewrites}"
 
 
 def editor_model(catalog: Catalog, table: str) -> EvolutionEditorModel:
@@ -651,13 +655,15 @@ def editor_model(catalog: Catalog, table: str) -> EvolutionEditorModel:
 
 # --- what a commit or an undo did ---------------------------------------------------------------
 
-OutcomeKind: TypeAlias = Literal["committed", "undone", "cancelled", "stale", "refused", "error"]
+OutcomeKind: TypeAlias = Literal[
+    "committed", "undone", "cancelled", "reloaded", "stale", "refused", "error"
+]
 
 
 @dataclass(frozen=True)
 class EvolutionOutcome:
-    """What "Commit", "Undo" or "Cancel" did, in plain words; an error keeps its
-    traceback."""
+    """What "Commit", "Undo", "Cancel" or "Reload table" did, in plain words; an error
+    keeps its traceback."""
 
     kind: OutcomeKind
     title: str
@@ -668,10 +674,12 @@ class EvolutionOutcome:
 
     @property
     def ok(self) -> bool:
-        return self.kind in ("committed", "undone", "cancelled")
+        return self.kind in ("committed", "undone", "cancelled", "reloaded")
 
     @classmethod
     def from_entry(cls, entry: LineageEntry, table: str, *, undo: bool = False) -> EvolutionOutcome:
+        # the title and the message are read as one line ("Done. Committed to ..."): the
+        # title never repeats the message's first words
         ops = "; ".join(str(op).strip() for op in entry.operations)
         if undo:
             return cls(
@@ -680,7 +688,7 @@ class EvolutionOutcome:
                 entry.seq,
             )
         return cls(
-            "committed", "Committed",
+            "committed", "Done",
             f"Committed to {table} in one commit, logged as lineage entry #{entry.seq}: {ops}.",
             entry.seq,
         )
@@ -695,12 +703,18 @@ class EvolutionOutcome:
     def from_exception(cls, exc: BaseException) -> EvolutionOutcome:
         tb = "".join(traceback.format_exception(exc))
         name = type(exc).__name__
-        if isinstance(exc, StalePlanError | PlanChangedError):
+        if isinstance(exc, StalePlanError):
+            # in the editor's words: the error's own message advises a preview or an ingest
+            moved = exc.planned.moved_to(exc.now) or "another writer committed first"
             return cls(
                 "stale", "The table changed",
-                f"{exc} Nothing was applied. Reload the table and check the plan again.",
+                f"Since the editor read {exc.table}, {moved}. Nothing was applied. "
+                "Reload the table (the plan is kept) and check the plan again.",
                 error_type=name, traceback=tb,
             )
+        if isinstance(exc, PlanChangedError):  # its message says nothing was applied
+            return cls("stale", "The plan no longer fits", f"{exc}.", error_type=name,
+                       traceback=tb)
         if isinstance(exc, ValueError):  # the operations' and the rewrite's own refusals
             return cls("refused", "Refused", f"{exc}", error_type=name, traceback=tb)
         return cls("error", "It failed", f"{name}: {exc}", error_type=name, traceback=tb)

@@ -24,6 +24,7 @@ preview panel injects its commit, so a test records what a click would do.
 from __future__ import annotations
 
 from collections.abc import Callable
+from html import escape
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
@@ -35,6 +36,8 @@ from toolkit.errors import OperationError
 from toolkit.notebook.common import StaticHtmlPanel
 from toolkit.notebook.confirm import rewrite_confirmation
 from toolkit.notebook.editor_html import (
+    EDITOR_CLASS,
+    EDITOR_STYLE,
     lineage_entry_html,
     lineage_status_html,
     no_lineage_html,
@@ -68,8 +71,11 @@ CommitFunction = Callable[[EvolutionRequest], "LineageEntry"]
 UndoFunction = Callable[[int, TableState], "LineageEntry"]
 
 
-#: the columns of the lineage grid: the entry, then its "Undo" button and why
-_LINEAGE_COLUMNS = "minmax(320px, 2fr) minmax(240px, 1fr)"
+#: the columns of the lineage grid: the entry, then its "Undo" button and why (a reason
+#: is often longer than the entry: as wide a column)
+_LINEAGE_COLUMNS = "minmax(320px, 1fr) minmax(320px, 1fr)"
+#: each row's cells, a rule above them so a long reason is seen to belong to its entry
+_ROW_CELL = {"border_top": "1px solid #e0e0e0", "padding": "4px 0 6px"}
 
 
 class LineageRowView:
@@ -78,7 +84,7 @@ class LineageRowView:
 
     def __init__(self, row: LineageRow, undo: Callable[[int], object] | None) -> None:
         self.row = row
-        self.entry = widgets.HTML(lineage_entry_html(row))
+        self.entry = widgets.HTML(lineage_entry_html(row), layout=_ROW_CELL)
         why = row.why_not
         if why is None and undo is None:
             why = "Read-only editor: open it with toolkit.edit_schema to undo."
@@ -92,7 +98,7 @@ class LineageRowView:
         )
         if undo is not None and why is None:
             self.button.on_click(lambda _: undo(row.seq))
-        self.cells = [self.entry, widgets.VBox([self.button, self.status])]
+        self.cells = [self.entry, widgets.VBox([self.button, self.status], layout=_ROW_CELL)]
 
 
 class EvolutionEditor(StaticHtmlPanel):
@@ -118,7 +124,8 @@ class EvolutionEditor(StaticHtmlPanel):
 
         self.header = widgets.HTML()
         self.kind = widgets.Dropdown(
-            options=OPERATION_KINDS, value=OPERATION_KINDS[0], description="Operation"
+            options=OPERATION_KINDS, value=OPERATION_KINDS[0], description="Operation",
+            style={"description_width": "initial"},  # as the form's inputs under it
         )
         self.form = widgets.VBox()
         self.add_button = widgets.Button(description="Add to plan", icon="plus")
@@ -141,6 +148,11 @@ class EvolutionEditor(StaticHtmlPanel):
         self.commit_button = widgets.Button(
             description="Commit", button_style="success", icon="check"
         )
+        # what a refused commit ("The table changed") asks for, without losing the plan
+        self.reload_button = widgets.Button(
+            description="Reload table", icon="refresh",
+            tooltip="Read the table again; the plan is kept and checked against it",
+        )
         # asked before a plan that rewrites data files is committed (RULES 5)
         self.question: str | None = None
         """The question shown before a rewrite is committed (None: none is shown)."""
@@ -161,6 +173,7 @@ class EvolutionEditor(StaticHtmlPanel):
         self.commit_button.on_click(lambda _: self.click_commit())
         self.rewrite_button.on_click(lambda _: self.confirm_rewrite())
         self.cancel_button.on_click(lambda _: self.cancel_rewrite())
+        self.reload_button.on_click(lambda _: self.reload())
 
         self.widget = widgets.VBox(
             [
@@ -171,13 +184,14 @@ class EvolutionEditor(StaticHtmlPanel):
                 widgets.HBox([self.operations, widgets.VBox([self.remove_button,
                                                              self.clear_button])]),
                 self.tabs,
-                self.commit_button,
+                widgets.HBox([self.commit_button, self.reload_button]),
                 self.rewrite_confirmation,
                 self.message,
                 widgets.HTML("<b>Lineage of the table</b> (newest first)"),
                 self.lineage,
             ]
         )
+        self.widget.add_class(EDITOR_CLASS)
         self._build_form()
         self._refresh()
 
@@ -323,9 +337,20 @@ class EvolutionEditor(StaticHtmlPanel):
 
     def reload(self) -> None:
         """Read the table again (the plan picked so far is kept and checked again)."""
+        if self._reload is None:
+            return
         self._reload_model(keep=True)
         self._build_form()
         self._refresh()
+        m = self.model
+        check = (
+            "" if not m.operations
+            else " The plan applies to it." if m.error is None
+            else " The plan no longer applies: see the Plan tab."
+        )
+        self._show(EvolutionOutcome(
+            "reloaded", "Reloaded", f"{m.table} as it is now: {m.where}.{check}"
+        ))
 
     # --- rendering -------------------------------------------------------------------------
 
@@ -370,7 +395,9 @@ class EvolutionEditor(StaticHtmlPanel):
 
     def _refresh(self) -> None:
         m = self.model
-        self.header.value = f"<b>Evolution of {m.table}</b>: {m.summary}"
+        self.header.value = (
+            f"{EDITOR_STYLE}<b>Evolution of {escape(m.table)}</b>: {escape(m.summary)}"
+        )
         self.operations.options = [
             (f"{i + 1}. {str(op).strip()}", i) for i, op in enumerate(m.operations)
         ]
@@ -379,6 +406,7 @@ class EvolutionEditor(StaticHtmlPanel):
         self.tabs.titles = ["Schema", "Plan" if m.error is None else "Plan (error)"]
         self._hide_question()  # a question about another plan is never answered
         self.commit_button.disabled = self._commit is None or not m.can_commit
+        self.reload_button.disabled = self._reload is None
         undo = None if self._undo is None else self.undo
         self.lineage_rows = {
             row.seq: LineageRowView(row, undo) for row in sorted(m.lineage, key=lambda r: -r.seq)
