@@ -36,9 +36,9 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from benchmarks.bench_spark import data_file, load_average, load_lines, sample_file, verdict
+from benchmarks.bench_spark import data_file, load_average, load_lines, verdict
 from benchmarks.generate import records, to_jsonl
 
 if TYPE_CHECKING:
@@ -89,12 +89,12 @@ class StreamRun:
         return med(self.append[-GROWTH_WINDOW:]) / med(self.append[:GROWTH_WINDOW])
 
 
-def stream_files(folder: Path, seed: int) -> tuple[list[Path], Path]:
+def stream_files(folder: Path, seed: int, batches: int) -> tuple[list[Path], Path]:
     """The stream's batches as JSON-lines files, and the sample of the whole stream."""
     folder.mkdir(parents=True, exist_ok=True)
-    recs = records(BATCHES * ROWS, seed)
+    recs = records(batches * ROWS, seed)
     files = []
-    for k in range(BATCHES):
+    for k in range(batches):
         f = folder / f"batch-{k:03d}.jsonl"
         f.write_bytes(to_jsonl(recs[k * ROWS : (k + 1) * ROWS]))
         files.append(f)
@@ -109,8 +109,9 @@ def run_stream(
 ) -> StreamRun:
     import toolkit
 
-    name = f"{NAMESPACE}.stream_{rep}"
-    plain = f"{cat.name}.{NAMESPACE}.stream_plain_{rep}"
+    tag = "warm" if rep < 0 else str(rep)
+    name = f"{NAMESPACE}.stream_{tag}"
+    plain = f"{cat.name}.{NAMESPACE}.stream_plain_{tag}"
     # the stream's table already holds every kind the stream brings, as after months
     toolkit.ingest(warm, name, cat, spark, batch_id=f"sample-{rep}")
     schema = spark.read.json(str(warm)).schema
@@ -201,6 +202,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--keep-data", metavar="DIR", type=Path, default=None,
                     help="keep the generated scale files in DIR and reuse them")
+    ap.add_argument("--batches", type=int, default=BATCHES,
+                    help=f"streaming batches (default {BATCHES}; the growth ratio compares "
+                    f"the last {GROWTH_WINDOW} with the first)")
     ap.add_argument("--no-scale", action="store_true", help="skip the 1M / 4M part")
     ap.add_argument("--no-stream", action="store_true", help="skip the streaming part")
     ap.add_argument("--scale-child", nargs=2, metavar=("FILE", "FOLDER"),
@@ -220,7 +224,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-stream-") as tmp_name:
         tmp = Path(tmp_name)
         if not args.no_stream:
-            files, warm = stream_files(tmp / "stream", args.seed)
+            files, warm = stream_files(tmp / "stream", args.seed, args.batches)
             cat = toolkit.catalog(tmp / "lakehouse")
             cat.create_namespace(NAMESPACE)
             spark = toolkit.spark_session(cat, **{"spark.master": "local[2]"})
