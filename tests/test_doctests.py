@@ -37,6 +37,7 @@ MODULES = [
     "toolkit.spark.progress",
     "toolkit.spark.router",
     "toolkit.notebook.progress",
+    "toolkit.notebook.paging",
     "toolkit.iceberg.statistics",
     "toolkit.cli",
     *(f"toolkit.cli.{m.name}" for m in pkgutil.iter_modules(toolkit.cli.__path__)),

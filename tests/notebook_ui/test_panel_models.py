@@ -100,7 +100,7 @@ def test_paging(wide: StatisticsModel) -> None:
     assert [r.name for r in last.rows][-1] == "f4999" and last.first == 4976
     assert wide.page(10_000, 25).number == 199  # clamped
     assert wide.page(-3, 25).number == 0
-    assert str(wide.filter("f012").page(0, 4)) == "1-4 of 10 (page 1 of 3)"
+    assert str(wide.filter("f012").page(0, 4)) == "rows 1-4 of 10 (page 1 of 3)"
     empty = wide.filter("nothing").page(0, 25)
     assert (empty.rows, empty.pages, empty.first) == ((), 1, 0)
     with pytest.raises(ValueError):

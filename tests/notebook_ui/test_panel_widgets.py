@@ -64,7 +64,7 @@ def test_explore_filters_pages_and_highlights_evolved_fields() -> None:
     panel = explore([sample_day(n) for n in (1, 2, 3)], page_size=4)
     assert panel.base.total == 11 and panel.base.batches == ("0", "1", "2")
     assert "60 records, 3 batch(es), 11 fields; 5 drifted, 4 evolved" in panel.header.value
-    assert panel.position.value == "1-4 of 11 (page 1 of 3)"
+    assert panel.position.value == "rows 1-4 of 11 (page 1 of 3)"
     assert panel.previous_button.disabled and not panel.next_button.disabled
 
     panel.next_button.click()

@@ -29,6 +29,7 @@ from toolkit.core.families import families
 from toolkit.core.profile import FieldStats, Profile
 from toolkit.core.types import RECORD, Column, Struct
 from toolkit.notebook.common import clip, value_text
+from toolkit.notebook.paging import Page, page_of
 
 if TYPE_CHECKING:
     from toolkit.iceberg.statistics import (
@@ -158,29 +159,6 @@ class FieldRow:
 def _search_text(path: tuple[str, ...], types: Iterable[TypeCount], columns: Iterable[str]) -> str:
     parts = [".".join(path), *(t.label for t in types), *columns]
     return "\n".join(parts).lower()
-
-
-@dataclass(frozen=True, slots=True)
-class Page:
-    """One page of rows; ``number`` counts from 0 and is clamped to the pages there are."""
-
-    rows: tuple[FieldRow, ...]
-    number: int
-    size: int
-    pages: int
-    total: int
-
-    @property
-    def first(self) -> int:
-        """The 1-based position of the first row shown (0 when there is none)."""
-        return self.number * self.size + 1 if self.rows else 0
-
-    @property
-    def last(self) -> int:
-        return self.number * self.size + len(self.rows)
-
-    def __str__(self) -> str:
-        return f"{self.first}-{self.last} of {self.total} (page {self.number + 1} of {self.pages})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -331,14 +309,9 @@ class StatisticsModel:
             self.source, self.records, self.batches, self.all_rows, rows, text, self.committed
         )
 
-    def page(self, number: int, size: int = 25) -> Page:
+    def page(self, number: int, size: int = 25) -> Page[FieldRow]:
         """Rows ``number * size`` onwards (``number`` from 0, clamped)."""
-        if size < 1:
-            raise ValueError(f"page size must be at least 1, not {size}")
-        pages = max(1, -(-len(self.rows) // size))
-        number = min(max(number, 0), pages - 1)
-        start = number * size
-        return Page(self.rows[start : start + size], number, size, pages, len(self.rows))
+        return page_of(self.rows, number, size)
 
     def field(self, name: str) -> FieldRow:
         """The row of a dotted field name, or of the family holding column ``name``."""

@@ -28,6 +28,7 @@ from toolkit.core.views import DIALECTS, Dialect, coalesce_sql
 from toolkit.core.widen_policy import WidenRouter, primary_columns
 from toolkit.notebook.common import clip, value_text
 from toolkit.notebook.explore_model import _GENERATED_ID
+from toolkit.notebook.paging import Page, page_of
 from toolkit.notebook.schema_tree import SchemaNode, schema_tree
 
 if TYPE_CHECKING:
@@ -154,28 +155,8 @@ class RecordLandings:
         return tuple(r.key for r in self.rows if r.happened == "nowhere")
 
 
-@dataclass(frozen=True, slots=True)
-class LandingPage:
-    """One page of the grid; ``number`` counts from 0 and is clamped to the pages there are."""
-
-    rows: tuple[LandingRow, ...]
-    number: int
-    size: int
-    pages: int
-    total: int
-
-    @property
-    def first(self) -> int:
-        """The 1-based position of the first row shown (0 when there is none)."""
-        return self.number * self.size + 1 if self.rows else 0
-
-    @property
-    def last(self) -> int:
-        return self.number * self.size + len(self.rows)
-
-    def __str__(self) -> str:
-        where = f"page {self.number + 1} of {self.pages}"
-        return f"rows {self.first}-{self.last} of {self.total} ({where})"
+#: one page of the landing grid
+LandingPage = Page[LandingRow]
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,12 +230,7 @@ class LandingGrid:
 
     def page(self, number: int, size: int = 25) -> LandingPage:
         """Rows ``number * size`` onwards (``number`` from 0, clamped)."""
-        if size < 1:
-            raise ValueError(f"page size must be at least 1, not {size}")
-        pages = max(1, -(-len(self.rows) // size))
-        number = min(max(number, 0), pages - 1)
-        start = number * size
-        return LandingPage(self.rows[start : start + size], number, size, pages, len(self.rows))
+        return page_of(self.rows, number, size)
 
     @property
     def sample_text(self) -> str:

@@ -83,7 +83,8 @@ public final class Router {
       boolean detectDates,
       String timestampUnit,
       String longTimestampUnit) {
-    return routed(lines, table, schema, detectDates, timestampUnit, longTimestampUnit, null);
+    return routeTallied(
+        lines, table, schema, detectDates, timestampUnit, longTimestampUnit, null);
   }
 
   /**
@@ -102,28 +103,16 @@ public final class Router {
       String timestampUnit,
       String longTimestampUnit,
       CollectionAccumulator<String> payloads) {
-    return routed(
-        lines, table, schema, detectDates, timestampUnit, longTimestampUnit, payloads);
-  }
-
-  /** How many partitions the routed rows of {@code lines} come in (one payload each). */
-  public static int partitions(Dataset<Row> lines) {
-    return lines.queryExecution().toRdd().getNumPartitions();
-  }
-
-  private static Dataset<Row> routed(
-      Dataset<Row> lines,
-      String table,
-      String schema,
-      boolean detectDates,
-      String timestampUnit,
-      String longTimestampUnit,
-      CollectionAccumulator<String> payloads) {
     StructType type = (StructType) DataType.fromJson(schema);
     Table.parse(table); // refused now rather than in every task
     RouteFn fn = new RouteFn(table, detectDates, timestampUnit, longTimestampUnit, payloads);
     JavaRDD<InternalRow> rows = lines.queryExecution().toRdd().toJavaRDD().mapPartitions(fn);
     return lines.sparkSession().internalCreateDataFrame(rows.rdd(), type, false);
+  }
+
+  /** How many partitions the routed rows of {@code lines} come in (one payload each). */
+  public static int partitions(Dataset<Row> lines) {
+    return lines.queryExecution().toRdd().getNumPartitions();
   }
 
   /** Python's repr of a double (shortest round-trip digits, its own layout), for tests. */
