@@ -15,7 +15,7 @@ from toolkit.notebook.explore_model import FieldRow, Page, StatisticsModel
 __all__ = ["field_table_html", "statistics_header_html"]
 
 
-def field_table_html(page: Page, *, committed: bool = False) -> str:
+def field_table_html(page: Page[FieldRow], *, committed: bool = False) -> str:
     """One page of fields; evolved fields are highlighted."""
     if not page.rows:
         return wrap('<p class="tknb-muted">No field matches.</p>')

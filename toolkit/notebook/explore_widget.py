@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 
 from toolkit.notebook.common import StaticHtmlPanel
 from toolkit.notebook.explore_html import field_table_html, statistics_header_html
-from toolkit.notebook.explore_model import Page, StatisticsModel
+from toolkit.notebook.explore_model import FieldRow, Page, StatisticsModel
 from toolkit.notebook.figures import figure_output, type_drift_figure, type_mix_figure
 from toolkit.notebook.report_html import explore_report_html
 
@@ -110,7 +110,7 @@ class ExplorePanel(StaticHtmlPanel):
             self.field_picker.value = name  # the observer redraws the charts
 
     @property
-    def page(self) -> Page:
+    def page(self) -> Page[FieldRow]:
         return self.model.page(self.page_number, self.page_size)
 
     # --- rendering -------------------------------------------------------------------------
