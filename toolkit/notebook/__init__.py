@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolkit.core.engine import Engine
-from toolkit.core.options import make_options
+from toolkit.core.options import REWRITES_WHEN_APPROVED, make_options, takes_options
 from toolkit.core.profile import Profile, profile_of
 from toolkit.core.types import Struct
 from toolkit.notebook.explore_model import StatisticsModel
@@ -112,6 +112,7 @@ def _on_spark(kind: SourceKind, spark: SparkSession | None) -> bool:
     return kind.home == "spark" or (spark is not None and kind.home == "files")
 
 
+@takes_options
 def statistics_model(
     source: Any, *, spark: SparkSession | None = None, batch: int | None = None, **options: Any
 ) -> StatisticsModel:
@@ -164,6 +165,7 @@ def statistics_model(
     )
 
 
+@takes_options
 def explore(
     source: Any,
     *,
@@ -182,6 +184,7 @@ def explore(
     return ExplorePanel(model, page_size=page_size, top=top)
 
 
+@takes_options(defaults={"allow_rewrites": REWRITES_WHEN_APPROVED})
 def ingest_commit(
     catalog: Catalog, spark: SparkSession | None = None, **options: Any
 ) -> Callable[[CommitRequest], IngestReport]:
@@ -230,6 +233,7 @@ def with_rewrite_costs(preview: Preview, catalog: Catalog) -> Preview:
     return replace(preview, plan=replace(plan, retypes=retypes))
 
 
+@takes_options
 def preview(
     source: Iterable[Mapping[str, Any]] | str | os.PathLike[str] | None = None,
     table: str | None = None,
@@ -310,6 +314,7 @@ def preview(
     )
 
 
+@takes_options(leave_out=("policy", "allow_rewrites"))  # what it compares
 def compare_policies(
     sample: Iterable[Any], schema: Any = None, **options: Any
 ) -> PolicyComparisonPanel:

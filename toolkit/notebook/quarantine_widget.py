@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
 
+from toolkit.core.options import make_options, takes_options
 from toolkit.core.quarantine import Quarantine
 from toolkit.notebook.common import StaticHtmlPanel
 from toolkit.notebook.quarantine_html import (
@@ -222,6 +223,7 @@ class QuarantinePanel(StaticHtmlPanel):
         )
 
 
+@takes_options
 def inspect_quarantine(
     catalog: Catalog,
     table: str,
@@ -236,6 +238,7 @@ def inspect_quarantine(
     ``on_incompatible=``...) are those of ``toolkit.ingest``. Without ``spark``, a session
     on ``catalog`` is started (or the running one reused) when a replay is asked for.
     """
+    make_options(**options)  # a misspelt option fails now, not when a replay is planned
     from toolkit.iceberg.quarantine import discard as discard_rows
     from toolkit.iceberg.quarantine import quarantine
     from toolkit.pipeline import replay as r
