@@ -164,7 +164,7 @@ def test_a_stale_plan_is_said_in_plain_words_and_can_be_planned_again(lake: Cata
     panel = MaintenancePanel(plan, stale, replan=replan)
     outcome = panel.apply()
     assert outcome.kind == "stale" and outcome.plan_again and not outcome.ok
-    assert f"table {TABLE} moved since the plan was made" in outcome.message
+    assert f"{TABLE} moved since the plan was made" in outcome.message
     assert "Nothing was done: plan again" in outcome.message
     assert "The table changed" in panel.message.value and panel.apply_button.disabled
     panel.plan_again()

@@ -15,18 +15,24 @@ from __future__ import annotations
 import base64
 import json
 import re
+from collections.abc import Iterable, Sequence
 from html import escape
 from typing import Any
 
 __all__ = [
+    "PANEL_CLASS",
     "STYLE",
     "VALUE_WIDTH",
     "StaticHtmlPanel",
     "badge",
+    "cell_box",
     "clip",
+    "clip_middle",
+    "fixed_table",
     "html_document",
     "one_style",
     "panel_bundle",
+    "scroll_box",
     "svg_as_images",
     "value_text",
     "wrap",
@@ -40,6 +46,19 @@ def clip(text: str, width: int = VALUE_WIDTH) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def clip_middle(text: str, width: int = VALUE_WIDTH) -> str:
+    """``text`` cut in the middle to ``width`` characters: two long names that share their
+    start (``events_2024_…_clicks``, ``events_2024_…_views``) stay told apart.
+
+    >>> clip_middle("abcdefghij", 7)
+    'abc…hij'
+    """
+    if len(text) <= width:
+        return text
+    head = (width - 1) // 2 + (width - 1) % 2
+    return text[:head] + "…" + text[len(text) - (width - 1 - head):]
+
+
 def value_text(value: Any, width: int = VALUE_WIDTH) -> str:
     """A value as JSON text (``"7"`` for a string, ``7`` for a number), clipped."""
     try:
@@ -49,11 +68,24 @@ def value_text(value: Any, width: int = VALUE_WIDTH) -> str:
     return clip(text, width)
 
 
-#: one small stylesheet, every class prefixed so a notebook's own styles are untouched
+#: one small stylesheet, every class prefixed so a notebook's own styles are untouched.
+#: It holds a panel to the width it is given, whatever the data: a 200-character field
+#: name breaks anywhere instead of pushing the next column off screen (``anywhere`` also
+#: lets an automatic table shrink, which ``break-word`` does not; a short word such as
+#: ``string`` keeps a cell's minimum width), a ``tknb-fixed`` table keeps the column widths
+#: it was given, and long lists scroll inside a bounded box. The ``tknb-panel`` rules hold
+#: the live widget (:data:`PANEL_CLASS`): rows of controls wrap, two HTML views in a row
+#: share it (the schema trees), tabs are as wide as their titles; a widget's HTML has a
+#: line height of 28 px, which a wrapped name would double.
 STYLE = """<style>
-.tknb table{border-collapse:collapse;font-size:12px;margin:4px 0}
-.tknb th,.tknb td{border-bottom:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}
+.tknb{max-width:100%;overflow-wrap:anywhere;word-break:break-word;line-height:1.4}
+.tknb table{border-collapse:collapse;font-size:12px;margin:4px 0;max-width:100%}
+.tknb table.tknb-fixed{table-layout:fixed;width:100%}
+.tknb table:not(.tknb-fixed) td{min-width:4em}
+.tknb th,.tknb td{border-bottom:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top;
+ overflow-wrap:anywhere}
 .tknb th{background:#f3f3f3}
+.tknb td>div+div{margin-top:3px}
 .tknb tr.tknb-evolved td{background:#fff3dc}
 .tknb .tknb-badge{display:inline-block;border-radius:3px;padding:0 4px;margin-left:4px;
  font-size:10px;color:#fff}
@@ -64,15 +96,65 @@ STYLE = """<style>
 .tknb .tknb-muted{color:#777}
 .tknb .tknb-doc{color:#777;font-style:italic}
 .tknb ul.tknb-tree{list-style:none;padding-left:16px;margin:0;font-family:monospace;font-size:12px}
-.tknb pre{background:#f7f7f7;padding:8px;overflow-x:auto;font-size:12px}
+.tknb pre{background:#f7f7f7;padding:8px;font-size:12px;white-space:pre-wrap;
+ overflow-wrap:anywhere;max-height:480px;overflow:auto}
+.tknb .tknb-scroll{max-height:480px;overflow:auto;margin:4px 0}
+.tknb .tknb-scroll th{position:sticky;top:0;z-index:1}
+.tknb .tknb-cell{max-height:160px;overflow:auto}
+.tknb svg,.tknb img{max-width:100%;height:auto}
+.tknb-side{display:flex;flex-wrap:wrap;gap:8px 40px}
+.tknb-side>div{flex:1 1 360px;min-width:0}
 .tknb .tknb-ok{color:#1d6b3f}
 .tknb .tknb-error{color:#b00020}
 .tknb .tknb-rewrite{color:#b35900;font-weight:600}
+.tknb-panel .widget-hbox{flex-wrap:wrap}
+.tknb-panel .widget-html,.tknb-panel .widget-html-content{min-width:0}
+.tknb-panel .widget-hbox>.widget-html{flex:1 1 0}
+.tknb-panel .jupyter-widgets.jupyter-widget-tab>.lm-TabBar>.lm-TabBar-content{flex-wrap:wrap}
+.tknb-panel .jupyter-widgets.jupyter-widget-tab>.lm-TabBar .lm-TabBar-tab{flex:0 0 auto;
+ max-width:none}
 </style>"""
 
 
+#: the stylesheet's first rule, also inline: a front end that drops ``<style>`` (GitHub, a
+#: sanitizer) keeps ``style`` attributes, so a long name still breaks instead of widening
+WRAP_STYLE = "overflow-wrap:anywhere;word-break:break-word"
+
+
 def wrap(body: str) -> str:
-    return f'{STYLE}<div class="tknb">{body}</div>'
+    return f'{STYLE}<div class="tknb" style="{WRAP_STYLE}">{body}</div>'
+
+
+def fixed_table(columns: Sequence[tuple[str, str]], rows: Iterable[str]) -> str:
+    """A table whose columns keep the widths given, whatever their cells hold: ``columns``
+    are (header HTML, CSS width such as ``"30%"`` or ``"3em"``; ``""`` takes what is left),
+    ``rows`` the ``<tr>`` elements. A fixed layout takes its widths from the header row;
+    they are inline, so a front end that drops the stylesheet lays the table out the same.
+
+    >>> fixed_table([("a", "3em"), ("b", "")], ["<tr><td>1</td><td>2</td></tr>"]).split("<tr>")[1]
+    '<th style="width:3em">a</th><th>b</th></tr>'
+    """
+    head = "".join(
+        f'<th style="width:{width}">{header}</th>' if width else f"<th>{header}</th>"
+        for header, width in columns
+    )
+    return (
+        '<table class="tknb-fixed" style="table-layout:fixed;width:100%">'
+        f"<tr>{head}</tr>{''.join(rows)}</table>"
+    )
+
+
+def scroll_box(body: str, *, height: int = 480) -> str:
+    """``body`` in a box at most ``height`` pixels high that scrolls: a list of 5,000
+    fields stays reachable without pushing the rest of the panel a page down."""
+    return (
+        f'<div class="tknb-scroll" style="max-height:{height}px;overflow:auto">{body}</div>'
+    )
+
+
+def cell_box(body: str) -> str:
+    """A table cell's content, scrolling past a few lines (a cell listing 5,000 columns)."""
+    return f'<div class="tknb-cell" style="max-height:160px;overflow:auto">{body}</div>'
 
 
 #: a badge's colours, also inline: a front end that drops the stylesheet (a sanitizer)
@@ -94,7 +176,7 @@ def badge(text: str, kind: str) -> str:
 #: the page around a panel saved as a document (the panel's own classes are in STYLE)
 DOCUMENT_STYLE = """<style>
 body{font-family:system-ui,-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;margin:24px;
- color:#222;font-size:13px}
+ color:#222;font-size:13px;overflow-wrap:anywhere}
 h1{font-size:18px;margin:0 0 12px}
 h3.tknb-section{font-size:14px;margin:18px 0 4px;border-bottom:1px solid #ddd}
 .tknb-footer{color:#777;font-size:11px;margin-top:24px}
@@ -141,12 +223,20 @@ def svg_as_images(html: str) -> str:
     return _SVG.sub(image, html)
 
 
+#: the class of a displayed panel's outer widget: the stylesheet's ``tknb-panel`` rules
+#: let its rows of controls wrap and its tabs take the width of their titles
+PANEL_CLASS = "tknb-panel"
+
+
 def panel_bundle(widget: Any, html: str, text: str, **kwargs: Any) -> dict[str, Any]:
     """A panel's display bundle: its ``widget``'s (the live view), plus ``html`` as
     ``text/html`` and ``text`` as ``text/plain`` in place of the widget's ``VBox(...)``
     repr. A front end without the widget's model (a notebook reopened without its widget
     state, GitHub, nbviewer, an HTML export) shows the HTML instead; its charts are SVG
     images (:func:`svg_as_images`), which sanitizing front ends keep."""
+    # before the view exists, so the front end draws it with the class from the start
+    if hasattr(widget, "add_class"):  # adds it once
+        widget.add_class(PANEL_CLASS)
     data = dict(widget._repr_mimebundle_(**kwargs) or {})
     data["text/html"] = f'{one_style(svg_as_images(html))}<div class="tknb">{STATIC_NOTE}</div>'
     data["text/plain"] = text
@@ -183,9 +273,14 @@ class StaticHtmlPanel:
     def report_html(self) -> str:
         raise NotImplementedError
 
+    def report_text(self) -> str:
+        """What a front end that shows only text prints for the panel: its title, unless
+        the panel has a text rendering of its own."""
+        return self.report_title()
+
     def to_html(self) -> str:
         """The panel as it is now, as a self-contained HTML document (no script)."""
         return html_document(self.report_title(), self.report_html())
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        return panel_bundle(self.widget, self.report_html(), self.report_title(), **kwargs)
+        return panel_bundle(self.widget, self.report_html(), self.report_text(), **kwargs)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from html import escape
 
 from toolkit.core.profile import share_text
-from toolkit.notebook.common import badge, wrap
+from toolkit.notebook.common import badge, fixed_table, wrap
 from toolkit.notebook.explore_model import FieldRow, Page, StatisticsModel
 
 __all__ = ["field_table_html", "statistics_header_html"]
@@ -20,20 +20,24 @@ def field_table_html(page: Page[FieldRow], *, committed: bool = False) -> str:
     if not page.rows:
         return wrap('<p class="tknb-muted">No field matches.</p>')
     counts = "values written per column" if committed else "types seen (count, share)"
-    # a table's statistics come from its metadata, which keeps no sample values
+    # no samples column when no row has one (a table whose batches recorded none)
     samples = any(t.samples for r in page.rows for t in r.types)
-    head = (
-        f"<tr><th>field</th><th>{counts}</th><th>nulls</th><th>first / last batch</th>"
-        f"{'<th>samples</th>' if samples else ''}<th>columns of its family</th></tr>"
-    )
-    body = "".join(_field_row(r, samples) for r in page.rows)
+    # the widths hold whatever the names: the family column keeps a third of the table
+    columns = [
+        ("field", "24%"), (counts, "16%"), ("nulls", "5%"), ("first / last batch", "8%"),
+        ("samples", "13%"), ("columns of its family", ""),
+    ] if samples else [
+        ("field", "28%"), (counts, "20%"), ("nulls", "6%"), ("first / last batch", "10%"),
+        ("columns of its family", ""),
+    ]
+    table = fixed_table(columns, (_field_row(r, samples) for r in page.rows))
     note = ""
     if any(not t.measured for r in page.rows for t in r.types):
         note = (
             '<p class="tknb-muted">n+ : a lower bound; Iceberg kept no counts for some '
             "data files (fields inside lists are not counted by Spark's writer).</p>"
         )
-    return wrap(f"<table>{head}{body}</table>{note}")
+    return wrap(f"{table}{note}")
 
 
 def _field_row(r: FieldRow, with_samples: bool = True) -> str:
@@ -53,7 +57,10 @@ def _field_row(r: FieldRow, with_samples: bool = True) -> str:
     batches = (
         "-" if r.first_batch is None else f"{escape(r.first_batch)} / {escape(str(r.last_batch))}"
     )
-    columns = "<br>".join(escape(c) for c in r.columns) or '<span class="tknb-muted">-</span>'
+    # one block per column: two long names that wrap stay told apart
+    columns = "".join(f"<div>{escape(c)}</div>" for c in r.columns) or (
+        '<span class="tknb-muted">-</span>'
+    )
     css = ' class="tknb-evolved"' if r.evolved else ""
     times = (
         "" if r.timestamps is None
@@ -68,10 +75,10 @@ def _field_row(r: FieldRow, with_samples: bool = True) -> str:
 def statistics_header_html(base: StatisticsModel, matching: int | None = None) -> str:
     """The line above the table: the source, records, batches, fields (``matching`` of
     them when filtered), how many drifted and evolved."""
-    shown = str(base.total) if matching is None or matching == base.total else (
-        f"{matching} of {base.total}"
+    shown = f"{base.total:,}" if matching is None or matching == base.total else (
+        f"{matching:,} of {base.total:,}"
     )
     return (
-        f"<b>{escape(base.source)}</b>: {base.records} records, {len(base.batches)} "
-        f"batch(es), {shown} fields; {base.drifted} drifted, {base.evolved} evolved"
+        f"<b>{escape(base.source)}</b>: {base.records:,} records, {len(base.batches):,} "
+        f"batch(es), {shown} fields; {base.drifted:,} drifted, {base.evolved:,} evolved"
     )

@@ -22,6 +22,10 @@ from toolkit.notebook.report_html import explore_report_html
 __all__ = ["ExplorePanel"]
 
 
+#: a row of controls that wraps when the notebook is narrow
+WRAP = {"flex_flow": "row wrap"}
+
+
 def _show(out: widgets.Output, *figures: go.Figure) -> None:
     out.outputs = tuple(figure_output(f) for f in figures)
 
@@ -46,15 +50,22 @@ class ExplorePanel(StaticHtmlPanel):
             placeholder="filter: words in a field name, a type or a column",
             description="Filter",
             continuous_update=True,
-            layout=widgets.Layout(width="420px"),
+            layout=widgets.Layout(width="420px", max_width="100%"),
         )
-        self.evolved_only = widgets.Checkbox(description="evolved only", indent=False)
-        self.drifted_only = widgets.Checkbox(description="drifted only", indent=False)
+        # as wide as their labels (a check box takes 300 px by default)
+        self.evolved_only = widgets.Checkbox(
+            description="evolved only", indent=False, layout={"width": "auto"}
+        )
+        self.drifted_only = widgets.Checkbox(
+            description="drifted only", indent=False, layout={"width": "auto"}
+        )
         self.previous_button = widgets.Button(description="◀ Previous", layout={"width": "110px"})
         self.next_button = widgets.Button(description="Next ▶", layout={"width": "110px"})
         self.position = widgets.Label()
         self.table = widgets.HTML()
-        self.field_picker = widgets.Dropdown(description="Drift of", layout={"width": "420px"})
+        self.field_picker = widgets.Dropdown(
+            description="Drift of", layout={"width": "420px", "max_width": "100%"}
+        )
         self.charts = widgets.Output()
 
         for control in (self.search, self.evolved_only, self.drifted_only):
@@ -66,8 +77,10 @@ class ExplorePanel(StaticHtmlPanel):
         self.widget = widgets.VBox(
             [
                 self.header,
-                widgets.HBox([self.search, self.evolved_only, self.drifted_only]),
-                widgets.HBox([self.previous_button, self.next_button, self.position]),
+                # rows of controls wrap rather than widen a narrow notebook
+                widgets.HBox([self.search, self.evolved_only, self.drifted_only], layout=WRAP),
+                widgets.HBox([self.previous_button, self.next_button, self.position],
+                             layout=WRAP),
                 self.table,
                 self.field_picker,
                 self.charts,

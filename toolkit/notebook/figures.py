@@ -14,8 +14,9 @@ from typing import Any
 import plotly.graph_objects as go
 import plotly.io as pio
 
+from toolkit.notebook.common import clip_middle
 from toolkit.notebook.explore_model import StatisticsData, TypeCount, as_statistics_model
-from toolkit.notebook.report_html import TYPE_COLORS, type_color, type_legend
+from toolkit.notebook.report_html import TYPE_COLORS, drift_title, type_color, type_legend
 
 __all__ = [
     "PLOTLY_MIME",
@@ -25,6 +26,9 @@ __all__ = [
     "type_drift_figure",
     "type_mix_figure",
 ]
+
+#: how many characters of a field name the type-mix chart's axis shows
+TICK_WIDTH = 40
 
 #: array dimensions are told apart by a pattern over the type's colour
 DIM_PATTERNS = ("", "/", "x", "+")
@@ -66,12 +70,18 @@ def type_mix_figure(data: StatisticsData, top: int = 20, *, title: str | None = 
                 "(%{customdata[1]}%)<extra></extra>",
             )
         )
+    names = [r.name for r in rows]
     fig.update_layout(
-        title=title or f"{model.type_mix_title(top)} ({model.source})",
+        title=title or f"{model.type_mix_title(top)} ({clip_middle(model.source, 60)})",
         barmode="stack",
         height=max(260, 110 + 26 * len(rows)),
         xaxis_title=unit,
-        yaxis={"autorange": "reversed", "type": "category"},
+        # the axis shows names cut in the middle (a 200-character name would squeeze the
+        # bars to nothing); the hover keeps the whole name
+        yaxis={
+            "autorange": "reversed", "type": "category", "tickmode": "array",
+            "tickvals": names, "ticktext": [clip_middle(n, TICK_WIDTH) for n in names],
+        },
         legend_title_text="column (type)" if model.committed else "type",
         margin={"l": 10, "r": 10, "t": 50, "b": 40},
     )
@@ -100,7 +110,7 @@ def type_drift_figure(data: StatisticsData, field: str, *, title: str | None = N
             )
         )
     fig.update_layout(
-        title=title or f"{row.name}: types per batch",
+        title=title or drift_title(row.name),
         barmode="stack",
         height=320,
         xaxis={"title": "snapshot (batch)" if model.committed else "batch", "type": "category"},

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from html import escape
 
-from toolkit.notebook.common import wrap
+from toolkit.notebook.common import fixed_table, wrap
 from toolkit.notebook.maintenance_model import MaintenanceModel, MaintenanceOutcome
+from toolkit.notebook.outcome import headline_html
 
 __all__ = ["maintenance_outcome_html", "plan_html"]
 
@@ -32,17 +33,14 @@ def plan_html(model: MaintenanceModel) -> str:
             f"<td>{'yes' if r.todo else 'nothing to do'}</td><td>{escape(r.numbers)}</td>"
             f"<td>{escape(r.sentence)}{details}</td></tr>"
         )
-    table = (
-        "<table><tr><th>#</th><th>step</th><th>runs</th><th>numbers</th><th>what it does"
-        "</th></tr>" + "".join(rows) + "</table>"
-    )
-    return wrap(head + table)
+    columns = [("#", "2.5em"), ("step", "16%"), ("runs", "10%"), ("numbers", "22%"),
+               ("what it does", "")]
+    return wrap(head + fixed_table(columns, rows))
 
 
 def maintenance_outcome_html(outcome: MaintenanceOutcome) -> str:
     """What the run did, step by step; an error keeps its traceback, folded."""
-    css = "tknb-ok" if outcome.ok else "tknb-error"
-    text = f'<p class="{css}"><b>{escape(outcome.title)}.</b> {escape(outcome.message)}</p>'
+    text = headline_html(outcome.ok, outcome.title, outcome.message)
     if outcome.results:
         text += "<ul>" + "".join(
             f"<li><b>{escape(title)}</b>: {escape(done)}</li>" for title, done in outcome.results

@@ -163,10 +163,24 @@ class MaintenanceOutcome:
         if isinstance(exc, StalePlanError):
             return cls(
                 "stale", "The table changed",
-                f"{exc}. Nothing was done: plan again to see what maintenance would do now.",
+                f"{_what_moved(exc)}. Nothing was done: plan again to see what maintenance "
+                "would do now.",
                 error_type=type(exc).__name__,
             )
         return cls(
             "error", "Maintenance failed", f"{type(exc).__name__}: {exc}",
             error_type=type(exc).__name__, traceback=tb,
         )
+
+
+def _what_moved(exc: StalePlanError) -> str:
+    """What moved, from the error's sentence without its own advice ("the plan was not
+    applied; preview or ingest again"): the panel says what was done and what helps.
+
+    >>> from toolkit.core.state import TableState
+    >>> _what_moved(StalePlanError("db.t", TableState(0, 1), TableState(0, 2)))
+    'db.t moved since the plan was made (its snapshot went from 1 to 2)'
+    """
+    text = str(exc)
+    moved = text.split(": the plan was not applied", 1)[0]
+    return moved.removeprefix("table ")

@@ -34,6 +34,7 @@ __all__ = [
     "Outcome",
     "OutcomeKind",
     "TableSize",
+    "headline_html",
     "outcome_html",
     "rewrite_question",
     "rewrite_question_html",
@@ -87,7 +88,7 @@ class CommitOutcome:
             )
         elif report.snapshot_id is None:
             kind, title = "committed", "Nothing to write"
-            message = f"The batch held no records: nothing was written to {report.table}."
+            message = f"The batch held no records; {report.table} is unchanged."
         else:
             kind, title = "committed", "Committed"
             columns = (
@@ -197,10 +198,25 @@ class Outcome(Protocol):
     def traceback(self) -> str | None: ...
 
 
+def headline_html(ok: bool, title: str, message: str) -> str:
+    """``title`` in bold, then ``message``, coloured as a success or a failure. A message
+    that opens with the title's words stands alone, so no reader meets them twice
+    ("Committed. Committed snapshot 7 ...").
+
+    >>> headline_html(True, "Committed", "Committed snapshot 7 to db.t.")
+    '<p class="tknb-ok">Committed snapshot 7 to db.t.</p>'
+    >>> headline_html(False, "Refused", "No plan.")
+    '<p class="tknb-error"><b>Refused.</b> No plan.</p>'
+    """
+    css = "tknb-ok" if ok else "tknb-error"
+    if message.casefold().startswith(title.casefold()):
+        return f'<p class="{css}">{escape(message)}</p>'
+    return f'<p class="{css}"><b>{escape(title)}.</b> {escape(message)}</p>'
+
+
 def outcome_html(outcome: Outcome) -> str:
     """The outcome in plain words; an error keeps its traceback, folded."""
-    css = "tknb-ok" if outcome.ok else "tknb-error"
-    text = f'<p class="{css}"><b>{escape(outcome.title)}.</b> {escape(outcome.message)}</p>'
+    text = headline_html(outcome.ok, outcome.title, outcome.message)
     if outcome.traceback:
         text += (
             f"<details><summary>{escape(outcome.error_type or 'error')}: details</summary>"

@@ -289,12 +289,20 @@ class _Converted:
         self.widen = widen
         self.values = 0
         self.converted = 0
+        # each struct's columns by key, indexed once: indexing it again for every key made
+        # a sample of 5,000 fields quadratic (the struct is kept, so its id is not reused)
+        self._index: dict[int, tuple[Struct, dict[str, list[Column]]]] = {}
 
     def _columns(self, struct: Struct, key: str) -> list[Column]:
+        held = self._index.get(id(struct))
+        if held is None:
+            held = self._index[id(struct)] = (struct, self._by_key(struct))
+        return held[1].get(key, [])
+
+    def _by_key(self, struct: Struct) -> dict[str, list[Column]]:
         if self.widen:  # RULES 5: one column per key
-            col = primary_columns(struct).get(key)
-            return [] if col is None else [col]
-        return families(struct).get(key, [])  # RULES 3.1: every column of its family
+            return {key: [col] for key, col in primary_columns(struct).items()}
+        return dict(families(struct))  # RULES 3.1: every column of its family
 
     def _shape(self, value: Any, path: tuple[str, ...]) -> Shape | None:
         try:

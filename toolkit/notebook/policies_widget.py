@@ -45,3 +45,8 @@ class PolicyComparisonPanel(StaticHtmlPanel):
     def report_html(self) -> str:
         return policies_report_html(self.model)
 
+    def report_text(self) -> str:
+        """The side-by-side table as text: a notebook shows the panel, a text-only front
+        end (a terminal, a test reading outputs) this, so no cell need print it too."""
+        return str(self.model)
+

@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from html import escape
 
-from toolkit.notebook.common import wrap
+from toolkit.notebook.common import fixed_table, scroll_box, wrap
+from toolkit.notebook.outcome import headline_html
 from toolkit.notebook.quarantine_model import GroupRow, QuarantineModel, ReplayOutcome, ReplayPlan
 
 __all__ = ["groups_html", "replay_outcome_html", "replay_plan_html", "samples_html"]
@@ -31,11 +32,9 @@ def groups_html(model: QuarantineModel) -> str:
             f"<td><code>{escape(sample)}</code></td>"
             "</tr>"
         )
-    table = (
-        "<table><tr><th>#</th><th>reason</th><th>field</th><th>observed → table</th>"
-        "<th>records</th><th>batches</th><th>sample</th></tr>" + "".join(rows) + "</table>"
-    )
-    return wrap(f"<p>{head}</p>{table}")
+    columns = [("#", "2.5em"), ("reason", "14%"), ("field", "22%"), ("observed → table", "14%"),
+               ("records", "8%"), ("batches", "12%"), ("sample", "")]
+    return wrap(f"<p>{head}</p>{scroll_box(fixed_table(columns, rows))}")
 
 
 def samples_html(groups: Iterable[GroupRow]) -> str:
@@ -49,7 +48,9 @@ def samples_html(groups: Iterable[GroupRow]) -> str:
             f"<p><b>{escape(g.label)}</b><br>"
             f'<span class="tknb-muted">{escape(g.detail)}</span></p><ul>{records}{tail}</ul>'
         )
-    return wrap("".join(parts) or '<p class="tknb-muted">Choose a group to see its records.</p>')
+    if not parts:
+        return wrap('<p class="tknb-muted">Choose a group to see its records.</p>')
+    return wrap(scroll_box("".join(parts)))
 
 
 def replay_plan_html(plan: ReplayPlan | None, error: str | None = None) -> str:
@@ -65,8 +66,8 @@ def replay_plan_html(plan: ReplayPlan | None, error: str | None = None) -> str:
 
 
 def replay_outcome_html(outcome: ReplayOutcome) -> str:
-    css = "tknb-ok" if outcome.ok else "tknb-error"
-    text = f'<p class="{css}"><b>{escape(outcome.title)}.</b> {escape(outcome.message)}</p>'
+    """What the last replay or discard did; an error keeps its traceback, folded."""
+    text = headline_html(outcome.ok, outcome.title, outcome.message)
     if outcome.traceback and outcome.kind == "error":
         text += (
             f"<details><summary>details</summary><pre>{escape(outcome.traceback)}</pre>"

@@ -85,7 +85,7 @@ class QuarantinePanel(StaticHtmlPanel):
 
         self.table = widgets.HTML()
         self.selector = widgets.SelectMultiple(
-            description="Groups", rows=6, layout={"width": "640px"}
+            description="Groups", rows=6, layout={"width": "640px", "max_width": "100%"}
         )
         self.details = widgets.HTML()
         self.plan_view = widgets.HTML()

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
-from toolkit.notebook.common import clip, wrap
+from toolkit.notebook.common import clip, clip_middle, fixed_table, scroll_box, wrap
 from toolkit.notebook.editor_html import (
     lineage_entry_html,
     lineage_status_html,
@@ -56,6 +56,7 @@ from toolkit.notebook.schema_tree import schema_tree_html
 
 __all__ = [
     "TYPE_COLORS",
+    "drift_title",
     "editor_report_html",
     "explore_report_html",
     "maintenance_report_html",
@@ -105,7 +106,13 @@ def section(title: str, body: str) -> str:
 
 
 def side_by_side(*parts: str) -> str:
-    return '<div style="display:flex;flex-wrap:wrap;gap:40px">' + "".join(parts) + "</div>"
+    """``parts`` next to each other when there is room, one under the other when not
+    (each in its own box, which a long name cannot widen past the page)."""
+    boxes = "".join(f'<div style="flex:1 1 360px;min-width:0">{p}</div>' for p in parts)
+    return (
+        '<div class="tknb-side" style="display:flex;flex-wrap:wrap;gap:8px 40px">'
+        f"{boxes}</div>"
+    )
 
 
 # --- charts as SVG -----------------------------------------------------------------------
@@ -121,15 +128,17 @@ def stacked_bars_svg(
     """A horizontal stacked bar per category, a tooltip (``<title>``) per segment, the
     total at the end of each bar and a legend under them; every style inline."""
     bar, gap, top, font = 16, 6, 26, 11
-    labels = [clip(c, 34) for c in categories]
+    labels = [clip_middle(c, 34) for c in categories]
     left = 12 + 7 * max((len(s) for s in labels), default=4)
     totals = [sum(s[2][i] for s in series) for i in range(len(categories))]
     most = max(totals, default=0) or 1
     room = width - left - 70
+    # about 7 px a character: a title longer than the chart is cut (its <title> keeps it whole)
     parts = [
-        f'<text x="0" y="16" font-size="13" font-weight="bold">{escape(title)}</text>'
+        f'<text x="0" y="16" font-size="13" font-weight="bold">'
+        f"{escape(clip(title, width // 7))}</text>"
     ]
-    for i, (label, total) in enumerate(zip(labels, totals, strict=True)):
+    for i, (category, label, total) in enumerate(zip(categories, labels, totals, strict=True)):
         y = top + i * (bar + gap)
         parts.append(
             f'<text x="{left - 6}" y="{y + bar - 4}" font-size="{font}" '
@@ -143,7 +152,7 @@ def stacked_bars_svg(
             light = ' fill-opacity="0.55"' if "[]" in name else ""
             parts.append(
                 f'<rect x="{x:.1f}" y="{y}" width="{max(w, 1):.1f}" height="{bar}" '
-                f'fill="{color}"{light}><title>{escape(label)}: {values[i]} {escape(unit)} '
+                f'fill="{color}"{light}><title>{escape(category)}: {values[i]} {escape(unit)} '
                 f"as {escape(name)}</title></rect>"
             )
             x += w
@@ -201,7 +210,13 @@ def type_drift_svg(model: StatisticsModel, field: str) -> str:
     ]
     kind = "snapshot (batch)" if model.committed else "batch"
     categories = [f"{kind} {b.batch}" for b in row.by_batch]
-    return stacked_bars_svg(f"{row.name}: types per batch", categories, series, unit)
+    return stacked_bars_svg(drift_title(row.name), categories, series, unit)
+
+
+def drift_title(field: str) -> str:
+    """The title of a field's types-per-batch chart (plotly's and the SVG's): the name cut
+    in the middle, so a 200-character name leaves room for the words after it."""
+    return f"{clip_middle(field, 60)}: types per batch"
 
 
 # --- one function per panel ---------------------------------------------------------------
@@ -220,15 +235,18 @@ def explore_report_html(
     types per batch. ``base`` is the unfiltered model (default: ``model``)."""
     page = model.page(0, rows)
     more = (
-        f'<p class="tknb-muted">The first {len(page.rows)} of {page.total} fields; the '
-        "interactive panel pages through all of them.</p>"
+        f"Showing the first {len(page.rows):,} of {page.total:,} fields; the interactive "
+        "panel pages through all of them."
         if page.pages > 1 else ""
     )
     charts = type_mix_svg(model, top) if model.rows else ""
     if field is not None:
         charts += type_drift_svg(model, field)
-    header = wrap(f"<p>{statistics_header_html(base or model, len(model.rows))}</p>")
-    return header + field_table_html(page, committed=model.committed) + more + wrap(charts)
+    header = statistics_header_html(base or model, len(model.rows))
+    shown = f'<p class="tknb-muted">{more}</p>' if more else ""
+    # the table scrolls in its own box, so the charts stay a glance away
+    table = scroll_box(field_table_html(page, committed=model.committed), height=560)
+    return wrap(f"<p>{header}</p>{shown}{table}{charts}")
 
 
 def preview_report_html(
@@ -305,7 +323,7 @@ def _lineage_html(rows: Sequence[LineageRow]) -> str:
         f"<tr><td>{lineage_entry_html(r)}</td><td>{lineage_status_html(r)}</td></tr>"
         for r in sorted(rows, key=lambda r: -r.seq)
     )
-    return wrap(f"<table><tr><th>entry</th><th>undo</th></tr>{body}</table>")
+    return wrap(scroll_box(fixed_table([("entry", "60%"), ("undo", "")], [body])))
 
 
 def policies_report_html(comparison: PolicyComparison) -> str:

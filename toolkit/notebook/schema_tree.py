@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from html import escape
 
 from toolkit.core.types import Column, ColumnType, ListOf, Struct, type_to_str
-from toolkit.notebook.common import badge, wrap
+from toolkit.notebook.common import badge, scroll_box, wrap
 
 __all__ = ["SchemaNode", "schema_tree", "schema_tree_html"]
 
@@ -81,7 +81,8 @@ def schema_tree_html(nodes: Iterable[SchemaNode], *, title: str = "") -> str:
     head = f"<b>{escape(title)}</b>" if title else ""
     if not nodes:
         return wrap(f'{head}<p class="tknb-muted">(no columns)</p>')
-    return wrap(head + _tree(nodes))
+    # a schema of 5,000 fields scrolls in its own box, beside the other tree
+    return wrap(head + scroll_box(_tree(nodes)))
 
 
 def _tree(nodes: Iterable[SchemaNode]) -> str:
