@@ -22,6 +22,7 @@ import pytest
 from pyiceberg.catalog import Catalog
 
 import toolkit
+from tests.browser.lab import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS
 from tests.notebook_ui.panel_tables import write_batches
 from toolkit.core.quarantine import Quarantined
 from toolkit.iceberg import catalog
@@ -38,18 +39,6 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.browser
 
-ROOT = Path(__file__).resolve().parents[2]
-ARTIFACTS = ROOT / "artifacts"
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
 WIDTH = 1200
 TABLE = "db.wide"
 FIELDS = 5_000
