@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -57,6 +58,10 @@ def test_arrived_counts_come_from_metadata_alone(
     # the column, by contrast, counts what it was written: a first batch mixing longs and
     # texts made one string column of price (RULES 3), which holds all 40
     assert stats["price"].type == "string" and stats["price"].values == 40
+    # the text form (toolkit stats) says the same, a value counted once
+    text = str(stats).split("What arrived")[1]
+    assert re.search(r"\nprice +long +30 +75% +10 ", text)
+    assert re.search(r"\n +string +10 +25% ", text)
 
     # a second batch adds up, and each batch's own arrivals are kept with its time
     toolkit.ingest([{"id": 99, "price": "free"}], name, lakehouse, spark, batch_id="day2")

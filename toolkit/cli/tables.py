@@ -174,12 +174,15 @@ def lineage(table: str, catalog_spec: str, warehouse: str | None, as_json: bool)
 @guarded
 def stats(table: str, catalog_spec: str, warehouse: str | None, as_json: bool) -> None:
     """Written data statistics of TABLE from its metadata alone (no data file is read):
-    per column its values and nulls, per batch the values each column received."""
+    per column its values and nulls, per batch the values each column received, and per
+    field the types its values arrived as, with samples."""
     from toolkit.iceberg.statistics import statistics
 
     tbl = open_catalog(catalog_spec, warehouse, must_exist=True).catalog.load_table(table)
     with status("Reading manifests..."):
         s = statistics(tbl)
     data = {"table": table, "snapshot_id": s.snapshot_id, "records": s.records,
-            "data_files": s.data_files, "columns": s.to_rows(), "batches": s.history_rows()}
+            "data_files": s.data_files, "columns": s.to_rows(), "batches": s.history_rows(),
+            "arrived": {".".join(p): {"values": s.arrived(p), "null_or_missing": s.absent(p)}
+                        for p in s.arrivals.paths}}
     emit(as_json, str(s), data)

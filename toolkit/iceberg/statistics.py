@@ -73,6 +73,7 @@ from pyiceberg.table import Table
 from pyiceberg.table.snapshots import Snapshot, ancestors_of
 
 from toolkit.core.arrivals import SAMPLES_KEPT, Arrivals, Path, as_path, merge_samples
+from toolkit.core.profile import share_text
 from toolkit.core.types import Column, ColumnType, ListOf, MapOf, Struct, type_to_str
 from toolkit.iceberg.ledger import BATCH_ID_PROPERTY, batch_id_of
 from toolkit.iceberg.schema import from_iceberg
@@ -336,6 +337,26 @@ class WrittenDataStatistics:
             "(struct/list/map rows: the most values of any leaf below; list elements count"
             " elements; + : a lower bound, some files have no metrics)"
         )
+        arrivals = self.arrivals
+        if arrivals.paths:
+            lines += ["", f"What arrived ({arrivals.records:,} records, as ingest counted "
+                      "them; a value is counted once, whatever columns it was written to):"]
+            aheader = ("field", "type", "values", "share", "null or missing", "samples")
+            abody = []
+            for path in arrivals.paths:
+                counts = arrivals.arrived(path)
+                total = sum(counts.values())
+                samples = self.samples(path)
+                for i, (kind, n) in enumerate(sorted(counts.items(), key=lambda kv: -kv[1])):
+                    abody.append((
+                        ".".join(path) if i == 0 else "", kind, f"{n:,}", share_text(n, total),
+                        f"{arrivals.absent(path):,}" if i == 0 else "",
+                        _clip(", ".join(samples.get(kind, ())), 40),
+                    ))
+                if not counts:
+                    abody.append((".".join(path), "-", "0", "-", f"{arrivals.absent(path):,}",
+                                  ""))
+            lines += _text_table(aheader, abody, right={2, 3, 4})
         if self.snapshots:
             top = {c.name for c in self.columns if c.top_level}
             lines += ["", "Batches (commit order):"]
