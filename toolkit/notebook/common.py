@@ -223,6 +223,32 @@ def svg_as_images(html: str) -> str:
     return _SVG.sub(image, html)
 
 
+_CELL = re.compile(r"<(td|th)\b([^>]*)>")
+#: what a table cell needs when the stylesheet is gone: JupyterLab's own rules for
+#: untrusted output align cells right and would let a long name run out of its column
+CELL_STYLE = f"text-align:left;vertical-align:top;{WRAP_STYLE}"
+
+
+def inline_cell_style(html: str) -> str:
+    """Every table cell of ``html`` with :data:`CELL_STYLE` inline (before any style of
+    its own), which a sanitizing front end keeps when it drops the stylesheet.
+
+    >>> inline_cell_style('<td>a</td><th style="width:3em">b</th>')
+    '<td style="text-align:left;vertical-align:top;overflow-wrap:anywhere;word-break:\
+break-word">a</td><th style="text-align:left;vertical-align:top;overflow-wrap:anywhere;\
+word-break:break-word;width:3em">b</th>'
+    """
+
+    def cell(match: re.Match[str]) -> str:
+        tag, attrs = match.groups()
+        mine = 'style="'
+        if mine in attrs:
+            return f"<{tag}{attrs.replace(mine, f'{mine}{CELL_STYLE};', 1)}>"
+        return f'<{tag} style="{CELL_STYLE}"{attrs}>'
+
+    return _CELL.sub(cell, html)
+
+
 #: the class of a displayed panel's outer widget: the stylesheet's ``tknb-panel`` rules
 #: let its rows of controls wrap and its tabs take the width of their titles
 PANEL_CLASS = "tknb-panel"
@@ -233,12 +259,14 @@ def panel_bundle(widget: Any, html: str, text: str, **kwargs: Any) -> dict[str, 
     ``text/html`` and ``text`` as ``text/plain`` in place of the widget's ``VBox(...)``
     repr. A front end without the widget's model (a notebook reopened without its widget
     state, GitHub, nbviewer, an HTML export) shows the HTML instead; its charts are SVG
-    images (:func:`svg_as_images`), which sanitizing front ends keep."""
+    images (:func:`svg_as_images`) and its table cells carry their style inline
+    (:func:`inline_cell_style`), which sanitizing front ends keep."""
     # before the view exists, so the front end draws it with the class from the start
     if hasattr(widget, "add_class"):  # adds it once
         widget.add_class(PANEL_CLASS)
     data = dict(widget._repr_mimebundle_(**kwargs) or {})
-    data["text/html"] = f'{one_style(svg_as_images(html))}<div class="tknb">{STATIC_NOTE}</div>'
+    static = inline_cell_style(svg_as_images(html))
+    data["text/html"] = f'{one_style(static)}<div class="tknb">{STATIC_NOTE}</div>'
     data["text/plain"] = text
     return data
 
