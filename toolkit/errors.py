@@ -186,6 +186,36 @@ class IrreversibleError(ToolkitError, ValueError):
         super().__init__(f"lineage entry {seq} cannot be undone: " + "; ".join(reasons))
 
 
+class AlreadyUndoneError(ToolkitError, ValueError):
+    """The lineage entry was undone already (by a later entry not itself undone); nothing
+    was committed."""
+
+    def __init__(self, seq: int, by: int) -> None:
+        self.seq, self.by = seq, by
+        super().__init__(
+            f"lineage entry {seq} was already undone by entry {by}; nothing was changed (to "
+            f"redo it, undo entry {by})"
+        )
+
+
+class UndoMovedError(OperationError):
+    """Undoing the entry would act on another field than the entry changed: the table
+    changed since (say the column it added was dropped and added again)."""
+
+    def __init__(
+        self, operation: str, seq: int, logged: int | None, current: int | None
+    ) -> None:
+        self.seq, self.logged, self.current = seq, logged, current
+        #: what undoing would do, in words ("drop x", without the operation's symbol)
+        self.what = operation.split(" ", 1)[-1]
+        super().__init__(
+            operation,
+            f"the table changed since lineage entry {seq}: undoing it would {self.what}, now "
+            f"another column than the one this entry changed (field ID {current}, not "
+            f"{logged}); nothing was applied",
+        )
+
+
 class StalePlanError(ToolkitError, RuntimeError):
     """The table moved since the plan was made; the plan was not applied."""
 
@@ -297,6 +327,7 @@ class ExportError(ToolkitError, ValueError):
 
 
 __all__ = [
+    "AlreadyUndoneError",
     "CheckpointLostError",
     "ExportError",
     "IncompatibleRecordError",
@@ -316,6 +347,7 @@ __all__ = [
     "SparkSetupError",
     "StalePlanError",
     "ToolkitError",
+    "UndoMovedError",
     "UnknownIdsError",
     "UnsupportedValueError",
 ]

@@ -16,6 +16,7 @@ import toolkit
 from tests.notebook_ui.test_evolution_editor import make_table
 from toolkit.core.lineage import LineageEntry, undone_by
 from toolkit.core.operations import AddField, RenameField
+from toolkit.errors import AlreadyUndoneError
 from toolkit.iceberg import catalog
 from toolkit.iceberg.lineage import lineage
 from toolkit.notebook.editor_model import LineageRow, editor_model
@@ -225,3 +226,16 @@ def test_a_read_only_editor_shows_the_lineage_without_offering_undo(lake: Catalo
     assert "Read-only editor: open it with toolkit.edit_schema to undo." in status
     assert editor.undo(1).kind == "error"
     assert "full_name" in columns(lake)
+
+
+def test_toolkit_undo_refuses_an_entry_already_undone_and_names_the_undo(
+    lake: Catalog,
+) -> None:
+    """`toolkit.undo` follows the rule the editor's rows show (core.lineage.undo_plan):
+    a second undo of the same entry is refused, naming the entry that undid it."""
+    make_table(lake)
+    toolkit.evolve(lake, "db.people", [toolkit.ops.rename("name", "full_name")])
+    toolkit.undo(lake, "db.people", 1)
+    with pytest.raises(AlreadyUndoneError, match="already undone by entry 2"):
+        toolkit.undo(lake, "db.people", 1)
+    assert "name" in columns(lake) and "full_name" not in columns(lake)

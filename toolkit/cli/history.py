@@ -9,8 +9,7 @@ import click
 
 from toolkit.cli.common import catalog_options, emit, existing_table, json_option, open_catalog
 from toolkit.cli.exits import CommandFailed, ExitCode, guarded
-from toolkit.core.lineage import undone_by
-from toolkit.errors import IrreversibleError
+from toolkit.errors import AlreadyUndoneError, IrreversibleError
 
 if TYPE_CHECKING:
     from toolkit.core.lineage import LineageEntry
@@ -48,17 +47,15 @@ def undo(table: str, entry: int, catalog_spec: str, warehouse: str | None,
         raise CommandFailed(
             f"{table} has no lineage entry {entry}: {known} (see `toolkit lineage {table}`)",
             ExitCode.BAD_INPUT, as_json)
-    if found.inverse() is None:
+    try:  # the rule is toolkit.core.lineage.undo_plan's; here, the words of a command
+        done = undo_entry(where.catalog, table, found)
+    except IrreversibleError as exc:
+        raise CommandFailed(f"{exc}; nothing was changed", ExitCode.BAD_INPUT, as_json) from exc
+    except AlreadyUndoneError as exc:
         raise CommandFailed(
-            f"{IrreversibleError(found.seq, found.irreversible)}; nothing was changed",
-            ExitCode.BAD_INPUT, as_json)
-    later = undone_by(entries, entry)
-    if later is not None:
-        raise CommandFailed(
-            f"{table}: lineage entry {entry} was already undone by entry {later.seq}; nothing "
-            f"was changed (to redo it, run: toolkit undo {table} {later.seq})",
-            ExitCode.FAILED, as_json)
-    done = undo_entry(where.catalog, table, found)
+            f"{table}: lineage entry {entry} was already undone by entry {exc.by}; nothing "
+            f"was changed (to redo it, run: toolkit undo {table} {exc.by})",
+            ExitCode.FAILED, as_json) from exc
     steps = "; ".join(str(op) for op in done.operations) or "nothing"
     text = f"{table}: undid lineage entry {entry} as entry {done.seq}: {steps}"
     emit(as_json, text, {"table": table, "undone": _entry_json(found),

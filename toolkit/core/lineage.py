@@ -36,7 +36,7 @@ from toolkit.core.evolution import (
 from toolkit.core.layout import TableLayout
 from toolkit.core.operations import Operation
 from toolkit.core.planner import Plan
-from toolkit.errors import OperationError
+from toolkit.errors import AlreadyUndoneError, IrreversibleError, OperationError, UndoMovedError
 
 #: table properties holding the log: ``toolkit.lineage.1``, ``toolkit.lineage.2``...
 LINEAGE_PREFIX: Final = "toolkit.lineage."
@@ -280,6 +280,33 @@ def undoes(entry: LineageEntry) -> int | None:
     return None if found is None else int(found.group(1))
 
 
+def undo_plan(
+    entry: LineageEntry, entries: Sequence[LineageEntry], layout: TableLayout
+) -> Evolution:
+    """The plan that undoes ``entry`` (RULES 6), checked against the log ``entries`` and
+    the table as it is (``layout``): the one rule :func:`toolkit.undo`, the evolution
+    editor's Undo buttons and ``toolkit undo`` follow. Refused with
+    :class:`~toolkit.errors.IrreversibleError` when the entry has no inverse,
+    :class:`~toolkit.errors.AlreadyUndoneError` when a later entry undid it, and
+    :class:`~toolkit.errors.UndoMovedError` when its inverse would now act on another field
+    than the entry changed; an inverse that no longer applies at all raises the
+    planner's own :class:`~toolkit.errors.OperationError`."""
+    inverse = entry.inverse()
+    if inverse is None:
+        raise IrreversibleError(entry.seq, entry.irreversible)
+    later = undone_by(entries, entry.seq)
+    if later is not None:
+        raise AlreadyUndoneError(entry.seq, later.seq)
+    plan = plan_evolution(
+        layout, inverse, decided_by="user", batch=entry.batch, reason=undo_reason(entry.seq)
+    )
+    for op, logged, current in zip(plan.operations, entry.guard, plan.subject_ids(),
+                                   strict=False):
+        if logged != current:
+            raise UndoMovedError(str(op).strip(), entry.seq, logged, current)
+    return plan
+
+
 def undone_by(entries: Sequence[LineageEntry], seq: int) -> LineageEntry | None:
     """The later entry that undid entry ``seq``, unless that undo was itself undone.
 
@@ -298,6 +325,7 @@ def undone_by(entries: Sequence[LineageEntry], seq: int) -> LineageEntry | None:
 
 
 __all__ = [
+    "undo_plan",
     "undo_reason",
     "undone_by",
     "undoes",

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from toolkit.core.evolution import plan_evolution
-from toolkit.core.lineage import LineageEntry, read_lineage, undo_reason
-from toolkit.errors import IrreversibleError, OperationError
+from toolkit.core.lineage import LineageEntry, read_lineage, undo_plan
 from toolkit.iceberg.operations import evolve, layout_of
 
 if TYPE_CHECKING:
@@ -35,35 +33,20 @@ def undo(
 ) -> LineageEntry:
     """Commit the inverse of a logged plan (``entry`` or its number) and log it too.
 
-    Refused with :class:`IrreversibleError` when the plan has no inverse (a drop, a
-    widening, making a column optional), and with an error naming the field when the table
-    changed so that the inverse would act on another field than the plan did (say the
-    column it added was dropped and added again).
+    Refused as :func:`toolkit.core.lineage.undo_plan` says: with
+    :class:`IrreversibleError` when the plan has no inverse (a drop, a widening, making a
+    column optional), :class:`AlreadyUndoneError` when a later entry undid it, and an error
+    naming the field when the table changed so that the inverse would act on another field
+    than the plan did (say the column it added was dropped and added again).
     """
     tbl = catalog.load_table(table)
+    entries = lineage(tbl)
     if isinstance(entry, int):
-        found = [e for e in lineage(tbl) if e.seq == entry]
+        found = [e for e in entries if e.seq == entry]
         if not found:
             raise KeyError(f"table {table} has no lineage entry {entry}")
         entry = found[0]
-    inverse = entry.inverse()
-    if inverse is None:
-        raise IrreversibleError(entry.seq, entry.irreversible)
-    plan = plan_evolution(
-        layout_of(tbl),
-        inverse,
-        decided_by="user",
-        batch=entry.batch,
-        reason=undo_reason(entry.seq),
-    )
-    now = plan.subject_ids()
-    for op, logged, current in zip(plan.operations, entry.guard, now, strict=False):
-        if logged != current:
-            raise OperationError(
-                str(op).strip(),
-                f"the table changed since lineage entry {entry.seq}: the field there now has "
-                f"ID {current}, the plan changed ID {logged}; nothing was applied",
-            )
+    plan = undo_plan(entry, entries, layout_of(tbl))
     return evolve(catalog, table, plan, expected=expected)
 
 

@@ -58,7 +58,6 @@ from toolkit.core.lineage import (
     evolution_of_plan,
     lineage_properties,
     read_lineage,
-    undo_reason,
 )
 from toolkit.core.operations import Operation, SortKey, Widening
 from toolkit.core.planner import Plan
@@ -548,16 +547,6 @@ def _rebuild(
     return array.cast(target)
 
 
-def undo_preview(catalog: Catalog, table: str, entry: LineageEntry) -> EvolutionPreview | None:
-    """The plan :func:`toolkit.iceberg.lineage.undo` would commit, or None if irreversible."""
-    inverse = entry.inverse()
-    if inverse is None:
-        return None
-    return preview_evolution(
-        catalog, table, inverse, reason=undo_reason(entry.seq), batch=entry.batch
-    )
-
-
 __all__ = [
     "REWRITE_PROPERTY",
     "EvolutionPreview",
@@ -567,5 +556,4 @@ __all__ = [
     "layout_of",
     "preview_evolution",
     "rewrite_cost",
-    "undo_preview",
 ]

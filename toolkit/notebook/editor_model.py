@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
 
 from toolkit.core.evolution import Evolution, plan_evolution
 from toolkit.core.layout import TableLayout, as_path
-from toolkit.core.lineage import undoes, undone_by
+from toolkit.core.lineage import undo_plan, undoes, undone_by
 from toolkit.core.operations import (
     Operation,
     SortKey,
@@ -48,7 +48,7 @@ from toolkit.core.operations import (
 )
 from toolkit.core.state import ABSENT, TableState
 from toolkit.core.types import Column, ColumnType, ListOf, Struct, iter_ids
-from toolkit.errors import OperationError, PlanChangedError, StalePlanError
+from toolkit.errors import OperationError, PlanChangedError, StalePlanError, UndoMovedError
 from toolkit.notebook.outcome import TableSize
 from toolkit.notebook.schema_tree import SchemaNode, schema_tree
 
@@ -337,23 +337,20 @@ def _plain_logged(reason: str) -> str:
 
 
 def _undo_blocker(entry: LineageEntry, layout: TableLayout) -> str | None:
-    """Why the entry's inverse no longer applies to the table as it is (the checks
-    :func:`toolkit.undo` makes before committing), or None when it does."""
-    inverse = entry.inverse()
-    if inverse is None:
+    """Why the entry's inverse no longer applies to the table as it is (the rule
+    :func:`toolkit.undo` follows: :func:`toolkit.core.lineage.undo_plan`), or None when it
+    does. An entry without inverse, or already undone, is told apart by its row."""
+    if entry.inverse() is None:
         return None
     try:
-        plan = plan_evolution(layout, inverse)
-        now = plan.subject_ids()
+        undo_plan(entry, (), layout)
+    except UndoMovedError as exc:
+        return (
+            f"the table changed since: undoing it would {exc.what}, now another column than "
+            f"the one this entry changed (field ID {exc.current}, not {exc.logged})"
+        )
     except (OperationError, ValueError) as exc:
         return f"the table changed since, and its reverse no longer applies ({exc})"
-    for op, logged, current in zip(plan.operations, entry.guard, now, strict=False):
-        if logged != current:
-            what = str(op).strip().split(" ", 1)[-1]  # without its symbol ("- drop x")
-            return (
-                f"the table changed since: undoing it would {what}, now another column than "
-                f"the one this entry changed (field ID {current}, not {logged})"
-            )
     return None
 
 
