@@ -15,7 +15,7 @@ from toolkit.core.arrivals import (
     BATCH_SAMPLES,
     SAMPLE_WIDTH,
     SAMPLES_KEPT,
-    SAMPLES_PER_TYPE,
+    SAMPLES_PER_DRIFT,
     Arrivals,
     sample_text,
 )
@@ -66,7 +66,7 @@ def test_samples_are_bounded_per_type_and_per_batch() -> None:
     a = Arrivals.of(profile(rows))
     texts = [t for per in a.sample_texts.values() for ts in per.values() for t in ts]
     assert len(texts) == BATCH_SAMPLES
-    assert all(len(ts) <= SAMPLES_PER_TYPE for per in a.sample_texts.values()
+    assert all(len(ts) <= SAMPLES_PER_DRIFT for per in a.sample_texts.values()
                for ts in per.values())
     # the budget goes round: every (field, type) gets one sample before any gets two
     assert {len(ts) for per in a.sample_texts.values() for ts in per.values()} == {1}

@@ -13,7 +13,7 @@ second look at the data), so that a table's statistics can show what a drifting 
 looked like. Each batch's arrivals stay in the table's metadata, which every commit
 rewrites (its cost grows with the metadata's size), so they are bounded (see
 :meth:`Arrivals.of`): the types that are not a field's main type in the batch are sampled
-first, at most :data:`SAMPLES_PER_TYPE` texts per field and type (one of a main type),
+first, at most :data:`SAMPLES_PER_DRIFT` texts per field and type (one of a main type),
 each cut to :data:`SAMPLE_WIDTH` characters, at most :data:`BATCH_SAMPLES` per batch.
 
 >>> from toolkit.core.profile import profile
@@ -37,13 +37,13 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from toolkit.core.profile import Profile
+from toolkit.core.profile import SAMPLES_PER_TYPE, Profile, add_counts
 from toolkit.core.types import RECORD, Shape
 
 __all__ = [
     "BATCH_SAMPLES",
     "SAMPLES_KEPT",
-    "SAMPLES_PER_TYPE",
+    "SAMPLES_PER_DRIFT",
     "SAMPLE_WIDTH",
     "Arrivals",
     "Path",
@@ -60,15 +60,15 @@ Path = str | tuple[str, ...]
 #: ``samples`` key is simply absent there (and a reader that predates it ignores it).
 _VERSION = 1
 
-#: At most this many sample texts per field and type in one batch's arrivals
-SAMPLES_PER_TYPE = 2
+#: At most this many sample texts per field and drifting type in one batch's arrivals
+SAMPLES_PER_DRIFT = 2
 #: At most this many sample texts in one batch's arrivals, over all its fields
 BATCH_SAMPLES = 100
 #: A sample's text is cut to this many characters (the notebook's cell width)
 SAMPLE_WIDTH = 60
 #: Arrivals added up keep this many (distinct, latest first) per field and type, as many
 #: as a profile shows
-SAMPLES_KEPT = 3
+SAMPLES_KEPT = SAMPLES_PER_TYPE
 
 #: per field path, per type name: sample texts
 SampleTexts = Mapping[tuple[str, ...], Mapping[str, tuple[str, ...]]]
@@ -143,7 +143,7 @@ class Arrivals:
 
         Drift is what a reader wants to see, so the types of a field that are not its
         main (most frequent) type in the batch are sampled first, up to
-        :data:`SAMPLES_PER_TYPE` each. What is left of :data:`BATCH_SAMPLES` goes to main
+        :data:`SAMPLES_PER_DRIFT` each. What is left of :data:`BATCH_SAMPLES` goes to main
         types, one each, for context and so that a field that drifted whole (all longs
         yesterday, all texts today) shows its new type in a narrow table. ``known``, what
         the table recorded before (the arrivals of its batches so far, added up), sharpens
@@ -188,16 +188,10 @@ class Arrivals:
         return tuple(dict.fromkeys([*self.values, *self.absent_counts]))
 
     def __add__(self, other: Arrivals) -> Arrivals:
-        values: dict[tuple[str, ...], dict[str, int]] = {
-            p: dict(v) for p, v in self.values.items()
-        }
+        values = {p: dict(v) for p, v in self.values.items()}
         for path, counts in other.values.items():
-            mine = values.setdefault(path, {})
-            for t, n in counts.items():
-                mine[t] = mine.get(t, 0) + n
-        absent = dict(self.absent_counts)
-        for path, n in other.absent_counts.items():
-            absent[path] = absent.get(path, 0) + n
+            values[path] = add_counts(values.get(path, {}), counts)
+        absent = add_counts(self.absent_counts, other.absent_counts)
         # samples: the later batches' (the right operand's) first, SAMPLES_KEPT per type
         samples = {p: dict(v) for p, v in self.sample_texts.items()}
         for path, texts in other.sample_texts.items():
@@ -291,7 +285,7 @@ def _chosen_samples(profile: Profile, known: Arrivals | None) -> dict[
                 main.append((path, shape, found))
     out: dict[tuple[str, ...], dict[str, tuple[str, ...]]] = {}
     budget = BATCH_SAMPLES
-    for group, rounds in ((drift, SAMPLES_PER_TYPE), (main, 1)):
+    for group, rounds in ((drift, SAMPLES_PER_DRIFT), (main, 1)):
         rendered: dict[int, list[str]] = {}
         for round_ in range(rounds):
             for i, (path, shape, found) in enumerate(group):
@@ -299,7 +293,7 @@ def _chosen_samples(profile: Profile, known: Arrivals | None) -> dict[
                     return out
                 if i not in rendered:  # the distinct texts of the few the profile kept
                     rendered[i] = list(dict.fromkeys(
-                        sample_text(shape, v) for v in found[: 2 * SAMPLES_PER_TYPE]))
+                        sample_text(shape, v) for v in found[: 2 * SAMPLES_PER_DRIFT]))
                 texts = rendered[i]
                 if round_ < len(texts):
                     per_type = out.setdefault(path, {})

@@ -24,7 +24,7 @@ import reprlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from itertools import islice
-from typing import Any
+from typing import Any, TypeVar
 
 from toolkit.core import timestamps
 from toolkit.core.observe import Classifier, FieldObservation, StructObservation, observe_struct
@@ -33,10 +33,17 @@ from toolkit.core.timestamps import TimestampReport
 from toolkit.core.types import RECORD, Shape
 from toolkit.errors import NotARecordError
 
+K = TypeVar("K")
+#: sample values kept per field and type
 SAMPLES_PER_TYPE = 3
 
 
-def _add_counts(a: Mapping[Shape, int], b: Mapping[Shape, int]) -> dict[Shape, int]:
+def add_counts(a: Mapping[K, int], b: Mapping[K, int]) -> dict[K, int]:
+    """Counts by key, added up.
+
+    >>> add_counts({"long": 2}, {"long": 1, "string": 4})
+    {'long': 3, 'string': 4}
+    """
     out = dict(a)
     for k, n in b.items():
         out[k] = out.get(k, 0) + n
@@ -79,12 +86,12 @@ class FieldStats:
             samples[k] = (samples.get(k, ()) + vs)[:SAMPLES_PER_TYPE]
         by_batch = dict(self.by_batch)
         for b, c in other.by_batch.items():
-            by_batch[b] = _add_counts(by_batch.get(b, {}), c)
+            by_batch[b] = add_counts(by_batch.get(b, {}), c)
         firsts = [b for b in (self.first_batch, other.first_batch) if b is not None]
         lasts = [b for b in (self.last_batch, other.last_batch) if b is not None]
         return FieldStats(
             self.path,
-            _add_counts(self.counts, other.counts),
+            add_counts(self.counts, other.counts),
             min(firsts, default=None),
             max(lasts, default=None),
             samples,

@@ -72,14 +72,13 @@ from pyiceberg.schema import Schema, index_by_id
 from pyiceberg.table import Table
 from pyiceberg.table.snapshots import Snapshot, ancestors_of
 
-from toolkit.core.arrivals import SAMPLES_KEPT, Arrivals, Path, as_path, merge_samples
+from toolkit.core.arrivals import SAMPLES_KEPT, Arrivals, Path, as_path
 from toolkit.core.profile import share_text
 from toolkit.core.types import Column, ColumnType, ListOf, MapOf, Struct, type_to_str
 from toolkit.iceberg.ledger import BATCH_ID_PROPERTY, batch_id_of
 from toolkit.iceberg.schema import from_iceberg
 
 __all__ = [
-    "ARRIVALS_PROPERTY",
     "EXPIRED_ARRIVALS_PROPERTY",
     "BATCH_ID_PROPERTY",
     "ColumnStatistics",
@@ -89,10 +88,6 @@ __all__ = [
 ]
 
 
-#: The snapshot summary property holding what a batch's records brought, per field
-#: (:class:`~toolkit.core.arrivals.Arrivals`, encoded), as ingest wrote it with the batch
-#: before it kept it in a table property (``SNAPSHOT_ARRIVALS_PREFIX`` + snapshot id)
-ARRIVALS_PROPERTY = "toolkit.arrivals"
 #: The table property into which maintenance folds the arrivals of the snapshots it is
 #: about to expire (with their ids), so that what arrived outlives them: their counts, not
 #: their samples (a table property stays small, and a sample of data since deleted does
@@ -232,13 +227,9 @@ class WrittenDataStatistics:
         :meth:`Arrivals.of <toolkit.core.arrivals.Arrivals.of>`). Texts are JSON (``"7"``
         a string, ``7`` a number; records and arrays as short Python reprs), cut to 60
         characters. Batches of expired snapshots leave no samples, and a type ingest did
-        not sample has none."""
-        key = as_path(path)
-        found: dict[str, tuple[str, ...]] = {}
-        for s in reversed(self.snapshots):
-            if s.arrivals is not None and key in s.arrivals.sample_texts:
-                found = merge_samples(found, s.arrivals.sample_texts[key], limit)
-        return found
+        not sample has none. The batches' arrivals, added up, keep :data:`SAMPLES_KEPT`
+        per type: a larger ``limit`` gives no more."""
+        return {t: texts[:limit] for t, texts in self.arrivals.samples(path).items()}
 
     def arrival_history(self, path: Path) -> list[tuple[SnapshotStatistics, dict[str, int]]]:
         """Per batch that recorded its arrivals (oldest first; expired ones are gone):
@@ -432,16 +423,11 @@ def statistics(table: Table) -> WrittenDataStatistics:
     )
 
 
-def arrivals_of(
-    snapshot: Snapshot, properties: Mapping[str, str] | None = None
-) -> Arrivals | None:
+def arrivals_of(snapshot: Snapshot, properties: Mapping[str, str]) -> Arrivals | None:
     """What the batch ``snapshot`` wrote brought, if ingest recorded it: in the table
     property :data:`SNAPSHOT_ARRIVALS_PREFIX` + its id (``properties``: the table's), set
-    as the batch was published, else (a batch written before) in its summary."""
-    text = None if properties is None else \
-        properties.get(f"{SNAPSHOT_ARRIVALS_PREFIX}{snapshot.snapshot_id}")
-    if text is None and snapshot.summary is not None:
-        text = snapshot.summary.additional_properties.get(ARRIVALS_PROPERTY)
+    as the batch was published."""
+    text = properties.get(f"{SNAPSHOT_ARRIVALS_PREFIX}{snapshot.snapshot_id}")
     return None if text is None else Arrivals.decode(text)
 
 
@@ -655,7 +641,7 @@ def _column(
 
 def _snapshot(
     snapshot: Snapshot, info: _SnapshotInfo, counts: _Counts, nodes: list[_Node],
-    folded: frozenset[int] = frozenset(), properties: Mapping[str, str] | None = None,
+    folded: frozenset[int], properties: Mapping[str, str],
 ) -> SnapshotStatistics:
     summary = snapshot.summary
     return SnapshotStatistics(
