@@ -113,3 +113,11 @@ def test_an_item_that_is_no_record_is_named_with_its_position() -> None:
     expected = r"record 1: expected a JSON object \(dict\), got int 7"
     with pytest.raises(toolkit.ToolkitError, match=expected):
         toolkit.profile([{"a": 1}, 7])
+
+
+def test_a_value_among_records_is_set_aside_not_read_as_a_source() -> None:
+    """One batch of records holding a value that is no record: the engine sets it aside
+    (RULES 5), as the records source promises; it is not taken for a file or frame."""
+    run = toolkit.simulate([{"a": 1}, 5, {"a": 2}])
+    assert run.rows == [{"a": 1}, {"a": 2}]
+    assert [q.reason for q in run.quarantined] == ["not-a-record"]

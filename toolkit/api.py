@@ -152,17 +152,23 @@ def _batches(batches: Any, format: str | None) -> list[list[Any]]:
     if kind.name != "records":
         return kind.records(batches)
     items = list(batches)
-    if items and all(isinstance(b, Mapping) for b in items):
-        return [items]  # one batch of records, given without its list of batches
+    if not any(_named(b) for b in items):
+        # Python records: one batch, or a list of batches (the records source's own rule)
+        return kind.records(items)
     return [records_of(b, format) if _named(b) else list(b) for b in items]
 
 
 def _named(batch: Any) -> bool:
     """Whether a batch of :func:`simulate` is a source to read (a path, a frame...)
-    rather than Python records."""
+    rather than Python records (or a value that is none, which the engine sets aside)."""
     from toolkit.pipeline.sources import source_kind
 
-    return isinstance(batch, str | os.PathLike) or source_kind(batch).name != "records"
+    if isinstance(batch, str | os.PathLike):
+        return True
+    try:
+        return source_kind(batch).name != "records"
+    except TypeError:  # no kind of source: a value among records
+        return False
 
 
 __all__ = ["Records", "Simulation", "coalesce_sql", "make_options", "profile", "simulate"]
