@@ -47,6 +47,7 @@ __all__ = [
     "TypeCount",
     "as_statistics_model",
     "batch_label",
+    "made_up_short_id",
     "family_columns",
 ]
 
@@ -425,6 +426,18 @@ EXPIRED_LABEL = "before the oldest snapshot kept"
 _GENERATED_ID = re.compile(r"(?:preview-)?[0-9a-f]{20,32}")
 
 
+def made_up_short_id(batch_id: str) -> str | None:
+    """The short id a person reads for a batch id the toolkit made up (ingest's uuid, a
+    preview's hash); None for an id the user gave, which is shown as it is.
+
+    >>> made_up_short_id("preview-c0dadcddb24bbb1e991a"), made_up_short_id("day-2")
+    ('c0da', None)
+    """
+    if not _GENERATED_ID.fullmatch(batch_id):
+        return None
+    return batch_id.removeprefix("preview-")[:4]
+
+
 def batch_label(snapshot: SnapshotStatistics) -> str:
     """A batch as a person reads it: the batch id the user gave, else (an id the toolkit
     made up, or none) its commit time and a short id.
@@ -437,10 +450,9 @@ def batch_label(snapshot: SnapshotStatistics) -> str:
     ('day-3', '2026-11-24 09:30 (abab)')
     """
     given = snapshot.batch_id
-    if given is not None and not _GENERATED_ID.fullmatch(given):
-        return given
-    short = given.removeprefix("preview-")[:4] if given is not None else \
-        str(snapshot.snapshot_id)[-4:]
+    short = str(snapshot.snapshot_id)[-4:] if given is None else made_up_short_id(given)
+    if short is None:
+        return str(given)
     return f"{snapshot.timestamp:%Y-%m-%d %H:%M} ({short})"
 
 

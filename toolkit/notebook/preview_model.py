@@ -25,7 +25,7 @@ from toolkit.core.types import iter_ids, type_to_str
 from toolkit.core.views import DIALECTS, Dialect, coalesce_sql
 from toolkit.core.widen_policy import WidenRouter
 from toolkit.notebook.common import clip
-from toolkit.notebook.explore_model import _GENERATED_ID
+from toolkit.notebook.explore_model import made_up_short_id
 from toolkit.notebook.landings import (
     COVER_LIMIT,
     DRIFTING,
@@ -162,9 +162,10 @@ def batch_text(batch_id: str, records: int) -> str:
     >>> batch_text("day-2", 20), batch_text("preview-c0dadcddb24bbb1e991a", 20)
     ('batch day-2', 'unnamed batch of 20 records (c0da)')
     """
-    if not _GENERATED_ID.fullmatch(batch_id):
+    short = made_up_short_id(batch_id)
+    if short is None:
         return f"batch {batch_id}"
-    return f"unnamed batch of {records} records ({batch_id.removeprefix('preview-')[:4]})"
+    return f"unnamed batch of {records} records ({short})"
 
 
 @dataclass(frozen=True, slots=True)
