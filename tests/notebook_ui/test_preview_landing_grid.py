@@ -133,7 +133,7 @@ def test_the_static_copy_stops_at_a_page(tmp_path: Path) -> None:
     cat = catalog(tmp_path / "lake")
     write_batches(cat, "db.wide", [[{"id": 0}]])
     model = PlanModel.from_preview(plan_preview(wide, "db.wide", cat))
-    html = landings_html(model.samples, model.records)
+    html = landings_html(model.landings)
     assert len(rows_of(html)) == 25
     assert "(the first 25 of 40 rows)" in html
 
@@ -143,7 +143,7 @@ def test_long_names_wrap_inside_the_grid(tmp_path: Path) -> None:
     model = PlanModel.from_preview(
         plan_preview([{name: 1, "<b>": "<script>"}], "db.wide", catalog(tmp_path / "lake"))
     )
-    html = landings_html(model.samples, model.records)
+    html = landings_html(model.landings)
     assert "table-layout:fixed" in html
     cell = next(c for c in re.findall(r"<td[^>]*>.*?</td>", html) if name in c)
     assert "overflow-wrap:anywhere" in cell
@@ -174,7 +174,7 @@ def test_records_set_aside_before_planning_keep_their_numbers(tmp_path: Path) ->
         (3, "a", None, "nowhere"),
         (3, "b", "b", "as is"),
     ]
-    static = landings_html(model.samples, model.records)  # the drifting value first
+    static = landings_html(model.landings)  # the drifting value first
     assert "(the whole item)" in static and "expected a JSON object, got int 5" in static
     assert "null: lands nowhere" in landing_rows_html(model.landings.page(0))
 

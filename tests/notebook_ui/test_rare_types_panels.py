@@ -51,7 +51,7 @@ def test_the_preview_shows_what_the_threshold_sets_aside_and_why(lake: Catalog) 
     ]
     # the sample record holding a rare type is shown set aside whole, with the sentence
     assert [s.quarantined for s in model.samples] == [None, None, None, SENTENCE, None]
-    assert "quarantined: " + SENTENCE in landings_html(model.samples)
+    assert "quarantined: " + SENTENCE in landings_html(model.landings)
     assert "rare-type threshold 2%" in plan_header_html(model)
 
 

@@ -22,7 +22,6 @@ from toolkit.notebook.preview_model import (
     NewColumn,
     PlanModel,
     QuarantinePreview,
-    RecordLandings,
     Show,
 )
 
@@ -131,14 +130,10 @@ def landing_grid_html(grid: LandingGrid, page: LandingPage) -> str:
     )
 
 
-def landings_html(
-    samples: Iterable[RecordLandings], records: int | None = None, *, missing: int = 0,
-    size: int = 25,
-) -> str:
+def landings_html(grid: LandingGrid, *, size: int = 25) -> str:
     """Where the sample values land, as a static copy shows it (it cannot page): the
     first page of the grid as the panel first shows it (each kind of drift once, when some
-    value drifts), and which records the values come from."""
-    grid = LandingGrid.of(samples, records, missing)
+    value drifts), and which records the values come from (``PlanModel.landings``)."""
     if not grid.all_rows:
         return wrap('<p class="tknb-muted">No sample record.</p>')
     view = grid.first_view

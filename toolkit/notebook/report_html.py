@@ -281,7 +281,7 @@ def preview_report_html(
             ),
             section(f"Quarantine ({0 if q is None else q.total})", quarantine_preview_html(q)),
         ]
-    parts.append(section("Where values land", landings_html(m.samples, m.records)))
+    parts.append(section("Where values land", landings_html(m.landings)))
     sql = "".join(f"<p><b>{escape(d)}</b></p><pre>{escape(text)}</pre>" for d, text in m.sql)
     parts.append(section("SQL view", wrap(sql or "<p>(no columns: no view)</p>")))
     if code:
