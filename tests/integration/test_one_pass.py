@@ -15,7 +15,7 @@ from pyiceberg.catalog import Catalog
 
 import toolkit
 from tests.integration.readers import canonical, read_spark, schema_summary
-from toolkit.iceberg.ledger import WRITE_ID_PROPERTY, main_snapshots
+from toolkit.iceberg.ledger import WRITE_ID_PROPERTY, ingested_batches, main_snapshots
 from toolkit.pipeline import ingest as pipeline
 from toolkit.pipeline.ingest import IngestReport, ingest
 
@@ -146,3 +146,47 @@ def test_a_kind_the_table_did_not_foresee_is_routed_again_on_the_same_tally(
     assert len(observed) == 1  # the first batch, which created the table
     assert read_spark(spark, f"{lakehouse.name}.onepass.lossy") == canonical(
         toolkit.simulate([first, lossy, lossy]).rows)
+
+
+def test_an_empty_batch_writes_nothing_on_either_path(
+    lakehouse: Catalog, spark: SparkSession, tmp_path: Path
+) -> None:
+    reports = feed(lakehouse, spark, tmp_path, "empty", [[{"n": 1}], [{"n": 2}]])
+    assert reports[1].one_pass
+    path = tmp_path / "blank.jsonl"
+    path.write_text("\n\n")
+    report = ingest(str(path), "onepass.empty", lakehouse, spark, batch_id="blank")
+    assert (report.rows_written, report.snapshot_id) == (0, None)
+    table = lakehouse.load_table("onepass.empty")
+    assert "blank" not in ingested_batches(table)  # the batch id may come again, with data
+    assert {s.snapshot_id for s in table.metadata.snapshots} == {
+        s.snapshot_id for s in main_snapshots(table)}  # nothing staged stays behind
+
+
+def test_a_table_another_writer_changed_during_the_pass_is_planned_again(
+    lakehouse: Catalog, spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another writer adds a column while the batch is routed in one pass: the staged rows
+    were routed without it, so the batch is planned again against the table as it is now
+    and routed again, as the planned path does when the table moves under its plan."""
+    first = [[{"a": 1}], [{"a": 2}]]
+    made = pipeline.write_one_pass
+
+    def another_writer_meanwhile(*args: Any) -> Any:
+        out = made(*args)
+        toolkit.evolve(lakehouse, "onepass.moved", [toolkit.ops.add("b", "string")])
+        return out
+
+    reports = feed(lakehouse, spark, tmp_path, "moved", first)
+    assert reports[1].one_pass
+    monkeypatch.setattr(pipeline, "write_one_pass", another_writer_meanwhile)
+    path = tmp_path / "late.jsonl"
+    path.write_text('{"a": 3, "b": "x"}\n')
+    late = ingest(str(path), "onepass.moved", lakehouse, spark, batch_id="late")
+    assert not late.one_pass and late.attempts == 2
+    assert late.rows_written == 1
+    rows = sorted(read_spark(spark, f"{lakehouse.name}.onepass.moved"), key=lambda r: r["a"])
+    assert rows[-1] == {"a": 3, "b": "x"}
+    table = lakehouse.load_table("onepass.moved")
+    assert {s.snapshot_id for s in table.metadata.snapshots} == {
+        s.snapshot_id for s in main_snapshots(table)}

@@ -259,10 +259,13 @@ def _remove(snap: Snapshot) -> RemoveSnapshotsUpdate:
 
 def drop_staged(table: Table, write_id: str) -> None:
     """Forget the snapshot the write ``write_id`` staged, which will never be published
-    (best effort, as :func:`publish` drops one)."""
+    (best effort, as :func:`publish` drops one). A write already published is left
+    alone: its snapshot is on ``main`` (the staged one itself, or its cherry-pick, which
+    keeps the write's id)."""
     table.refresh()
     snap = staged(table, write_id)
-    if snap is not None:
+    if snap is not None and all(s.snapshot_id != snap.snapshot_id
+                                for s in main_snapshots(table)):
         _drop(table, snap)
 
 

@@ -9,6 +9,7 @@ decides, the JVM converts); everything else runs the core itself in Spark's Pyth
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import uuid
 from collections import OrderedDict
@@ -21,7 +22,6 @@ from pyiceberg.exceptions import (
     TableAlreadyExistsError,
 )
 from pyiceberg.table import Table
-from pyiceberg.table.snapshots import Snapshot
 
 from toolkit.core.arrivals import Arrivals
 from toolkit.core.engine import make_plan
@@ -36,22 +36,24 @@ from toolkit.core.types import Struct
 from toolkit.errors import IncompatibleRecordError, PlanChangedError, StalePlanError
 from toolkit.iceberg.catalog import ensure_namespace, load_table
 from toolkit.iceberg.commit import commit_plan
-from toolkit.iceberg.ledger import STAGING_PROPERTY, drop_staged, ingested_batches, publish
+from toolkit.iceberg.ledger import STAGING_PROPERTY, drop_staged, ingested_batches
 from toolkit.iceberg.operations import evolve
 from toolkit.iceberg.quarantine import append_quarantined, quarantine_table_id
 from toolkit.iceberg.schema import from_iceberg, to_iceberg
 from toolkit.iceberg.statistics import arrivals_notes
 from toolkit.pipeline.sources import as_dataframe
 from toolkit.spark.batches import (
+    OnePass,
     SparkObservation,
     observe_on_spark,
+    publish_write,
     quarantine_on_spark,
     write_batch,
     write_one_pass,
 )
 from toolkit.spark.progress import tracking
 from toolkit.spark.tally import jvm_tally_ready
-from toolkit.spark.workers import JVM_MODES
+from toolkit.spark.workers import JVM_MODES, Mode
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -146,11 +148,6 @@ def _arrivals(seen: SparkObservation, arriving: bool) -> Arrivals:
     """What a batch brought, recorded with it (toolkit.statistics); a replay records that
     nothing new arrived (its records were counted when they first arrived)."""
     return Arrivals.of(seen.profile) if arriving else Arrivals()
-
-
-def _added_records(snapshot: Snapshot) -> int:
-    summary = snapshot.summary
-    return 0 if summary is None else int(summary.additional_properties.get("added-records", 0))
 
 
 def _plan_and_commit(
@@ -289,19 +286,49 @@ def _ingest_batch(
         nothing = Plan(batch_index, current, current, ())
         return IngestReport(table, batch_id, nothing, 0, None, Profile(), skipped=True)
 
-    seen = None
-    policy = policy_of(opts)
     known = _one_pass_codes(existing, mode, opts, spark) \
         if approved is None and expected is None else None
+    one = None
     if known is not None:
         assert existing is not None
-        done = _one_pass(df, opts, existing, catalog, spark, table, batch_id, batch_index,
-                         known, arriving)
-        if isinstance(done, IngestReport):
-            return done
-        seen = done  # None, or the tally of a pass that must be done again
-    if seen is None:
+        one = write_one_pass(df, opts, existing, f"{catalog.name}.{table}", batch_id,
+                             batch_index, known)
+    if one is None:
         seen = observe_on_spark(df, mode, opts, batch_index)
+        return _planned(df, mode, seen, existing, catalog, spark, table, batch_id, opts,
+                        batch_index, approved, expected, arriving)
+    assert existing is not None
+    seen = SparkObservation(one.tally.summary, one.tally.profile, codes=one.tally.codes)
+    try:
+        return _planned(df, mode, seen, existing, catalog, spark, table, batch_id, opts,
+                        batch_index, approved, expected, arriving, one)
+    except BaseException:
+        with contextlib.suppress(Exception):  # the error on the way is the one to see
+            drop_staged(existing, one.write_id)  # its staged rows go
+        raise
+
+
+def _planned(
+    df: DataFrame,
+    mode: Mode,
+    seen: SparkObservation,
+    existing: Table | None,
+    catalog: Catalog,
+    spark: SparkSession,
+    table: str,
+    batch_id: str,
+    opts: Options,
+    batch_index: int,
+    approved: Plan | None,
+    expected: TableState | None,
+    arriving: bool,
+    one: OnePass | None = None,
+) -> IngestReport:
+    """Plan the batch ``seen`` observed, commit the plan, write the rows: those ``one``
+    staged when its tally was planned against the very table it was routed into (the plan
+    changes nothing, no other writer moved the table, the routing foresaw every kind),
+    else routed now. The same plan and the same checks either way."""
+    policy = policy_of(opts)
     fail = opts.on_incompatible == "fail"
     if fail and seen.first_aside is not None:
         raise IncompatibleRecordError(seen.first_aside)
@@ -309,6 +336,8 @@ def _ingest_batch(
     # pass on every batch, and with on_incompatible="fail" refuses such records up front;
     # so does a plan with rare types (the automatic policy's rare_type_percent)
     if seen.summary.rows == 0:
+        if one is not None and existing is not None:  # an empty batch publishes nothing
+            drop_staged(existing, one.write_id)
         schema = Struct() if existing is None else from_iceberg(existing.schema())
         plan = Plan(batch_index, schema, schema, ())
         aside = quarantine_on_spark(df, mode, opts, plan, batch_id) if seen.aside else []
@@ -330,63 +359,31 @@ def _ingest_batch(
     )
     if seen.codes is not None:
         _remember_codes(tbl, seen.codes)
+    notes = arrivals_notes(_arrivals(seen, arriving))
     quarantined = 0
-    if policy.sets_aside_under(plan) or seen.aside:
-        aside = quarantine_on_spark(df, mode, opts, plan, batch_id)
-        quarantined = append_quarantined(catalog, table, aside, batch_id)
-    written = write_batch(
-        df, mode, opts, tbl, catalog, spark, table, batch_id, plan,
-        clean=not (seen.aside or plan.rare),  # rare types: routed by the Python workers
-        codes=seen.codes,
-        notes=arrivals_notes(_arrivals(seen, arriving)),
-    )
+    if one is not None and one.foreseen and attempts == 1 and not plan.changed \
+            and not policy.sets_aside_under(plan):
+        # planned against the table the rows were routed into, and nothing to change:
+        # the staged rows are those the routing below would write, by the same rules
+        written = publish_write(tbl, one.write_id, batch_id, "jvm", notes)
+    else:
+        if one is not None:  # routed again, on the tally in hand
+            drop_staged(tbl, one.write_id)
+        if policy.sets_aside_under(plan) or seen.aside:
+            aside = quarantine_on_spark(df, mode, opts, plan, batch_id)
+            quarantined = append_quarantined(catalog, table, aside, batch_id)
+        written = write_batch(
+            df, mode, opts, tbl, catalog, spark, table, batch_id, plan,
+            clean=not (seen.aside or plan.rare),  # rare types: routed by Python workers
+            codes=seen.codes, notes=notes,
+        )
+        one = None
+    one_pass = one is not None
     if written.snapshot is None:  # another process published this batch id first
         return IngestReport(table, batch_id, plan, 0, None, seen.profile, attempts=attempts,
-                            quarantined=quarantined, skipped=True)
+                            quarantined=quarantined, skipped=True, one_pass=one_pass)
     return IngestReport(
         table, batch_id, plan, written.rows, written.snapshot.snapshot_id,
-        seen.profile, attempts=attempts, quarantined=quarantined, routed_in=written.where,
-    )
-
-
-def _one_pass(
-    df: DataFrame,
-    opts: Options,
-    existing: Table,
-    catalog: Catalog,
-    spark: SparkSession,
-    table: str,
-    batch_id: str,
-    batch_index: int,
-    known: Mapping[tuple[str, ...], frozenset[int]],
-    arriving: bool,
-) -> IngestReport | SparkObservation | None:
-    """The steady state: the batch routed against the table's schema and tallied in one
-    pass. Its report when the plan on that tally changes nothing; else the tally, for the
-    planned path to route again on (the data is not observed a second time); None when
-    the JVM refused the batch (the planned path does all of it)."""
-    one = write_one_pass(df, opts, existing, catalog, spark, table, batch_id, batch_index,
-                         known)
-    if one is None:
-        return None
-    seen = SparkObservation(one.tally.summary, one.tally.profile, codes=one.tally.codes)
-    _remember_codes(existing, one.tally.codes)
-    current = from_iceberg(existing.schema())
-    plan = make_plan(current, seen.summary, opts, batch_index,
-                     existing.metadata.last_column_id)
-    if not one.foreseen or plan.changed or plan.rare or \
-            policy_of(opts).sets_aside_under(plan):
-        # a change to plan, or a value the table had no rule for: route again
-        drop_staged(existing, one.write_id)
-        return seen
-    # the plan changes nothing: the rows staged are those the planned path would write,
-    # routed against this very schema by the same rules
-    snapshot = publish(existing, one.write_id, batch_id,
-                       arrivals_notes(_arrivals(seen, arriving)))
-    if snapshot is None:  # another process published this batch id first
-        return IngestReport(table, batch_id, plan, 0, None, seen.profile, skipped=True,
-                            one_pass=True)
-    return IngestReport(
-        table, batch_id, plan, _added_records(snapshot), snapshot.snapshot_id,
-        seen.profile, routed_in="jvm", one_pass=True,
+        seen.profile, attempts=attempts, quarantined=quarantined,
+        routed_in=written.where, one_pass=one_pass,
     )

@@ -27,7 +27,6 @@ from toolkit.core.options import Options
 from toolkit.core.planner import Plan
 from toolkit.core.profile import Profile
 from toolkit.core.quarantine import Quarantined
-from toolkit.core.routing import Router
 from toolkit.core.summary import Summary
 from toolkit.core.types import Struct
 from toolkit.iceberg.ledger import (
@@ -45,9 +44,8 @@ from toolkit.spark.router import (
     jvm_routing,
     route_on_jvm,
     route_tallied,
-    routing_table,
 )
-from toolkit.spark.tally import KindCodes, Tallied, jvm_tally_ready, observe_json, tallied_payloads
+from toolkit.spark.tally import Tallied, jvm_tally_ready, observe_json, tallied_payloads
 from toolkit.spark.workers import (
     JVM_MODES,
     Mode,
@@ -203,8 +201,7 @@ def write_batch(
     arrow_schema = to_arrow_schema(planned)
     assert [c.name for c in schema.fields] == arrow_schema.names, "Spark and PyIceberg disagree"
     jvm_table = jvm_routing(schema, codes, options) if mode in JVM_MODES and clean else None
-    enable_staging(table)
-    write_id = f"{batch_id}/{uuid.uuid4().hex}"
+    write_id = _new_write(table, batch_id)
     attempt = 0
     while True:
         target = spark.table(spark_name).schema
@@ -238,13 +235,31 @@ def write_batch(
             log.warning("batch %s: the JVM router refused it (%s); routing in Python "
                         "workers", batch_id, str(exc).splitlines()[0][:300])
             jvm_table = None
-    where = "jvm" if on_jvm else "python"
+    return publish_write(table, write_id, batch_id, "jvm" if on_jvm else "python", notes)
+
+
+def publish_write(
+    table: Table,
+    write_id: str,
+    batch_id: str,
+    where: str,
+    notes: Callable[[int], Mapping[str, str]] | None = None,
+) -> Written:
+    """Publish the rows the write ``write_id`` staged (:func:`toolkit.iceberg.ledger.publish`,
+    with ``notes``) and say what it appended; nothing when another writer had published
+    ``batch_id`` first."""
     snapshot = publish(table, write_id, batch_id, notes)
     if snapshot is None:
         return Written(0, where)
     summary = snapshot.summary
     assert summary is not None
     return Written(int(summary.additional_properties.get("added-records", 0)), where, snapshot)
+
+
+def _new_write(table: Table, batch_id: str) -> str:
+    """The id of a new write attempt of ``batch_id``, on a table that stages writes."""
+    enable_staging(table)
+    return f"{batch_id}/{uuid.uuid4().hex}"
 
 
 def _append_staged(frame: DataFrame, spark_name: str, batch_id: str, write_id: str) -> None:
@@ -282,65 +297,56 @@ def write_one_pass(
     df: DataFrame,
     options: Options,
     table: Table,
-    catalog: Catalog,
-    spark: SparkSession,
-    identifier: str,
+    spark_name: str,
     batch_id: str,
     batch: int,
     known: Mapping[tuple[str, ...], frozenset[int]],
 ) -> OnePass | None:
     """Route JSON lines against ``table``'s current schema and tally them in the same pass
-    inside the JVM, staging the rows: the steady state of a stream, where a batch fits
-    the schema, reads its data once. ``known``: the array kind codes seen at each key by
-    earlier batches (the routing table foresees them, and every scalar code).
+    inside the JVM, staging the rows (into ``spark_name``, the table as Spark names it):
+    the steady state of a stream, where a batch fits the schema, reads its data once.
+    ``known``: the array kind codes seen at each key by earlier batches (the routing table
+    foresees them, and every scalar code).
 
-    Nothing is published here. The caller plans on :attr:`OnePass.tally`; if the plan
-    changes nothing and the write foresaw every code, the staged rows are exactly what
-    the two-pass path (observe, plan, route) writes, and are published; otherwise the
-    caller drops them (:func:`toolkit.iceberg.ledger.drop_staged`) and routes again with
-    the tally it has. None when the JVM refused the batch (a line it would not read,
-    another writer's schema change): nothing is staged then, and the caller takes the
-    two-pass path from the start.
+    Nothing is published here. The caller plans on :attr:`OnePass.tally` as it plans any
+    batch; if the plan changes nothing and the write foresaw every code, the staged rows
+    are exactly what the two-pass path (observe, plan, route) writes, and are published
+    (:func:`publish_write`); otherwise the caller drops them
+    (:func:`toolkit.iceberg.ledger.drop_staged`) and routes again with the tally it has.
+    None when Spark refused the batch (the JVM router met a line it would not read, or
+    another writer changed the schema first): nothing is staged then, and the caller
+    takes the two-pass path from the start.
     """
+    from py4j.protocol import Py4JJavaError  # type: ignore[import-untyped]
+    from pyspark.errors import PySparkException
+
+    spark = df.sparkSession
     schema = from_iceberg(table.schema())
     codes = fitting_codes(schema, known)
+    routing = jvm_routing(schema, codes, options)
+    assert routing is not None, "a batch the JVM routes"
     frame, payloads, partitions = route_tallied(
-        df, _routing_table(schema, _codes_key(codes), options), spark_schema(spark, schema),
-        options,
+        df, routing, spark_schema(spark, schema), options
     )
-    enable_staging(table)
-    write_id = f"{batch_id}/{uuid.uuid4().hex}"
+    write_id = _new_write(table, batch_id)
     try:
-        _append_staged(frame, f"{catalog.name}.{identifier}", batch_id, write_id)
-    except Exception as exc:  # noqa: BLE001 - any refusal: the two passes do the batch
+        _append_staged(frame, spark_name, batch_id, write_id)
+    except (Py4JJavaError, PySparkException) as exc:  # a failed job stages nothing
         log.info("batch %s: not written in one pass (%s)", batch_id,
                  str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__)
         return None
-    jvm: Any = spark._jvm
-    # one JVM round trip for all payloads (JSON text holds no raw line break)
-    texts = jvm.java.lang.String.join("\n", payloads.value()).split("\n")
-    tally = tallied_payloads([t for t in texts if t], partitions, options, batch)
+    try:
+        jvm: Any = spark._jvm
+        # one JVM round trip for all payloads (JSON text holds no raw line break)
+        texts = jvm.java.lang.String.join("\n", payloads.value()).split("\n")
+        tally = tallied_payloads([t for t in texts if t], partitions, options, batch)
+    except BaseException:
+        drop_staged(table, write_id)
+        raise
     if tally is None:  # a task's payload went missing: the two passes do the batch
         drop_staged(table, write_id)
         return None
     return OnePass(write_id, tally, foreseen(tally.codes, codes))
-
-
-def _codes_key(
-    codes: Mapping[tuple[str, ...], frozenset[int]],
-) -> frozenset[tuple[tuple[str, ...], frozenset[int]]]:
-    return frozenset(codes.items())
-
-
-@functools.lru_cache(maxsize=32)
-def _routing_table(
-    schema: Struct,
-    codes: frozenset[tuple[tuple[str, ...], frozenset[int]]],
-    options: Options,
-) -> dict[str, Any]:
-    """The JVM routing table of a schema, made once per schema and codes: a stream's
-    batches mostly share both."""
-    return routing_table(schema, Router(options), dict(codes), KindCodes(options))
 
 
 def _routed_as(

@@ -18,6 +18,7 @@ router, as before.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -88,12 +89,23 @@ def jvm_routing(
 ) -> dict[str, Any] | None:
     """The routing table for a batch the JVM can route under ``options``, or None (with
     the reason logged): a policy the JVM cannot route (the widening one routes by its own
-    plan, in Python), and a batch the tally did not read in full has no codes."""
+    plan, in Python), and a batch the tally did not read in full has no codes. The table
+    is made once per schema, codes and options, and shared: read it, do not change it."""
     if not policy_of(options).jvm_routes or codes is None:
         return None
     if not schema.fields:  # rows without columns: what Python workers do with them stays
         return None
-    return routing_table(schema, Router(options), codes, KindCodes(options))
+    return _routing(schema, frozenset(codes.items()), options)
+
+
+@functools.lru_cache(maxsize=32)
+def _routing(
+    schema: Struct, codes: frozenset[tuple[tuple[str, ...], frozenset[int]]], options: Options
+) -> dict[str, Any]:
+    """:func:`routing_table`, made once per schema, codes and options: a stream's batches
+    mostly share all three, and a wide table's routing table takes a while to make. The
+    callers only read it (it becomes JSON for the JVM)."""
+    return routing_table(schema, Router(options), dict(codes), KindCodes(options))
 
 
 def route_on_jvm(
@@ -161,7 +173,8 @@ def route_tallied(
 
     spark = df.sparkSession
     jvm: Any = spark._jvm
-    payloads = spark.sparkContext._jsc.sc().collectionAccumulator("toolkit tally")
+    # unnamed: Spark keeps a copy of a named accumulator's updates with every task it lists
+    payloads = spark.sparkContext._jsc.sc().collectionAccumulator()
     router = jvm.toolkit.spark.jvm.Router
     jdf = router.routeTallied(
         df._jdf, json.dumps(table), schema.json(), options.detect_dates,
