@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from benchmarks.bench_spark import data_file, load_average, load_lines, verdict
+from benchmarks.bench_spark import data_file, load_average, load_lines, med, verdict
 from benchmarks.generate import records, to_jsonl
 
 if TYPE_CHECKING:
@@ -58,10 +58,6 @@ GROWTH_WINDOW = 10
 SCALE_SMALL = 1_000_000
 SCALE_LARGE = 4_000_000
 NAMESPACE = "bench"
-
-
-def med(xs: Sequence[float]) -> float:
-    return statistics.median(xs)
 
 
 def p95(xs: Sequence[float]) -> float:
@@ -210,6 +206,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--scale-child", nargs=2, metavar=("FILE", "FOLDER"),
                     help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.batches < 2 * GROWTH_WINDOW:
+        ap.error(f"--batches must be at least {2 * GROWTH_WINDOW}: the growth ratio compares "
+                 f"the last {GROWTH_WINDOW} batches with the first {GROWTH_WINDOW}")
     if args.scale_child:
         scale_child(*args.scale_child)
         return 0

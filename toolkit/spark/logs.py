@@ -21,6 +21,8 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
+from toolkit.spark.tally import cache_dir
+
 __all__ = ["log_config", "log_config_file", "quiet_java_option"]
 
 _BASE = """\
@@ -46,12 +48,15 @@ def log_config(levels: Mapping[str, str] | None = None) -> str:
 
 
 def log_config_file(levels: Mapping[str, str] | None = None) -> Path:
-    """:func:`log_config` in a file of the temp folder, named by its content (written once
-    per machine; a rename never shows half a file)."""
+    """:func:`log_config` in a file of the toolkit's own cache folder (where the compiled
+    jar is kept: :func:`toolkit.spark.tally.cache_dir`, the user's, not the shared temp
+    folder another user could write first), named by its content: written once, and a
+    rename never shows half a file."""
     text = log_config(levels)
     digest = hashlib.sha256(text.encode()).hexdigest()[:12]
-    path = Path(tempfile.gettempdir()) / f"toolkit-log4j2-{digest}.properties"
+    path = cache_dir() / f"toolkit-log4j2-{digest}.properties"
     if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
         fd, temp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
         with os.fdopen(fd, "w") as out:
             out.write(text)
