@@ -221,9 +221,11 @@ class StalePlanError(ToolkitError, RuntimeError):
 
     def __init__(self, table: str, planned: _State, now: _State, detail: str = "") -> None:
         self.table, self.planned, self.now = table, planned, now
-        moved = planned.moved_to(now) or "another writer committed first"
+        #: what moved, in words, and what else the check found (``"; ..."``, or "")
+        self.moved = planned.moved_to(now) or "another writer committed first"
+        self.detail = detail
         super().__init__(
-            f"table {table} moved since the plan was made ({moved}){detail}: "
+            f"table {table} moved since the plan was made ({self.moved}){detail}: "
             "the plan was not applied; preview or ingest again to re-plan"
         )
 

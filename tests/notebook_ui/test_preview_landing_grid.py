@@ -20,8 +20,9 @@ from tests.notebook_ui.panel_tables import write_batches
 from toolkit.core.options import make_options
 from toolkit.iceberg import catalog
 from toolkit.notebook import preview
+from toolkit.notebook.landings import COVER_LIMIT, cover_sample
 from toolkit.notebook.preview_html import landing_rows_html, landings_html, plan_header_html
-from toolkit.notebook.preview_model import COVER_LIMIT, PlanModel, cover_sample
+from toolkit.notebook.preview_model import PlanModel
 from toolkit.pipeline.preview import plan_preview
 
 TABLE = "db.orders"

@@ -378,10 +378,6 @@ class LineageRow:
     """Why its inverse no longer applies to the table as it is now."""
 
     @property
-    def reversible(self) -> bool:
-        return self.undo is not None
-
-    @property
     def can_undo(self) -> bool:
         """Whether its "Undo" button is offered."""
         return self.undo is not None and self.undone_by is None and self.blocked is None

@@ -174,13 +174,11 @@ class MaintenanceOutcome:
 
 
 def _what_moved(exc: StalePlanError) -> str:
-    """What moved, from the error's sentence without its own advice ("the plan was not
-    applied; preview or ingest again"): the panel says what was done and what helps.
+    """What moved, without the error's own advice ("preview or ingest again"): the panel
+    says what was done and what helps.
 
     >>> from toolkit.core.state import TableState
     >>> _what_moved(StalePlanError("db.t", TableState(0, 1), TableState(0, 2)))
     'db.t moved since the plan was made (its snapshot went from 1 to 2)'
     """
-    text = str(exc)
-    moved = text.split(": the plan was not applied", 1)[0]
-    return moved.removeprefix("table ")
+    return f"{exc.table} moved since the plan was made ({exc.moved}){exc.detail}"

@@ -14,16 +14,8 @@ from typing import Final
 
 from toolkit.core.planner import MakeOptional, Retype
 from toolkit.notebook.common import badge, wrap
-from toolkit.notebook.preview_model import (
-    Happened,
-    LandingGrid,
-    LandingPage,
-    LandingRow,
-    NewColumn,
-    PlanModel,
-    QuarantinePreview,
-    Show,
-)
+from toolkit.notebook.landings import Happened, LandingGrid, LandingPage, LandingRow, Show
+from toolkit.notebook.preview_model import NewColumn, PlanModel, QuarantinePreview
 
 __all__ = [
     "SHOW_TEXT",

@@ -27,19 +27,10 @@ from toolkit.core.widen_policy import WidenRouter
 from toolkit.notebook.common import clip
 from toolkit.notebook.explore_model import made_up_short_id
 from toolkit.notebook.landings import (
-    COVER_LIMIT,
-    DRIFTING,
-    HAPPENED,
-    SHOW,
-    Happened,
     LandingGrid,
-    LandingPage,
-    LandingRow,
     Look,
     RecordLandings,
-    Show,
     aside_landings,
-    cover_sample,
     held_landings,
     landings_of,
     sample_records,
@@ -51,23 +42,12 @@ if TYPE_CHECKING:
     from toolkit.pipeline.preview import Preview
 
 __all__ = [
-    "COVER_LIMIT",
-    "DRIFTING",
-    "HAPPENED",
-    "SHOW",
     "CommitRequest",
-    "Happened",
-    "LandingGrid",
-    "LandingPage",
-    "LandingRow",
     "NewColumn",
     "PlanModel",
     "QuarantinePreview",
     "QuarantineSample",
-    "RecordLandings",
-    "Show",
     "batch_text",
-    "cover_sample",
     "preview_batch_id",
 ]
 

@@ -31,6 +31,7 @@ from toolkit.notebook.common import StaticHtmlPanel
 from toolkit.notebook.confirm import rewrite_confirmation
 from toolkit.notebook.explore_model import StatisticsModel
 from toolkit.notebook.explore_widget import ExplorePanel
+from toolkit.notebook.landings import LandingGrid, LandingPage, Show
 from toolkit.notebook.outcome import (
     CommitOutcome,
     TableSize,
@@ -48,13 +49,7 @@ from toolkit.notebook.preview_html import (
     sql_html,
     widenings_html,
 )
-from toolkit.notebook.preview_model import (
-    CommitRequest,
-    LandingGrid,
-    LandingPage,
-    PlanModel,
-    Show,
-)
+from toolkit.notebook.preview_model import CommitRequest, PlanModel
 from toolkit.notebook.report_html import preview_report_html
 from toolkit.notebook.schema_tree import schema_tree_html
 
