@@ -109,6 +109,8 @@ STYLE = """<style>
 .tknb .tknb-rewrite{color:#b35900;font-weight:600}
 .tknb-panel .widget-hbox{flex-wrap:wrap}
 .tknb-panel .widget-html,.tknb-panel .widget-html-content{min-width:0}
+.tknb-panel .widget-html-content{line-height:1.45}
+.tknb-panel .widget-html-content p{margin:4px 0}
 .tknb-panel .widget-hbox>.widget-html{flex:1 1 0}
 .tknb-panel .jupyter-widgets.jupyter-widget-tab>.lm-TabBar>.lm-TabBar-content{flex-wrap:wrap}
 .tknb-panel .jupyter-widgets.jupyter-widget-tab>.lm-TabBar .lm-TabBar-tab{flex:0 0 auto;

@@ -11,24 +11,12 @@ from toolkit.notebook.editor_model import EvolutionEditorModel, LineageRow
 from toolkit.notebook.schema_tree import schema_tree_html
 
 __all__ = [
-    "EDITOR_CLASS",
-    "EDITOR_STYLE",
     "lineage_entry_html",
     "lineage_status_html",
     "no_lineage_html",
     "plan_html",
     "trees_html",
 ]
-
-
-#: the class of the editor's box, which :data:`EDITOR_STYLE` speaks to
-EDITOR_CLASS = "tknb-editor"
-#: ipywidgets gives every HTML widget a line height of one control (28 px): a text that
-#: wraps (a reason, a message, the rewrite's note) reads double-spaced without this
-EDITOR_STYLE = (
-    f"<style>.{EDITOR_CLASS} .widget-html-content{{line-height:1.45}}"
-    f".{EDITOR_CLASS} .widget-html-content p{{margin:4px 0}}</style>"
-)
 
 
 def plan_html(model: EvolutionEditorModel) -> str:

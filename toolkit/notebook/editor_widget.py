@@ -33,11 +33,9 @@ from toolkit.core.layout import as_path
 from toolkit.core.operations import Operation
 from toolkit.core.state import TableState
 from toolkit.errors import OperationError
-from toolkit.notebook.common import StaticHtmlPanel
+from toolkit.notebook.common import PANEL_CLASS, STYLE, StaticHtmlPanel
 from toolkit.notebook.confirm import rewrite_confirmation
 from toolkit.notebook.editor_html import (
-    EDITOR_CLASS,
-    EDITOR_STYLE,
     lineage_entry_html,
     lineage_status_html,
     no_lineage_html,
@@ -191,7 +189,7 @@ class EvolutionEditor(StaticHtmlPanel):
                 self.lineage,
             ]
         )
-        self.widget.add_class(EDITOR_CLASS)
+        self.widget.add_class(PANEL_CLASS)  # the stylesheet's panel rules speak to it
         self._build_form()
         self._refresh()
 
@@ -396,7 +394,7 @@ class EvolutionEditor(StaticHtmlPanel):
     def _refresh(self) -> None:
         m = self.model
         self.header.value = (
-            f"{EDITOR_STYLE}<b>Evolution of {escape(m.table)}</b>: {escape(m.summary)}"
+            f"{STYLE}<b>Evolution of {escape(m.table)}</b>: {escape(m.summary)}"
         )
         self.operations.options = [
             (f"{i + 1}. {str(op).strip()}", i) for i, op in enumerate(m.operations)
