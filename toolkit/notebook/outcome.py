@@ -41,7 +41,8 @@ __all__ = [
 ]
 
 OutcomeKind: TypeAlias = Literal[
-    "committed", "skipped", "stale", "plan_changed", "malformed", "not_a_record", "error"
+    "committed", "skipped", "cancelled", "stale", "plan_changed", "malformed",
+    "not_a_record", "error",
 ]
 
 
@@ -64,12 +65,17 @@ class CommitOutcome:
 
     @property
     def ok(self) -> bool:
-        return self.kind in ("committed", "skipped")
+        return self.kind in ("committed", "skipped", "cancelled")
 
     @property
     def preview_again(self) -> bool:
         """The plan no longer fits the table or the data: only a new preview helps."""
         return self.kind in ("stale", "plan_changed")
+
+    @classmethod
+    def cancelled(cls, table: str) -> CommitOutcome:
+        """What "Cancel" at a rewrite's question did: nothing."""
+        return cls("cancelled", "Cancelled", f"Nothing was committed to {table}.", table)
 
     @classmethod
     def from_report(cls, report: IngestReport) -> CommitOutcome:

@@ -427,7 +427,7 @@ class PreviewPanel(StaticHtmlPanel):
             return
         self._hide_question()
         self.approve_button.disabled = self._commit is None
-        self.message.value = outcome_html(_Cancelled(self.model.table))
+        self.message.value = outcome_html(CommitOutcome.cancelled(self.model.table))
 
     def _size(self) -> TableSize | None:
         """What the rewrite touches: the table's current snapshot (``table_size``), else
@@ -524,15 +524,3 @@ class PreviewPanel(StaticHtmlPanel):
             code_language=dict((k, n) for n, k in CODE_LANGUAGES)[self.code_language.value],
             outcome=self.outcome, statistics=None if stats is None else stats.model,
         )
-
-
-class _Cancelled:
-    """What "Cancel" did: nothing (shown as an outcome)."""
-
-    ok = True
-    title = "Cancelled"
-    error_type = None
-    traceback = None
-
-    def __init__(self, table: str) -> None:
-        self.message = f"Nothing was committed to {table}."
