@@ -10,7 +10,12 @@ run (``python -m benchmarks --stream``):
 2. growth: in the same run, the median ingest time of batches 191-200 over that of batches
    1-10 (target <= 1.3): a table written every batch, never maintained, must not slow
    down.
-3. scale: ``toolkit.ingest`` of 1M and of 4M records (one file each) into a fresh table,
+3. bulk: ``toolkit.ingest`` of one file of 1M drifting records into a table that already
+   holds the file's kinds (fed a sample of it first, in this process), so it is written
+   in one pass, against a plain Spark Iceberg append of the same file with its schema
+   known (Spark's inferred one, found beforehand), alternating order: target <= 1.2.
+   ``--no-bulk`` skips it.
+4. scale: ``toolkit.ingest`` of 1M and of 4M records (one file each) into a fresh table,
    each in a process of its own: wall time 4M / 1M (target <= 4.4), and the peak resident
    memory of the driver, 4M / 1M, for the Python process and for Spark's JVM (targets
    <= 1.2). ``--no-scale`` skips it (generating 4M records takes a few minutes, kept with
@@ -36,9 +41,16 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from benchmarks.bench_spark import data_file, load_average, load_lines, med, verdict
+from benchmarks.bench_spark import (
+    data_file,
+    load_average,
+    load_lines,
+    med,
+    sample_file,
+    verdict,
+)
 from benchmarks.generate import records, to_jsonl
 
 if TYPE_CHECKING:
@@ -47,6 +59,7 @@ if TYPE_CHECKING:
 
 TARGET_STREAM = 1.2
 TARGET_STREAM_P95 = 1.2
+TARGET_BULK = 1.2
 TARGET_GROWTH = 1.3
 TARGET_SCALE = 4.4
 TARGET_RSS = 1.2
@@ -134,6 +147,51 @@ def run_stream(
     return out
 
 
+# --------------------------------------------------------------------------- bulk
+
+
+@dataclass
+class BulkRun:
+    """One repetition of the bulk part: seconds of each path, and whether ingest wrote the
+    file in one pass."""
+
+    ingest: float
+    append: float
+    one_pass: bool
+
+    def ratio(self) -> float:
+        return self.ingest / self.append
+
+
+def run_bulk(
+    cat: Catalog, spark: SparkSession, big: Path, sample: Path, schema: Any, rep: int,
+    log: Callable[[str], None],
+) -> BulkRun:
+    """``big`` ingested into a table fed ``sample`` first, and appended plainly (with
+    ``schema``, Spark's inferred one) into a table of its own, alternating order."""
+    import toolkit
+
+    name = f"{NAMESPACE}.bulk_{rep}"
+    plain = f"{cat.name}.{NAMESPACE}.bulk_plain_{rep}"
+    toolkit.ingest(sample, name, cat, spark, batch_id=f"sample-{rep}")
+    spark.catalog.createTable(plain, source="iceberg", schema=schema)
+    spark.read.schema(schema).json(str(sample)).writeTo(plain).append()
+    took: dict[str, float] = {}
+    one_pass = False
+    for what in (("ingest", "append") if rep % 2 == 0 else ("append", "ingest")):
+        gc.collect()
+        t0 = time.perf_counter()
+        if what == "ingest":
+            one_pass = toolkit.ingest(big, name, cat, spark, batch_id=f"bulk-{rep}").one_pass
+        else:
+            spark.read.schema(schema).json(str(big)).writeTo(plain).append()
+        took[what] = time.perf_counter() - t0
+    out = BulkRun(took["ingest"], took["append"], one_pass)
+    log(f"bulk #{rep + 1}: ingest {out.ingest:.1f} s ({'one pass' if one_pass else 'two passes'}"
+        f"), append {out.append:.1f} s")
+    return out
+
+
 # --------------------------------------------------------------------------- scale
 
 
@@ -191,6 +249,42 @@ def ratio_line(name: str, values: Sequence[float], target: float) -> str:
     return f"ratio {name} = {r:.2f} (target <= {target}): {verdict(r, target)}  [{each}]"
 
 
+def stream_part(
+    cat: Catalog, spark: SparkSession, tmp: Path, seed: int, batches: int, repeat: int,
+    log: Callable[[str], None],
+) -> list[str]:
+    files, warm = stream_files(tmp / "stream", seed, batches)
+    # warm both paths (JIT, classes, Python workers) on a table of their own
+    run_stream(cat, spark, files[:20], warm, -1, lambda s: None)
+    runs = [run_stream(cat, spark, files, warm, r, log) for r in range(repeat)]
+    return [
+        ratio_line("stream-median", [r.ratio() for r in runs], TARGET_STREAM),
+        ratio_line("stream-p95", [r.ratio95() for r in runs], TARGET_STREAM_P95),
+        ratio_line("stream-growth", [r.growth() for r in runs], TARGET_GROWTH),
+        "  (plain append, batches 191-200 / 1-10: "
+        + ", ".join(f"{r.append_growth():.2f}" for r in runs) + ")",
+        "  (median ms per batch, ingest / append: " + ", ".join(
+            f"{med(r.ingest) * 1e3:.0f} / {med(r.append) * 1e3:.0f}" for r in runs)
+        + f"; batches in one pass: {', '.join(str(r.one_pass) for r in runs)})",
+    ]
+
+
+def bulk_part(
+    cat: Catalog, spark: SparkSession, tmp: Path, folder: Path, seed: int, repeat: int,
+    log: Callable[[str], None],
+) -> list[str]:
+    big = data_file(folder, SCALE_SMALL, seed, log)
+    sample = sample_file(big, tmp / "bulk-sample.jsonl", WARM_ROWS, SCALE_SMALL)
+    schema = spark.read.json(str(big)).schema  # once, outside the timing
+    bulk = [run_bulk(cat, spark, big, sample, schema, r, log) for r in range(repeat)]
+    return [
+        ratio_line("bulk-1M", [b.ratio() for b in bulk], TARGET_BULK),
+        "  (seconds, ingest / append: "
+        + ", ".join(f"{b.ingest:.1f} / {b.append:.1f}" for b in bulk)
+        + "; in one pass: " + ", ".join("yes" if b.one_pass else "no" for b in bulk) + ")",
+    ]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks --stream",
                                  description=__doc__.split("\n")[0])
@@ -203,6 +297,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     f"the last {GROWTH_WINDOW} with the first)")
     ap.add_argument("--no-scale", action="store_true", help="skip the 1M / 4M part")
     ap.add_argument("--no-stream", action="store_true", help="skip the streaming part")
+    ap.add_argument("--no-bulk", action="store_true", help="skip the bulk 1M part")
     ap.add_argument("--scale-child", nargs=2, metavar=("FILE", "FOLDER"),
                     help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -222,29 +317,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     lines: list[str] = []
     with tempfile.TemporaryDirectory(prefix="bench-stream-") as tmp_name:
         tmp = Path(tmp_name)
-        if not args.no_stream:
-            files, warm = stream_files(tmp / "stream", args.seed, args.batches)
+        folder = args.keep_data.expanduser().resolve() if args.keep_data else tmp / "data"
+        if not (args.no_stream and args.no_bulk):
             cat = toolkit.catalog(tmp / "lakehouse")
             cat.create_namespace(NAMESPACE)
             spark = toolkit.spark_session(cat, **{"spark.master": "local[2]"})
             try:
-                # warm both paths (JIT, classes, Python workers) on a table of their own
-                run_stream(cat, spark, files[:20], warm, -1, lambda s: None)
-                runs = [run_stream(cat, spark, files, warm, r, log) for r in range(args.repeat)]
+                if not args.no_stream:
+                    lines += stream_part(cat, spark, tmp, args.seed, args.batches,
+                                         args.repeat, log)
+                if not args.no_bulk:
+                    lines += bulk_part(cat, spark, tmp, folder, args.seed, args.repeat, log)
             finally:
                 spark.stop()
-            lines += [
-                ratio_line("stream-median", [r.ratio() for r in runs], TARGET_STREAM),
-                ratio_line("stream-p95", [r.ratio95() for r in runs], TARGET_STREAM_P95),
-                ratio_line("stream-growth", [r.growth() for r in runs], TARGET_GROWTH),
-                "  (plain append, batches 191-200 / 1-10: "
-                + ", ".join(f"{r.append_growth():.2f}" for r in runs) + ")",
-                "  (median ms per batch, ingest / append: " + ", ".join(
-                    f"{med(r.ingest) * 1e3:.0f} / {med(r.append) * 1e3:.0f}" for r in runs)
-                + f"; batches in one pass: {', '.join(str(r.one_pass) for r in runs)})",
-            ]
         if not args.no_scale:
-            folder = args.keep_data.expanduser().resolve() if args.keep_data else tmp / "data"
             small = data_file(folder, SCALE_SMALL, args.seed, log)
             large = data_file(folder, SCALE_LARGE, args.seed, log)
             walls, py, jv = [], [], []

@@ -18,6 +18,7 @@ from tests.integration.readers import canonical, read_spark, schema_summary
 from toolkit.iceberg.ledger import WRITE_ID_PROPERTY, ingested_batches, main_snapshots
 from toolkit.pipeline import ingest as pipeline
 from toolkit.pipeline.ingest import IngestReport, ingest
+from toolkit.spark.router import KIND_CODES_PROPERTY, kept_codes
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -190,3 +191,27 @@ def test_a_table_another_writer_changed_during_the_pass_is_planned_again(
     table = lakehouse.load_table("onepass.moved")
     assert {s.snapshot_id for s in table.metadata.snapshots} == {
         s.snapshot_id for s in main_snapshots(table)}
+
+
+def test_the_array_shapes_a_table_saw_are_kept_in_its_properties(
+    lakehouse: Catalog, spark: SparkSession, tmp_path: Path
+) -> None:
+    """The one-pass routing of a table with list columns foresees the shapes of arrays its
+    batches brought, which the table keeps (a job per batch, a new process, sees them):
+    a table that keeps none yet (written before they were kept) takes two passes once."""
+    fits = [{"k": [1, 2], "s": "a"}, {"k": [[3]], "s": None}]
+    feed(lakehouse, spark, tmp_path, "kept", [fits])
+    table = lakehouse.load_table("onepass.kept")
+    kept = kept_codes(table.properties)
+    assert set(kept) == {("k",)} and len(kept[("k",)]) == 2  # [long] and [[long]]
+    assert json.loads(table.properties[KIND_CODES_PROPERTY]) == [
+        [["k"], sorted(kept[("k",)])]]
+
+    with table.transaction() as tx:  # as a table written before the codes were kept
+        tx.remove_properties(KIND_CODES_PROPERTY)
+    again = [ingest(str(tmp_path / "kept-0.jsonl"), "onepass.kept", lakehouse, spark,
+                    batch_id=f"again-{i}") for i in range(2)]
+    assert [r.one_pass for r in again] == [False, True]
+    assert kept_codes(lakehouse.load_table("onepass.kept").properties) == kept
+    assert read_spark(spark, f"{lakehouse.name}.onepass.kept") == canonical(
+        toolkit.simulate([fits, fits, fits]).rows)

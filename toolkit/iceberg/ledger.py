@@ -177,12 +177,16 @@ def publish(
     write_id: str,
     batch_id: str,
     notes: Callable[[int], Mapping[str, str]] | None = None,
+    *,
+    fresh: bool = False,
 ) -> Snapshot | None:
     """Publish the snapshot the write ``write_id`` staged for ``batch_id``, unless the
     ledger holds ``batch_id`` already. Returns the published snapshot, or ``None`` when
     another writer had published the batch (the staged snapshot is then dropped).
     ``notes``: given the published snapshot's id, table properties that the same commit
-    sets (what a batch brought is known only once Spark has written it).
+    sets (what a batch brought is known only once Spark has written it). ``fresh``: the
+    caller loaded ``table`` after the write, so the first attempt reads it as it is (if
+    another writer moved it since, the commit's requirement fails and it is read again).
 
     When ``main`` is still the staged snapshot's parent, the staged snapshot itself
     becomes current; otherwise its data files are appended on top of ``main`` as a new
@@ -190,8 +194,9 @@ def publish(
     the commit requires ``main`` unchanged since the ledger was read.
     """
     name = ".".join(table.name())
-    for _ in range(MAX_ATTEMPTS):
-        table.refresh()
+    for attempt in range(MAX_ATTEMPTS):
+        if attempt or not fresh:
+            table.refresh()
         snap = staged(table, write_id)
         if snap is None:
             raise RuntimeError(f"{name}: the write of batch {batch_id} left no snapshot")

@@ -12,8 +12,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import uuid
-from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -52,6 +51,7 @@ from toolkit.spark.batches import (
     write_one_pass,
 )
 from toolkit.spark.progress import tracking
+from toolkit.spark.router import codes_note, kept_codes
 from toolkit.spark.tally import jvm_tally_ready
 from toolkit.spark.workers import JVM_MODES, Mode
 
@@ -102,29 +102,24 @@ class IngestReport:
         )
 
 
-#: per table (its uuid), the kind codes the batches this process ingested saw at each key:
-#: the one-pass routing table foresees them (arrays come in too many shapes to list all)
-_KNOWN_CODES: OrderedDict[str, dict[tuple[str, ...], frozenset[int]]] = OrderedDict()
-_KNOWN_TABLES = 256
-
-
 def _one_pass_codes(
     table: Table | None, mode: str, options: Options, spark: SparkSession
 ) -> dict[tuple[str, ...], frozenset[int]] | None:
-    """The codes known at each key of ``table`` when a batch may be written in one pass
-    (see :func:`toolkit.spark.batches.write_one_pass`); None when it may not: a new or
-    empty table, records other than JSON lines, a policy the JVM does not route, or a
-    table with list columns this process has seen no batch of yet (the routing table
-    could not foresee their arrays, so the pass would mostly be done again)."""
+    """The array kind codes ``table`` keeps (:func:`toolkit.spark.router.kept_codes`) when
+    a batch may be written in one pass (see :func:`toolkit.spark.batches.write_one_pass`);
+    None when it may not: a new or empty table, records other than JSON lines, a policy
+    the JVM does not route, or a table with list columns that keeps no codes yet (written
+    before they were kept: the routing table could not foresee their arrays, so the pass
+    would mostly be done again)."""
     if table is None or mode not in JVM_MODES or not policy_of(options).jvm_routes:
         return None
     schema = from_iceberg(table.schema())
     if not schema.fields or not jvm_tally_ready(spark):
         return None
-    known = _KNOWN_CODES.get(str(table.metadata.table_uuid))
-    if known is None:
-        return None if _has_lists(schema) else {}
-    return known
+    kept = kept_codes(table.metadata.properties)
+    if not kept and _has_lists(schema):
+        return None
+    return kept
 
 
 def _has_lists(struct: Struct) -> bool:
@@ -132,16 +127,6 @@ def _has_lists(struct: Struct) -> bool:
         c.shape.dim or (isinstance(c.leaf, Struct) and _has_lists(c.leaf))
         for c in struct.fields
     )
-
-
-def _remember_codes(table: Table, codes: Mapping[tuple[str, ...], frozenset[int]]) -> None:
-    key = str(table.metadata.table_uuid)
-    known = dict(_KNOWN_CODES.pop(key, {}))
-    for path, c in codes.items():
-        known[path] = known.get(path, frozenset()) | c
-    _KNOWN_CODES[key] = known
-    while len(_KNOWN_CODES) > _KNOWN_TABLES:
-        _KNOWN_CODES.popitem(last=False)
 
 
 def _arrivals(seen: SparkObservation, arriving: bool) -> Arrivals:
@@ -357,15 +342,21 @@ def _planned(
         check=refuse_incompatible if fail else None, batch_id=batch_id,
         loaded=existing,
     )
-    if seen.codes is not None:
-        _remember_codes(tbl, seen.codes)
-    notes = arrivals_notes(_arrivals(seen, arriving))
+    arrived = arrivals_notes(_arrivals(seen, arriving))
+    # the array shapes this batch brought, kept for the one-pass routing of the next ones
+    codes = {} if seen.codes is None else codes_note(
+        kept_codes(tbl.metadata.properties), seen.codes)
+
+    def notes(snapshot_id: int) -> dict[str, str]:
+        return {**arrived(snapshot_id), **codes}
+
     quarantined = 0
     if one is not None and one.foreseen and attempts == 1 and not plan.changed \
             and not policy.sets_aside_under(plan):
         # planned against the table the rows were routed into, and nothing to change:
         # the staged rows are those the routing below would write, by the same rules
-        written = publish_write(tbl, one.write_id, batch_id, "jvm", notes)
+        # (planning read the table after the write: commit_plan looks before a no-op)
+        written = publish_write(tbl, one.write_id, batch_id, "jvm", notes, fresh=True)
     else:
         if one is not None:  # routed again, on the tally in hand
             drop_staged(tbl, one.write_id)

@@ -42,6 +42,7 @@ from toolkit.spark.router import (
     fitting_codes,
     foreseen,
     jvm_routing,
+    payload_texts,
     route_on_jvm,
     route_tallied,
 )
@@ -244,11 +245,13 @@ def publish_write(
     batch_id: str,
     where: str,
     notes: Callable[[int], Mapping[str, str]] | None = None,
+    *,
+    fresh: bool = False,
 ) -> Written:
     """Publish the rows the write ``write_id`` staged (:func:`toolkit.iceberg.ledger.publish`,
-    with ``notes``) and say what it appended; nothing when another writer had published
-    ``batch_id`` first."""
-    snapshot = publish(table, write_id, batch_id, notes)
+    with ``notes`` and ``fresh``) and say what it appended; nothing when another writer
+    had published ``batch_id`` first."""
+    snapshot = publish(table, write_id, batch_id, notes, fresh=fresh)
     if snapshot is None:
         return Written(0, where)
     summary = snapshot.summary
@@ -336,10 +339,7 @@ def write_one_pass(
                  str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__)
         return None
     try:
-        jvm: Any = spark._jvm
-        # one JVM round trip for all payloads (JSON text holds no raw line break)
-        texts = jvm.java.lang.String.join("\n", payloads.value()).split("\n")
-        tally = tallied_payloads([t for t in texts if t], partitions, options, batch)
+        tally = tallied_payloads(payload_texts(spark, payloads), partitions, options, batch)
     except BaseException:
         drop_staged(table, write_id)
         raise

@@ -69,9 +69,11 @@ def check_reachable(master: str, location: str, what: str, *, shared_disk: bool)
 
 def reachable_input(spark: SparkSession, location: str) -> None:
     """:func:`check_reachable` for an input path read by ``spark``'s executors."""
+    master = str(spark.sparkContext.master)
+    if is_local_master(master):  # (the setting is a JVM round trip: not on every batch)
+        return
     shared = spark.conf.get(SHARED_DISK, "false") == "true"
-    check_reachable(str(spark.sparkContext.master), location, "The input path",
-                    shared_disk=shared)
+    check_reachable(master, location, "The input path", shared_disk=shared)
 
 
 def package_zip() -> Path:

@@ -27,19 +27,23 @@ from toolkit.core.options import Options
 from toolkit.core.policies import policy_of
 from toolkit.core.routing import Router
 from toolkit.core.types import RECORD, Struct
-from toolkit.spark.tally import REPRESENTATIVES, KindCodes
+from toolkit.spark.tally import ARRAY_SHIFT, REPRESENTATIVES, KindCodes, jvm_class
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
 __all__ = [
-    "SCALAR_CODES", "fitting_codes", "jvm_routing", "route_on_jvm", "route_tallied",
-    "routing_table",
+    "KIND_CODES_PROPERTY", "SCALAR_CODES", "codes_note", "fitting_codes", "jvm_routing",
+    "kept_codes", "payload_texts", "route_on_jvm", "route_tallied", "routing_table",
 ]
 
 #: Router.java's names for the ways a value lands (routing.Rule.how); -1: it does not
 HOW = {"convert": 0, "records": 1, "empty": 2}
+ROUTER_CLASS = "toolkit.spark.jvm.Router"
+#: the table property keeping the array kind codes the table's batches brought, by key:
+#: a one-pass routing table foresees them, in any process (a job per batch included)
+KIND_CODES_PROPERTY = "toolkit.kind-codes"
 #: every kind code that is not an array (scalars and records): a one-pass table covers them
 SCALAR_CODES = frozenset(range(len(REPRESENTATIVES)))
 
@@ -115,8 +119,7 @@ def route_on_jvm(
     ``schema``, the Spark schema of the plan's table."""
     from pyspark.sql import DataFrame
 
-    jvm: Any = df.sparkSession._jvm
-    jdf = jvm.toolkit.spark.jvm.Router.route(
+    jdf = jvm_class(df.sparkSession, ROUTER_CLASS).route(
         df._jdf, json.dumps(table), schema.json(), options.detect_dates,
         options.timestamp_unit, options.long_timestamp_unit,
     )
@@ -148,6 +151,43 @@ def fitting_codes(
     return out
 
 
+def kept_codes(properties: Mapping[str, str]) -> dict[tuple[str, ...], frozenset[int]]:
+    """The array kind codes a table's ``properties`` keep, by key (:func:`codes_note`).
+
+    >>> kept_codes({KIND_CODES_PROPERTY: '[[["a"], [1025]]]'})
+    {('a',): frozenset({1025})}
+    >>> kept_codes({})
+    {}
+    """
+    text = properties.get(KIND_CODES_PROPERTY)
+    if not text:
+        return {}
+    return {tuple(path): frozenset(codes) for path, codes in json.loads(text)}
+
+
+def codes_note(
+    kept: Mapping[tuple[str, ...], frozenset[int]],
+    seen: Mapping[tuple[str, ...], frozenset[int]],
+) -> dict[str, str]:
+    """The table property to set when a batch saw array kind codes the table does not keep
+    yet (``kept``, :func:`kept_codes`): all of them, old and new; nothing otherwise (most
+    batches of a stream bring no new shape of array).
+
+    >>> codes_note({}, {("a",): frozenset({1, 1025})})
+    {'toolkit.kind-codes': '[[["a"], [1025]]]'}
+    >>> codes_note({("a",): frozenset({1025})}, {("a",): frozenset({1, 1025})})
+    {}
+    """
+    arrays = {path: frozenset(c for c in codes if c >= 1 << ARRAY_SHIFT)
+              for path, codes in seen.items()}
+    if all(codes <= kept.get(path, frozenset()) for path, codes in arrays.items()):
+        return {}
+    merged = {path: kept.get(path, frozenset()) | arrays.get(path, frozenset())
+              for path in {*kept, *arrays}}
+    value = [[list(path), sorted(codes)] for path, codes in sorted(merged.items()) if codes]
+    return {KIND_CODES_PROPERTY: json.dumps(value)}
+
+
 def foreseen(
     seen: Mapping[tuple[str, ...], frozenset[int]],
     table: Mapping[tuple[str, ...], frozenset[int]],
@@ -172,12 +212,18 @@ def route_tallied(
     from pyspark.sql import DataFrame
 
     spark = df.sparkSession
-    jvm: Any = spark._jvm
     # unnamed: Spark keeps a copy of a named accumulator's updates with every task it lists
     payloads = spark.sparkContext._jsc.sc().collectionAccumulator()
-    router = jvm.toolkit.spark.jvm.Router
+    router = jvm_class(spark, ROUTER_CLASS)
     jdf = router.routeTallied(
         df._jdf, json.dumps(table), schema.json(), options.detect_dates,
         options.timestamp_unit, options.long_timestamp_unit, payloads,
     )
     return DataFrame(jdf, spark), payloads, router.partitions(df._jdf)
+
+
+def payload_texts(spark: SparkSession, payloads: Any) -> list[str]:
+    """The tally payloads the tasks of a :func:`route_tallied` write added to
+    ``payloads``, read in one JVM round trip."""
+    text: str = jvm_class(spark, ROUTER_CLASS).payloadLines(payloads)
+    return [t for t in text.split("\n") if t]

@@ -30,6 +30,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import weakref
 import zipfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -47,8 +48,8 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 __all__ = [
-    "TALLY_CLASS", "Tallied", "jvm_tally_ready", "observe_json", "tallied_payloads",
-    "tally_jar",
+    "TALLY_CLASS", "Tallied", "jvm_class", "jvm_tally_ready", "observe_json",
+    "tallied_payloads", "tally_jar",
 ]
 
 log = logging.getLogger(__name__)
@@ -149,16 +150,36 @@ def tally_jar() -> Path | None:
     return jar
 
 
+#: per JVM gateway, the classes looked up in it (None: not there)
+_CLASSES: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
+
+
+def jvm_class(spark: SparkSession, name: str) -> Any:
+    """The JVM class ``name`` (e.g. ``"toolkit.spark.jvm.Router"``) of ``spark``'s
+    gateway, or None when that JVM has no such class. Looked up once per gateway: each
+    lookup costs py4j a round trip per dotted part, and a stream's every batch needs the
+    same classes."""
+    from py4j.java_gateway import JavaClass  # type: ignore[import-untyped]
+
+    jvm: Any = spark._jvm
+    if jvm is None:
+        return None
+    classes = _CLASSES.setdefault(jvm, {})
+    if name not in classes:
+        found: Any = jvm
+        try:
+            for part in name.split("."):
+                found = getattr(found, part)
+        except Exception:  # noqa: BLE001 - a JVM without the class, or no gateway
+            found = None
+        classes[name] = found if isinstance(found, JavaClass) else None
+    return classes[name]
+
+
 def jvm_tally_ready(spark: SparkSession) -> bool:
     """Whether the session's JVM has the tally class (its jar was on ``spark.jars`` when the
     session started)."""
-    from py4j.java_gateway import JavaClass  # type: ignore[import-untyped]
-
-    try:
-        cls = spark._jvm.toolkit.spark.jvm.Tally  # type: ignore[union-attr]
-    except Exception:  # noqa: BLE001 - no gateway, or a JVM without the class
-        return False
-    return isinstance(cls, JavaClass)
+    return jvm_class(spark, TALLY_CLASS) is not None
 
 
 # --------------------------------------------------------------------------- observation
@@ -272,9 +293,8 @@ def observe_json(
     back (the others are empty by then).
     """
     spark = df.sparkSession
-    jvm = spark._jvm
-    assert jvm is not None, "a session with a JVM"
-    tally = jvm.toolkit.spark.jvm.Tally
+    tally = jvm_class(spark, TALLY_CLASS)
+    assert tally is not None, "a session whose JVM has the tally class"
     payloads = [json.loads(p) for p in tally.observe(
         df._jdf, options.detect_dates, options.timestamp_unit
     )]

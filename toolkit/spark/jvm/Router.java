@@ -110,6 +110,14 @@ public final class Router {
     return lines.sparkSession().internalCreateDataFrame(rows.rdd(), type, false);
   }
 
+  /**
+   * The payloads {@link #routeTallied} gathered, one per line (JSON text holds no raw line
+   * break): the driver reads them in one round trip.
+   */
+  public static String payloadLines(CollectionAccumulator<String> payloads) {
+    return String.join("\n", payloads.value());
+  }
+
   /** How many partitions the routed rows of {@code lines} come in (one payload each). */
   public static int partitions(Dataset<Row> lines) {
     return lines.queryExecution().toRdd().getNumPartitions();
