@@ -42,6 +42,7 @@ T = TypeVar("T")
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _START_MS = 1_717_200_000_000  # 2024-06-01T00:00:00Z
 _SPAN_MS = 7 * 86_400_000  # the stream covers one week
+_CHUNK = 50_000  # records written at a time
 
 # events by weight: a uniform choice from this tuple is a weighted choice of event
 _EVENTS = (
@@ -196,9 +197,15 @@ def to_jsonl(recs: Sequence[dict[str, Any]]) -> bytes:
 
 
 def write_jsonl(path: str | Path, n: int, seed: int = 0) -> Path:
-    """Write ``records(n, seed)`` as JSON lines to ``path``; returns the path."""
+    """Write ``records(n, seed)`` as JSON lines to ``path``; returns the path. Written a
+    chunk at a time: 4M records held at once take more memory than the machine has."""
     out = Path(path)
-    out.write_bytes(to_jsonl(records(n, seed)))
+    rng = random.Random(seed)
+    dumps = orjson.dumps
+    with open(out, "wb") as f:
+        for start in range(0, n, _CHUNK):
+            f.write(b"".join(dumps(_record(rng, i, n)) + b"\n"
+                             for i in range(start, min(n, start + _CHUNK))))
     return out
 
 
