@@ -28,6 +28,7 @@ from toolkit.core.planner import Plan
 from toolkit.core.profile import Profile
 from toolkit.core.quarantine import Quarantined, set_aside_line
 from toolkit.core.types import Struct
+from toolkit.core.wording import counted
 from toolkit.iceberg.schema import to_iceberg
 from toolkit.iceberg.views import as_struct, coalesce_sql
 
@@ -84,8 +85,8 @@ class Simulation:
         batches = len(self.plans)
         columns = len(self.table_schema.fields)
         line = (
-            f"{total} record{'s' * (total != 1)} in {batches} batch{'es' * (batches != 1)}, "
-            f"{written} written; {columns} column{'s' * (columns != 1)}"
+            f"{counted(total, 'record')} in {counted(batches, 'batch')}, {written:,} written; "
+            f"{counted(columns, 'column')}"
         )
         told = set_aside_line(total, self.table_schema, aside)
         return f"{line}; {told}" if told else line

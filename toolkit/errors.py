@@ -123,14 +123,16 @@ class NestingTooDeepError(ToolkitError, ValueError):
 
 
 class NotARecordError(ToolkitError, TypeError):
-    """A batch item that is not a JSON object (dict)."""
+    """A batch item that is not a JSON object (dict). ``index`` is its place in the batch
+    counted from 0, as Python counts; the message counts from 1, as a person does (and as
+    the notebook's landing grid numbers records)."""
 
     def __init__(self, batch: int, index: int, value: Any) -> None:
         self.batch, self.index, self.value = batch, index, value
         text = repr(value)
         super().__init__(
-            f"batch {batch}, record {index}: expected a JSON object (dict), got "
-            f"{type(value).__name__} {text[:80]}"
+            f"batch {batch}, record {index + 1:,} (counting from 1): expected a JSON object "
+            f"(dict), got {type(value).__name__} {text[:80]}"
         )
 
 
@@ -277,7 +279,8 @@ class UnknownIdsError(ToolkitError, KeyError):
     def __init__(self, table: str, ids: Iterable[str]) -> None:
         self.table, self.ids = table, tuple(sorted(ids))
         shown = ", ".join(self.ids[:5]) + (" ..." if len(self.ids) > 5 else "")
-        super().__init__(f"{table}: {len(self.ids)} id(s) not in the quarantine: {shown}")
+        ids = f"{len(self.ids):,} id{'s' * (len(self.ids) != 1)}"
+        super().__init__(f"{table}: {ids} not in the quarantine: {shown}")
 
     def __str__(self) -> str:
         return str(self.args[0])
@@ -291,7 +294,8 @@ class NotReplayableError(ToolkitError, ValueError):
         reasons = ", ".join(sorted({r.reason for r in rows}))
         sample = rows[0].raw if rows else ""
         super().__init__(
-            f"{table}: {len(rows)} chosen row(s) cannot be replayed ({reasons}: e.g. "
+            f"{table}: {len(rows):,} chosen row{'s' * (len(rows) != 1)} cannot be replayed "
+            f"({reasons}: e.g. "
             f"{sample[:80]!r}); they are not JSON objects. They stay in the quarantine; "
             f"discard(catalog, table, ids) removes them for good"
         )

@@ -44,7 +44,7 @@ the path found and the ID. ``print(toolkit.preview_evolution(catalog, "db.t",
 ~ rename #2 -> full_name {'op': 'rename', 'to': 'full_name', 'id': 2}
 > move #2 before #1 {'op': 'move', 'position': 'before', 'anchor_id': 1, 'id': 2}
 >>> print(toolkit.ops.plan_evolution(people, by_id, table="db.people"))
-user: 2 operation(s)
+user: 2 operations
   ~ rename name (#2) -> full_name
   > move full_name (#2) before id (#1)
 >>> toolkit.ops.plan_evolution(people, [toolkit.ops.drop(9)], table="db.people")

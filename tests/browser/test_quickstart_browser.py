@@ -168,7 +168,7 @@ def save_and_reopen(url: str, work: Path, notebook: str, shots: Path) -> Callabl
         nbformat.write(nb, work / "static.ipynb")
         page.goto(f"{url}/lab/tree/static.ipynb?reset&token={TOKEN}")
         explore = page.locator(".jp-OutputArea-output").filter(
-            has_text="60 records, 3 batch(es), 11 fields"
+            has_text="60 records in 3 batches, 11 fields"
         )
         expect(explore).to_be_visible(timeout=60_000)
         expect(explore).to_contain_text("A static copy of this toolkit panel")

@@ -100,7 +100,7 @@ def test_bad_durations_steps_and_folders_are_refused_before_anything_runs(
     for args, says in [
         (["maintain", "db.t", "--older-than", "5x"], "'5x' is not a duration: write it as 5d"),
         (["maintain", "db.t", "--steps", "compact,vacuum"],
-         "unknown maintenance step(s) 'vacuum'; the steps are compact, rewrite_manifests"),
+         "unknown maintenance step 'vacuum'; the steps are compact, rewrite_manifests"),
         (["maintain", "db.t", "--orphans-older-than", "12h"], "12h is too recent"),
         (["maintain", "db.nope"], "no table db.nope in catalog"),
         (["stream", tmp_path / "nowhere", "-t", "db.t"], "nowhere: no such folder"),
@@ -137,14 +137,14 @@ def test_stream_once_prints_a_line_per_micro_batch_and_resumes_where_it_left(
     out = invoke(*args, "--maintain-every", "3")
     assert out.exit_code == 0, out.output
     lines = out.output.splitlines()
-    assert lines[0].startswith("landing:0: 20 row(s) written, 8 column(s) added (+ coordinates:")
+    assert lines[0].startswith("landing:0: 20 rows written, 8 columns added (+ coordinates:")
     assert lines[1] == (
-        "landing:1: 20 row(s) written, 4 column(s) added (+ device.os_version: string; "
+        "landing:1: 20 rows written, 4 columns added (+ device.os_version: string; "
         "+ my_field_string: string; + size_double: double; + started_long: long), "
         "0 quarantined")
-    assert lines[2] == "landing:2: 1 row(s) written, no schema change, 1 quarantined"
+    assert lines[2] == "landing:2: 1 row written, no schema change, 1 quarantined"
     assert lines[3].startswith("  maintenance: ")  # after the third micro-batch
-    assert lines[4] == ("cli.streamed: 3 micro-batch(es), 41 row(s) written, 2 schema change(s), "
+    assert lines[4] == ("cli.streamed: 3 micro-batches, 41 rows written, 2 schema changes, "
                         "1 quarantined; every file there was processed")
     assert len(lakehouse.load_table("cli.streamed").scan().to_arrow()) == 41
 
@@ -195,7 +195,7 @@ def test_quarantine_lists_records_and_replay_sends_them_back(
     listed = invoke("quarantine", "cli.flags", "--catalog", lake)
     assert listed.exit_code == 0
     lines = listed.output.splitlines()
-    assert lines[0] == "cli.flags__quarantine: 2 record(s), 1 replayable"
+    assert lines[0] == "cli.flags__quarantine: 2 records, 1 replayable"
     assert lines[1].split() == ["batch", "field", "reason", "types", "value", "count"]
     assert [line.split() for line in lines[2:4]] == [
         ["d2", "flag", "incompatible", "string", "into", "boolean", '"maybe"', "1"],
@@ -210,7 +210,7 @@ def test_quarantine_lists_records_and_replay_sends_them_back(
     assert "cli.flags__quarantine holds no record of batch d9" in nope.output
     dry = invoke("replay", "cli.flags", "--catalog", lake, "--batch-id", "d2", "--dry-run")
     assert dry.exit_code == 0
-    assert "would need: batch 2: 1 column(s) added\n+ flag_string: string" in dry.output
+    assert "would need: batch 2: 1 column added\n+ flag_string: string" in dry.output
     assert names(lakehouse, "cli.flags") == ["flag", "n"]  # a dry run changes nothing
 
     done = invoke("replay", "cli.flags", "--catalog", lake, "--batch-id", "d2", "--json")
@@ -222,7 +222,7 @@ def test_quarantine_lists_records_and_replay_sends_them_back(
     rows = lakehouse.load_table("cli.flags").scan().to_arrow().to_pylist()
     assert {"flag": None, "n": 2, "flag_string": "maybe"} in rows
     left = invoke("replay", "cli.flags", "--catalog", lake)
-    assert left.output == ("cli.flags: nothing to replay; 1 record(s) cannot be replayed "
+    assert left.output == ("cli.flags: nothing to replay; 1 record cannot be replayed "
                            "(malformed or not a JSON object) and stay in the quarantine\n")
 
 

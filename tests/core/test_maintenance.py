@@ -78,7 +78,7 @@ def test_old_snapshots_expire_and_the_last_ones_and_the_current_one_are_kept() -
     assert "keep 3 of them: one of the last 3 of branch main, the current one." in text
     assert "(b1, b2, b3, b4, b5 and 2 more) are first kept in the ingest ledger" in text
     assert "Time travel and rollback to the expired snapshots will no longer work" in text
-    assert "Written Data Statistics will no longer show what those 7 batch(es)" in text
+    assert "Written Data Statistics will no longer show what those 7 batches" in text
 
 
 def test_snapshots_newer_than_the_cutoff_stay() -> None:
@@ -92,10 +92,10 @@ def test_nothing_old_enough_says_so() -> None:
     step = plan_expiry(facts(history(3, start=NOW - DAY_MS, every=1000)),
                        older_than_ms=NOW - 5 * DAY_MS, retain_last=1)
     assert not step.todo and step.expire == ()
-    assert step.sentence.startswith("No snapshot to expire: none of the 3 snapshot(s) is older")
+    assert step.sentence.startswith("No snapshot to expire: none of the 3 snapshots is older")
     every = plan_expiry(facts(history(2)), older_than_ms=NOW, retain_last=5)
     assert not every.todo
-    assert every.sentence.startswith("No snapshot to expire: of the 2 snapshot(s) older than")
+    assert every.sentence.startswith("No snapshot to expire: of the 2 snapshots older than")
 
 
 def test_tags_branches_and_their_last_snapshots_are_never_expired() -> None:
@@ -132,7 +132,7 @@ def test_replays_recorded_only_in_expired_snapshots_are_named() -> None:
     snaps = (Snapshot(1, None, 0, None, "replay-abc"), Snapshot(2, 1, 1, None))
     step = plan_expiry(facts(snaps), older_than_ms=NOW, retain_last=1)
     assert step.expire == (1,)
-    assert "1 replay(s) recorded only in these snapshots (replay-abc)" in step.sentence
+    assert "1 replay recorded only in these snapshots (replay-abc)" in step.sentence
 
 
 def test_retention_set_on_the_refs_blocks_expiry_saying_why() -> None:
@@ -165,7 +165,7 @@ def test_small_files_compact_into_about_one_file_per_target() -> None:
     assert (step.data_files, step.small_files, step.files, step.into) == (13, 12, 12, 1)
     assert step.bytes == 12 * MB and step.target_file_size == 512 * MB
     assert step.sentence == (
-        "Compact 12 small data files (12 MB) of 13 into about 1 file(s) of up to 512 MB; "
+        "Compact 12 small data files (12 MB) of 13 into about 1 file of up to 512 MB; "
         "the rows stay the same."
     )
     big = plan_compaction(f, target_file_size=4 * MB, min_input_files=5)
@@ -178,13 +178,13 @@ def test_too_few_small_files_in_a_partition_are_left_alone() -> None:
     step = plan_compaction(f, target_file_size=None, min_input_files=5)
     assert not step.todo and step.small_files == 7
     assert step.sentence == (
-        "Nothing to compact: 7 of 7 data file(s) are small, fewer than 5 in any partition."
+        "Nothing to compact: 7 of 7 data files are small, fewer than 5 in any partition."
     )
     assert plan_compaction(f, target_file_size=None, min_input_files=4).files == 4
     assert plan_compaction(f, target_file_size=2 * MB, min_input_files=9).files == 7  # > target
     none = plan_compaction(facts(data_files=files([500 * MB])), target_file_size=None,
                            min_input_files=2)
-    assert none.sentence == "Nothing to compact: none of the 1 data file(s) is far from 512 MB."
+    assert none.sentence == "Nothing to compact: none of the 1 data file is far from 512 MB."
 
 
 def test_compaction_options_are_checked() -> None:
@@ -204,7 +204,7 @@ def test_many_small_manifests_are_rewritten_into_one() -> None:
     assert (step.manifests, step.files, step.into) == (12, 12, 1)
     assert step.sentence == "Rewrite 12 manifests into 1."
     one = plan_manifests(facts(manifests=manifests(1)))
-    assert not one.todo and one.sentence == "Nothing to rewrite: 1 manifest(s), already compact."
+    assert not one.todo and one.sentence == "Nothing to rewrite: 1 manifest, already compact."
     old_spec = plan_manifests(facts(manifests=manifests(3, spec_id=1)))
     assert not old_spec.todo  # only the current spec's manifests are rewritten
     after = plan_manifests(facts(manifests=manifests(1)), after_compaction=True)
@@ -223,9 +223,9 @@ def test_orphans_are_listed_and_another_tables_files_left_alone() -> None:
     f = facts(foreign_folders=(("db.t__quarantine", "file:///w/db/t/q"),))
     step = plan_orphans(f, older_than_ms=NOW - 3 * DAY_MS, found=found)
     assert step.files == tuple(found[:2])
-    assert step.sentence.startswith("Remove 2 orphan file(s) older than ")
+    assert step.sentence.startswith("Remove 2 orphan files older than ")
     assert "(x.parquet, y.avro)" in step.sentence
-    assert step.sentence.endswith("1 file(s) of db.t__quarantine under its folder are left alone.")
+    assert step.sentence.endswith("1 file of db.t__quarantine under its folder is left alone.")
     with pytest.raises(ValueError, match="only when older than a day"):
         plan_orphans(f, older_than_ms=NOW - 3_600_000, found=found)
 
@@ -250,11 +250,11 @@ def test_the_plan_holds_the_chosen_steps_in_run_order_with_the_state() -> None:
     assert plan.refs == (("main", 6),) and plan.todo
     text = str(plan)
     assert text.splitlines()[1].startswith("  compact: Compact 6 small data files")
-    assert "  remove_orphan_files: Remove 1 orphan file(s)" in text
+    assert "  remove_orphan_files: Remove 1 orphan file " in text
 
 
 def test_unknown_steps_are_refused_naming_them() -> None:
-    with pytest.raises(ValueError, match="unknown maintenance step\\(s\\) 'vacuum'; the steps"):
+    with pytest.raises(ValueError, match="unknown maintenance step 'vacuum'; the steps"):
         check_steps(["compact", "vacuum"])
 
 
@@ -276,9 +276,8 @@ def test_the_report_says_what_each_procedure_did() -> None:
     assert [r.sentence for r in report.results] == [
         "compacted 12 data files (12 MB) into 1",
         "rewrote 13 manifests into 1",
-        "expired 7 snapshot(s), deleting 3 manifest(s), 7 manifest list(s) no snapshot left "
-        "needs",
-        "removed 1 orphan file(s)",
+        "expired 7 snapshots, deleting 3 manifests, 7 manifest lists no snapshot left needs",
+        "removed 1 orphan file",
     ]
     assert report.result("expire_snapshots").count("expired_snapshots") == 7  # type: ignore[union-attr]
     assert report.changed and str(report).startswith("maintenance of db.t:\n  compact: ")

@@ -83,8 +83,10 @@ def test_the_example_of_issue_12() -> None:
     assert docs(r.table_schema) == {"x": None, "x_array_string": "upsolver_evolved_from:x"}
     assert r.rows == [{"x": [{"k": 1}, None], "x_array_string": [None, "a"]}]
     assert [c.reason for c in r.plans[0].changes] == [
-        "RULES 3.2: first batch saw record[], string[]; a record takes the original name",
-        "RULES 3.2: first batch saw x as string[]",
+        "The first batch had `x` as a list of records and a list of strings; lists of "
+        "records keep the name `x` (RULES 3.2)",
+        "The first batch also had `x` as a list of strings, which gets its own column "
+        "(RULES 3.2)",
     ]
 
 

@@ -350,7 +350,7 @@ def test_evolution_renders_for_a_preview() -> None:
     evo = plan_evolution(TABLE, [ops.widen("id", "string"), ops.add("x", "long")], batch="b1")
     assert isinstance(evo, Evolution)
     assert str(evo).splitlines() == [
-        "user: 2 operation(s) (batch b1)",
+        "user: 2 operations (batch b1)",
         "  ^ widen id -> string  REWRITE",
         "  + add x: long",
     ]

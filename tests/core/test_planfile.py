@@ -73,9 +73,10 @@ def test_the_file_is_sorted_one_item_per_line_and_says_what_it_is() -> None:
     assert list(doc) == sorted(doc) and text.endswith("}\n")
     assert '\n  "format": "toolkit-plan",\n' in text
     assert doc["summary"] == [
-        "db.events, batch day2: batch 1: 1 column(s) added (against schema id 0, snapshot 42)",
+        "db.events, batch day2: batch 1: 1 column added (against schema id 0, snapshot 42)",
         "+ size_double: double (id 2)  doc='upsolver_evolved_from:size'",
-        "    RULES 3.3: size arrived as double, which fits none of size::long",
+        "    This batch had `size` as a double, which none of its columns holds: `size` holds "
+        "longs (RULES 3.3)",
     ]
     assert doc["plan"]["after"]["fields"][1] == {
         "id": 2, "name": "size_double", "required": False, "type": "double",
@@ -97,3 +98,22 @@ def test_the_file_is_sorted_one_item_per_line_and_says_what_it_is() -> None:
 def test_anything_else_is_refused_in_plain_words(text: str, says: str) -> None:
     with pytest.raises(PlanFileError, match=says):
         loads(text, "p.json")
+
+
+def test_a_plan_file_an_older_version_wrote_still_loads_reads_well_and_applies() -> None:
+    """Older versions stored a reason as ``RULES 3.3: <phrase>``: it loads as today's
+    faces show a reason (the sentence, then the rule as a footnote), and approval compares
+    what the plans change, not how their reasons are worded, so the old file still
+    applies to the batch it was made for."""
+    engine = Engine()
+    first = engine.plan(Struct(), engine.observe([{"size": 4}]))
+    plan = engine.plan(first.after, engine.observe([{"size": 2.5}]), 1)
+    doc = json.loads(dumps(PlanFile("db.events", plan, TableState(0, 42), "day2")))
+    doc["plan"]["changes"][0]["reason"] = (
+        "RULES 3.3: size arrived as double, which fits none of size::long"
+    )
+    old = loads(json.dumps(doc))
+    assert old.plan.changes[0].reason == (
+        "size arrived as double, which fits none of size::long (RULES 3.3)"
+    )
+    assert old.plan.same_changes(plan) and plan.same_changes(old.plan)

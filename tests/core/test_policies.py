@@ -7,12 +7,12 @@ import pytest
 
 from toolkit.core.engine import Engine
 from toolkit.core.observe import Classifier, observe_struct
-from toolkit.core.options import POLICIES, Options
+from toolkit.core.options import POLICIES, POLICY_TERMS, Options, make_options
 from toolkit.core.planner import plan_batch
 from toolkit.core.policies import (
-    AUTOMATIC,
     BY_NAME,
-    WIDENING,
+    UPSOLVER,
+    WIDEN,
     UpsolverPolicy,
     WidenPolicy,
     policy_named,
@@ -28,40 +28,52 @@ TABLE = Struct((Column(1, "n", "long"), Column(2, "flag", "boolean")))
 
 def test_every_policy_name_has_its_object() -> None:
     assert tuple(BY_NAME) == POLICIES
-    assert policy_of(Options()) is AUTOMATIC
-    assert policy_of(Options(policy="widen")) is WIDENING
-    assert isinstance(AUTOMATIC, UpsolverPolicy) and isinstance(WIDENING, WidenPolicy)
+    assert policy_of(Options()) is UPSOLVER
+    assert policy_of(Options(policy="widen")) is WIDEN
+    assert isinstance(UPSOLVER, UpsolverPolicy) and isinstance(WIDEN, WidenPolicy)
     with pytest.raises(ValueError, match="unknown policy 'other'"):
         policy_named("other")
 
 
+def test_each_policy_has_one_name_the_word_a_user_types() -> None:
+    """Every text names a policy by the word ``policy=`` takes (issue 14, plain words):
+    one table of words, in the order of the names, the RULES sections of each."""
+    assert tuple(POLICY_TERMS) == POLICIES
+    assert [(t.title, t.rules) for t in POLICY_TERMS.values()] == [
+        ("the upsolver policy", "RULES 2-4"), ("the widen policy", "RULES 5"),
+    ]
+    assert UPSOLVER.terms is POLICY_TERMS["upsolver"] and WIDEN.terms is POLICY_TERMS["widen"]
+    with pytest.raises(ValueError, match=r"an option of the upsolver policy \(policy='upsolver'\)"):
+        make_options(policy="widen", rare_type_percent=1)
+
+
 def test_what_each_policy_answers() -> None:
-    assert (AUTOMATIC.sets_aside, AUTOMATIC.jvm_routes, AUTOMATIC.widens) == (False, True, False)
-    assert (WIDENING.sets_aside, WIDENING.jvm_routes, WIDENING.widens) == (True, False, True)
+    assert (UPSOLVER.sets_aside, UPSOLVER.jvm_routes, UPSOLVER.widens) == (False, True, False)
+    assert (WIDEN.sets_aside, WIDEN.jvm_routes, WIDEN.widens) == (True, False, True)
 
 
 def test_the_automatic_policy_plans_and_routes_as_rules_3() -> None:
     opts = Options()
     obs = observe_struct(BATCH, opts)
-    plan = AUTOMATIC.plan(TABLE, obs, opts, 3, 9)
+    plan = UPSOLVER.plan(TABLE, obs, opts, 3, 9)
     assert plan == plan_batch(TABLE, obs, opts, 3, 9)
     router = Router(opts)
-    columns, size, aside = AUTOMATIC.route(plan, obs, opts, router)
+    columns, size, aside = UPSOLVER.route(plan, obs, opts, router)
     assert (columns, size, aside) == (router.route_struct(plan.after, obs), 3, [])
-    rows, aside = AUTOMATIC.fit(plan, BATCH, opts, Classifier(opts))
+    rows, aside = UPSOLVER.fit(plan, BATCH, opts, Classifier(opts))
     assert rows == Engine(opts).run([BATCH], TABLE).rows and aside == []
-    assert AUTOMATIC.rejected(plan, BATCH, opts, Classifier(opts)) == []
+    assert UPSOLVER.rejected(plan, BATCH, opts, Classifier(opts)) == []
 
 
 def test_the_widening_policy_plans_and_routes_as_rules_5() -> None:
     opts = Options(policy="widen")
     obs = observe_struct(BATCH, opts)
-    plan = WIDENING.plan(TABLE, obs, opts, 3, 9)
+    plan = WIDEN.plan(TABLE, obs, opts, 3, 9)
     assert plan == plan_widen(TABLE, obs, opts, 3, 9)
     kept, expected_aside = route_widen(plan, BATCH, opts, 3)
-    columns, size, aside = WIDENING.route(plan, obs, opts, Router(opts), 3)
+    columns, size, aside = WIDEN.route(plan, obs, opts, Router(opts), 3)
     assert size == len(kept) and aside == expected_aside and aside
     assert columns == [[r[c.name] for r in kept] for c in plan.after.fields]
-    rows, aside = WIDENING.fit(plan, BATCH, opts, Classifier(opts), 3)
+    rows, aside = WIDEN.fit(plan, BATCH, opts, Classifier(opts), 3)
     assert (rows, aside) == (kept, expected_aside)
-    assert WIDENING.rejected(plan, BATCH, opts, Classifier(opts), 3) == expected_aside
+    assert WIDEN.rejected(plan, BATCH, opts, Classifier(opts), 3) == expected_aside

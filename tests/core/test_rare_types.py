@@ -17,7 +17,7 @@ from toolkit.core.engine import Engine
 from toolkit.core.observe import Classifier, observe_struct
 from toolkit.core.options import Options, make_options
 from toolkit.core.planner import plan_batch
-from toolkit.core.policies import AUTOMATIC, WIDENING
+from toolkit.core.policies import UPSOLVER, WIDEN
 from toolkit.core.types import Column, ListOf, Struct
 from toolkit.errors import IncompatibleRecordError
 from toolkit.iceberg import catalog
@@ -59,7 +59,7 @@ def test_a_rare_type_is_set_aside_instead_of_adding_its_column() -> None:
     ]
     plan = sim.plans[1]
     assert not plan.changed and plan.operations == ()
-    assert str(plan) == f"batch 1: no schema change, 1 rare type(s) set aside\n- {SENTENCE}"
+    assert str(plan) == f"batch 1: no schema change, 1 rare type set aside\n- {SENTENCE}"
 
 
 def test_replaying_the_records_with_the_threshold_off_evolves_and_loses_nothing() -> None:
@@ -162,22 +162,22 @@ def test_a_threshold_outside_the_range_is_refused_naming_it(value: Any, why: str
     )
 
 
-def test_the_widening_policy_refuses_the_threshold() -> None:
-    with pytest.raises(ValueError, match=r"rare_type_percent=1 is an option of the automatic"):
+def test_the_widen_policy_refuses_the_threshold() -> None:
+    with pytest.raises(ValueError, match=r"rare_type_percent=1 is an option of the upsolver"):
         toolkit.simulate([DAY1], policy="widen", rare_type_percent=1)
 
 
 def test_the_policy_routes_and_sets_aside_by_the_plan() -> None:
     opts = Options(rare_type_percent=1)
     table = toolkit.simulate([DAY1]).table_schema
-    plan = AUTOMATIC.plan(table, observe_struct(DAY2, opts), opts, 1)
+    plan = UPSOLVER.plan(table, observe_struct(DAY2, opts), opts, 1)
     assert plan == plan_batch(table, observe_struct(DAY2, opts), opts, 1)
-    assert AUTOMATIC.sets_aside_under(plan) and WIDENING.sets_aside_under(plan)
-    assert not AUTOMATIC.sets_aside_under(plan_batch(table, observe_struct(DAY1, opts), opts))
-    rows, aside = AUTOMATIC.fit(plan, DAY2, opts, Classifier(opts), 1)
+    assert UPSOLVER.sets_aside_under(plan) and WIDEN.sets_aside_under(plan)
+    assert not UPSOLVER.sets_aside_under(plan_batch(table, observe_struct(DAY1, opts), opts))
+    rows, aside = UPSOLVER.fit(plan, DAY2, opts, Classifier(opts), 1)
     assert [q.detail for q in aside] == [SENTENCE] * 3
     assert rows == toolkit.simulate([DAY1, DAY2], rare_type_percent=1).rows[2000:]
-    assert AUTOMATIC.rejected(plan, DAY2, opts, Classifier(opts), 1) == aside
+    assert UPSOLVER.rejected(plan, DAY2, opts, Classifier(opts), 1) == aside
     # the engine's run is the same policy
     assert Engine(opts).run([DAY1, DAY2]).quarantined == tuple(
         q for q in aside

@@ -83,7 +83,12 @@ def test_a_plan_lists_its_changes_as_operations_with_their_reasons() -> None:
     assert plan.operations == (*plan.changes, *(r for r in plan.retypes if r.in_place),
                                *plan.optionals)  # fmt: skip
     assert len(plan.reasons) == len(plan.operations)
-    assert all(r.startswith("RULES 5") for r in plan.reasons)
+    # each reason a sentence, its rule a footnote (issue 14, plain words)
+    assert plan.reasons == (
+        "This batch brought the new key `new` as a long (RULES 5)",
+        "This batch had values of `id` that only a long column holds (RULES 5)",
+        "1 of 2 records has no value for `s`, so it becomes optional (RULES 5)",
+    )
     assert plan.rewrites and not set(plan.rewrites) & set(plan.operations)
 
     evo = evolution_of_plan(plan)

@@ -334,7 +334,7 @@ def test_automatic_plans_log_their_rule_and_batch(lakehouse: Catalog, table: str
     (entry,) = lineage(lakehouse.load_table(table))
     assert (entry.decided_by, entry.batch) == ("RULES 3", "day4")
     assert entry.operations == (ops.add("n_string", "string", doc="upsolver_evolved_from:n"),)
-    assert entry.reasons[0] is not None and entry.reasons[0].startswith("RULES 3.3")
+    assert entry.reasons[0] is not None and entry.reasons[0].endswith("(RULES 3.3)")
     assert entry.inverse() == (ops.drop("n_string"),)
     assert layout_of(lakehouse.load_table(table)).schema.by_name()["n_string"].doc == (
         "upsolver_evolved_from:n"

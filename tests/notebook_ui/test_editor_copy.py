@@ -78,7 +78,7 @@ def test_the_heading_names_the_table_once(lake: Catalog) -> None:
     state = editor.model.state
     assert heading == (
         f"Evolution of db.people: schema id {state.schema_id}, snapshot {state.snapshot_id}; "
-        "1 operation(s), ready to commit, 1 rewrite(s)"
+        "1 operation, ready to commit, 1 rewrite"
     )
 
 

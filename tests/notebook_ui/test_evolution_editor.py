@@ -203,7 +203,7 @@ def test_a_rewrite_shows_the_rows_and_bytes_it_touches() -> None:
     (rewrite,) = m.rewrites
     assert rewrite.rewrite and (rewrite.rows, rewrite.bytes) == (1200, 34567)
     assert "^ widen id -> string  REWRITE (1,200 rows, 34,567 bytes)" in m.plan_text
-    assert "1 rewrite(s)" in m.summary
+    assert "1 operation, ready to commit, 1 rewrite" in m.summary
 
 
 # --- the widget, against a real catalog ---------------------------------------------------------
@@ -305,7 +305,7 @@ def test_widen_sort_then_partition(lake: Catalog) -> None:
         editor.fill(**values)
         assert editor.add() is None, editor.form_message.value
     assert "REWRITE (2 rows," in editor.plan.value
-    assert "committing this plan approves rewriting 1 column(s)" in editor.plan.value
+    assert "committing this plan approves rewriting 1 column;" in editor.plan.value
     assert "sorted by id desc nulls-last" in editor.plan.value
 
     outcome = editor.commit()

@@ -187,7 +187,11 @@ def test_plan_tree_marks_new_fields_with_their_ids(lake: Catalog) -> None:
         ("size_double", 17, "double", "size"),
         ("started_long", 18, "long", "started"),
     ]
-    assert model.new_columns[1].reason.startswith("RULES 3.3: my_field arrived as string")
+    # a sentence, its rule a footnote (issue 14, plain words)
+    assert model.new_columns[1].reason == (
+        "This batch had `my_field` as a string, which none of its columns holds: `my_field` "
+        "holds longs (RULES 3.3)"
+    )
     assert (model.records, model.batch, model.new_table) == (20, 1, False)
     # landings read per key, in the record's order, each with every column it lands in
     first = model.samples[0].landings
@@ -195,7 +199,7 @@ def test_plan_tree_marks_new_fields_with_their_ids(lake: Catalog) -> None:
         ("event", "event"), ("ts", "ts"), ("my_field", "my_field"),
         ("my_field", "my_field_string"), ("size", "size_double"), ("started", "started"),
     ]
-    assert "4 column(s) to add" in model.summary
+    assert "4 columns to add" in model.summary
 
 
 def seed_preview() -> Preview:
@@ -281,7 +285,7 @@ def test_outcome_of_a_report() -> None:
     assert outcome.columns_added == ("my_field_string", "n")
     assert outcome.message == (
         "Committed snapshot 42 to db.seed: 3 rows written (batch b1). "
-        "2 column(s) added: my_field_string, n."
+        "2 columns added: my_field_string, n."
     )
     skipped = CommitOutcome.from_report(
         IngestReport("db.seed", "b1", preview.plan, 0, None, preview.profile, skipped=True)

@@ -63,7 +63,8 @@ def test_the_lazy_public_names() -> None:
 def test_explore_filters_pages_and_highlights_evolved_fields() -> None:
     panel = explore([sample_day(n) for n in (1, 2, 3)], page_size=4)
     assert panel.base.total == 11 and panel.base.batches == ("0", "1", "2")
-    assert "60 records, 3 batch(es), 11 fields; 5 drifted, 4 evolved" in panel.header.value
+    assert "60 records in 3 batches, 11 fields; 5 drifted, 4 evolved" in panel.header.value
+    assert panel.header.value == "60 records in 3 batches, 11 fields; 5 drifted, 4 evolved"
     assert panel.position.value == "rows 1-4 of 11 (page 1 of 3)"
     assert panel.previous_button.disabled and not panel.next_button.disabled
 
@@ -124,7 +125,7 @@ def test_explore_sources(tmp_path: Path) -> None:
     assert one.base.batches == ("5",) and one.base.field("a").drifted
     files = explore(str(DATA / "sample_day*.jsonl"))  # each file a batch, in name order
     assert files.base.batches == ("0", "1", "2") and files.base.records == 60
-    assert "(3 file(s))" in files.base.source
+    assert files.base.source.endswith("(3 files)")
     assert explore(DATA / "sample_day2.jsonl").base.records == 20
     assert explore(profile([{"b": True}])).base.field("b").types[0].type == "boolean"
     table = write_batches(catalog(tmp_path), "db.events", [sample_day(1), sample_day(2)])
@@ -199,7 +200,9 @@ def test_preview_tabs(lake: Catalog) -> None:
     assert "16: my_field_string: string" not in before
     assert '<span class="tknb-new">16: my_field_string: string</span>' in after
     assert '<span class="tknb-new">15: os_version: string</span>' in after  # nested
-    assert "RULES 3.3: my_field arrived as string" in new.value
+    # each reason a sentence, its rule a footnote (issue 14, plain words)
+    assert ("This batch had `my_field` as a string, which none of its columns holds: "
+            "`my_field` holds longs (RULES 3.3)") in new.value
     assert landings is panel.landings_box
     assert "Values of 5 of the 20 records" in panel.landing_table.value
     assert {r.record for r in panel.landings.all_rows} == {1, 2, 3, 4, 5}
@@ -207,7 +210,9 @@ def test_preview_tabs(lake: Catalog) -> None:
     for page in sql.children:
         assert "<pre>SELECT" in page.value and "navigator.clipboard.writeText" in page.value
     assert prof is panel.profile_panel.widget and panel.profile_panel.base.records == 20
-    assert "20 records planned against db.events" in panel.header.value
+    header = panel.header.value  # the table named once, in the heading
+    assert "Preview of db.events</b>: 20 records planned against the table as it is" in header
+    assert header.count("db.events") == 1
     assert panel.model.records == 20 and len(panel.model.samples) == 5
     bundle = panel._repr_mimebundle_()
     assert bundle[WIDGET_MIME]["model_id"] == panel.widget.model_id

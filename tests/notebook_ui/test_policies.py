@@ -102,7 +102,7 @@ def test_from_a_table(tmp_path: Path) -> None:
     assert strict.pending == ("score: long -> string",)
     assert strict.quarantined == 2
     text = str(c)
-    assert text.startswith("2 records in 1 batch(es) against db.t")
+    assert text.startswith("2 records in 1 batch against db.t")
     assert "(each touches 2 rows," in text
     assert "1 not approved (records set aside): score: long -> string" in text
 
@@ -125,10 +125,11 @@ def test_the_panel() -> None:
     assert toolkit.compare_policies is compare_policies
     assert isinstance(panel, PolicyComparisonPanel)
     html = panel.table.value
-    for label in ("automatic (suffixed columns)", "widen, rewrites approved",
+    for label in ("upsolver (suffixed columns)", "widen, rewrites approved",
                   "widen, no rewrites", "values converted", "records quarantined"):
         assert label in html
-    assert "2 records in 2 batch(es)</b> on a new table" in html
+    assert "2 records in 2 batches</b> on a new table" in html
+    assert "automatic" not in html  # one name per policy: the word policy= takes
     assert panel.picker.value == "upsolver"
     assert "size_double" in panel.detail.value
     panel.picker.value = "widen"

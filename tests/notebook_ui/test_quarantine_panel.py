@@ -85,7 +85,7 @@ def test_the_model_groups_by_reason_with_counts_and_samples(lake: Catalog) -> No
     assert first.detail == "flag: a string ('yes') cannot go into a boolean column"
     assert first.batches == ("day2",) and m.groups[1].batches == ("day3",)
     assert m.summary == (
-        "6 record(s) in 3 group(s): 5 incompatible, 1 malformed; 1 cannot be replayed "
+        "6 records in 3 groups: 5 incompatible, 1 malformed; 1 cannot be replayed "
         "(not JSON objects)"
     )
     q = quarantine(lake, TABLE)
@@ -126,7 +126,7 @@ def test_choosing_a_group_shows_its_records_and_the_plan_a_replay_needs(lake: Ca
         quarantine(lake, TABLE), recorder,
         plan=lambda ids: replay_preview(lake, TABLE, ids=ids),
     )
-    assert "6 record(s) in 3 group(s)" in panel.table.value
+    assert "6 records in 3 groups" in panel.table.value
     assert [label for label, _ in panel.selector.options][0] == (
         "incompatible: flag (string into boolean) — 4"
     )
@@ -136,7 +136,7 @@ def test_choosing_a_group_shows_its_records_and_the_plan_a_replay_needs(lake: Ca
     assert "… and 1 more" in panel.details.value
     assert panel.replay_plan is not None
     assert panel.replay_plan.changes == "add flag_string string"
-    assert "Replaying 4 record(s) will apply: <b>add flag_string string</b>" in (
+    assert "Replaying 4 records will apply: <b>add flag_string string</b>" in (
         panel.plan_view.value
     )
     assert not panel.replay_button.disabled and panel.discard_button.disabled
@@ -147,7 +147,7 @@ def test_choosing_a_group_shows_its_records_and_the_plan_a_replay_needs(lake: Ca
     preview = replay_preview(lake, TABLE, ids=request.ids)
     assert request.approved == preview.plan and request.expected == preview.state
     assert panel.outcome is not None and panel.outcome.kind == "replayed"
-    assert "replayed 4 record(s)" in panel.message.value
+    assert "replayed 4 records" in panel.message.value
 
 
 def test_a_malformed_group_can_be_discarded_not_replayed(lake: Catalog) -> None:

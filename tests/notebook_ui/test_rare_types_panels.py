@@ -1,6 +1,6 @@
 """The rare-type threshold in the notebook: the preview says which field and type it sets
-aside, why, and the threshold in force; the policy comparison shows the automatic policy
-with the threshold as its own column, beside the automatic policy without it."""
+aside, why, and the threshold in force; the policy comparison shows the upsolver policy
+with the threshold as its own column, beside the upsolver policy without it."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def test_the_preview_shows_what_the_threshold_sets_aside_and_why(lake: Catalog) 
     assert [(c.name, c.type) for c in model.new_columns] == [("amount", "long"), ("id", "long")]
     assert model.summary == (
         "400 records planned; db.amounts does not exist yet: it will be created; "
-        "2 column(s) to add; 4 record(s) to quarantine; rare-type threshold 2%: " + SENTENCE
+        "2 columns to add; 4 records to quarantine; rare-type threshold 2%: " + SENTENCE
     )
     q = model.quarantine
     assert q is not None and q.by_reason == (("rare-type", 4),)
@@ -73,8 +73,8 @@ def test_the_comparison_shows_the_threshold_as_its_own_policy() -> None:
     later = [{"id": 1, "amount": 5}]
     c = policy_comparison([BATCH, later], rare_type_percent=2)
     assert [(o.key, o.label) for o in c.outcomes] == [
-        ("upsolver", "automatic (suffixed columns)"),
-        ("upsolver-rare", "automatic, rare types (<2%) set aside"),
+        ("upsolver", "upsolver (suffixed columns)"),
+        ("upsolver-rare", "upsolver, rare types (<2%) set aside"),
         ("widen", "widen, rewrites approved"),
         ("widen-no-rewrites", "widen, no rewrites"),
     ]
@@ -91,7 +91,7 @@ def test_the_comparison_shows_the_threshold_as_its_own_policy() -> None:
         "threshold off", "threshold off",
     )
     html = comparison_html(c)
-    assert "automatic, rare types (&lt;2%) set aside" in html and "rare types set aside" in html
+    assert "upsolver, rare types (&lt;2%) set aside" in html and "rare types set aside" in html
     panel = PolicyComparisonPanel(c)
     panel.show("upsolver-rare")
     assert "- " + SENTENCE in panel.detail.value  # the batch's plan, in the details

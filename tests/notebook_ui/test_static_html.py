@@ -127,7 +127,7 @@ def test_the_explore_panel_displays_its_statistics_as_html_too() -> None:
     panel = toolkit.explore(days())
     bundle = panel._repr_mimebundle_()
     assert bundle[WIDGET_VIEW]["model_id"] == panel.widget.model_id
-    assert bundle["text/plain"] == "Statistics of 60 records in 3 batch(es)"
+    assert bundle["text/plain"] == "Statistics of 60 records in 3 batches"
     html = bundle["text/html"]
     assert "VBox(" not in html
     # the charts as SVG images (sanitizing front ends drop inline SVG, keep images): the
@@ -140,7 +140,8 @@ def test_the_explore_panel_displays_its_statistics_as_html_too() -> None:
     assert charts == re.findall(r"<svg.*?</svg>", panel.to_html(), re.S)
     assert "<title>my_field: 30 values as string</title>" in charts[0]
     shown = text_of(html)
-    assert "60 records, 3 batch(es), 11 fields; 5 drifted, 4 evolved" in shown
+    assert "60 records in 3 batches, 11 fields; 5 drifted, 4 evolved" in shown
+    assert shown.count("60 records") == 1 and "(es)" not in shown
     # every field with its types and counts, and the columns of its family
     assert "my_field evolved drifted long: 30 (50%) string: 30 (50%)" in shown
     assert "my_field my_field_string" in shown and "size size_double" in shown
@@ -182,7 +183,7 @@ def test_explore_to_html_is_a_page_to_send_and_escapes_data() -> None:
     assert_self_contained(page)
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     shown = text_of(page)
-    assert "Statistics of 2 records in 2 batch(es)" in shown
+    assert "Statistics of 2 records in 2 batches" in shown
     assert "n evolved drifted long: 1 (50%) string: 1 (50%)" in shown
 
 
@@ -261,12 +262,12 @@ def test_the_quarantine_page_shows_the_groups_and_their_records(tmp_path: Path) 
     page = panel.to_html()
     assert_self_contained(page)
     shown = text_of(page)
-    assert "3 record(s) in 1 group(s): 3 incompatible" in shown
+    assert "3 records in 1 group: 3 incompatible" in shown
     assert "incompatible flag string → boolean 3 day2" in shown
     assert '{"id":3,"flag":"<script>alert(1)</script>"}' in shown  # a sample, as text
     assert "Replaying" not in shown
     panel.choose("g0")
-    assert "Replaying 3 record(s) will apply" in text_of(panel.to_html())
+    assert "Replaying 3 records will apply" in text_of(panel.to_html())
 
 
 # --- the panels the lead wires: their HTML from their models --------------------------------------
@@ -286,7 +287,10 @@ def test_the_preview_report_shows_the_plan(tmp_path: Path) -> None:
     page = html_document(f"Preview of {TABLE}", html)
     assert_self_contained(page)
     shown = text_of(page)
-    assert f"Preview of {TABLE}" in shown and model.summary in shown
+    # the heading names the table, the sentence after it does not again
+    assert f"Preview of {TABLE}" in shown and model.headline in shown
+    assert TABLE not in model.headline
+    assert model.summary.startswith(f"20 records planned against {TABLE} as it is now (")
     # the new columns with their field IDs, the types and the rule that made them
     assert "my_field_string 16 string my_field" in shown
     assert "started_long 18 long started" in shown
@@ -316,7 +320,7 @@ def test_the_policies_report_shows_every_policy() -> None:
     for o in comparison.outcomes:
         assert f"Details of {o.label}" in shown
         assert " ".join(o.schema.split())[:60] in shown  # the schema it ends with
-    assert "60 records in 3 batch(es)" in shown
+    assert "60 records in 3 batches" in shown
 
 
 def test_docstring_examples() -> None:

@@ -80,7 +80,7 @@ def test_the_widening_preview_shows_widenings_rewrites_optionals_and_quarantine(
     m = panel.model
 
     assert panel.tabs.titles == (
-        "Schema", "New columns (1)", "Widenings (2, 1 rewrite(s))", "Quarantine (1)",
+        "Schema", "New columns (1)", "Widenings (2, 1 rewrite)", "Quarantine (1)",
         "Where values land", "SQL view", "Profile",
     )
     assert [c.name for c in m.new_columns] == ["note"]
@@ -110,10 +110,14 @@ def test_the_widening_preview_shows_widenings_rewrites_optionals_and_quarantine(
     )
     assert '"flag":"maybe"' in sample.raw
     assert "would go to the quarantine table" in panel.tabs.children[3].value
-    assert "3 records planned against db.t" in panel.header.value
+    # the heading names the table; the sentence after it does not say it again
+    assert "Preview of db.t</b>: 3 records planned against the table as it is now (" in (
+        panel.header.value
+    )
+    assert panel.header.value.count("db.t") == 1
     assert (
-        "1 column(s) to add, 2 to widen (1 by rewrite), 1 to make optional; "
-        "1 record(s) to quarantine" in panel.header.value
+        "1 column to add, 2 to widen (1 by rewrite), 1 to make optional; "
+        "1 record to quarantine" in panel.header.value
     )
 
     # where values land: one column per key, converted to its type, or set aside whole
@@ -138,8 +142,8 @@ def test_the_widening_preview_shows_widenings_rewrites_optionals_and_quarantine(
     assert request.expected == TableState.of(lake.load_table("db.t"))
     assert request.records == tuple(BATCH)
     assert panel.outcome is not None and panel.outcome.kind == "committed"
-    assert "2 column(s) widened: n (in place), score (rewritten)." in panel.message.value
-    assert "1 record(s) set aside in db.t__quarantine" in panel.message.value
+    assert "2 columns widened: n (in place), score (rewritten)." in panel.message.value
+    assert "1 record set aside in db.t__quarantine" in panel.message.value
 
 
 def test_without_rewrites_the_rewrite_awaits_approval_and_its_records_are_set_aside(
@@ -150,7 +154,7 @@ def test_without_rewrites_the_rewrite_awaits_approval_and_its_records_are_set_as
     m = panel.model
     assert [w.name for w in m.widenings] == ["n"] and m.rewrites == ()
     assert [(w.name, w.after, w.in_place) for w in m.pending] == [("score", "string", False)]
-    assert "1 rewrite(s) awaiting approval" in m.summary
+    assert "1 rewrite awaiting approval" in m.summary
     assert "Rewrites awaiting approval" in panel.tabs.children[2].value
     q = m.quarantine
     assert q is not None and q.total == 3
@@ -163,7 +167,7 @@ def test_with_on_incompatible_fail_the_preview_says_the_batch_would_fail(lake: C
     panel = preview(BATCH, "db.t", lake, policy="widen", on_incompatible="fail")
     q = panel.model.quarantine
     assert q is not None and q.fails and q.total == 1
-    assert "1 record(s) would fail the batch" in panel.header.value
+    assert "1 record would fail the batch" in panel.header.value
     assert "would fail the batch (on_incompatible=&#x27;fail&#x27;)" in panel.tabs.children[3].value
 
 
@@ -172,7 +176,7 @@ def test_a_widening_preview_with_nothing_to_set_aside(lake: Catalog) -> None:
     panel = preview([{"id": 9, "n": 7, "score": 1, "flag": False}], "db.t", lake, policy="widen")
     # JSON integers are longs: the int column widens in place, nothing is rewritten
     assert [(w.name, w.in_place) for w in panel.model.widenings] == [("n", True)]
-    assert panel.tabs.titles[2:4] == ("Widenings (1, 0 rewrite(s))", "Quarantine (0)")
+    assert panel.tabs.titles[2:4] == ("Widenings (1, 0 rewrites)", "Quarantine (0)")
     assert "No record would be set aside." in panel.tabs.children[3].value
     assert "REWRITE" not in panel.tabs.children[2].value
     assert "1 to widen (0 by rewrite)" in panel.header.value
@@ -226,4 +230,4 @@ def test_approve_commits_the_rewrite_and_quarantines_the_record_for_real(
     (row,) = groups["incompatible"]
     assert (row.field, row.observed, row.table_type) == ("flag", "string", "boolean")
     assert row.record == BATCH[1]
-    assert "1 record(s) set aside in widen_preview.t__quarantine" in panel.message.value
+    assert "1 record set aside in widen_preview.t__quarantine" in panel.message.value

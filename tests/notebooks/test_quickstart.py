@@ -43,7 +43,7 @@ def test_quickstart_runs_and_shows_the_drift(run: Executed) -> None:
     header, _, _, fields, *_ = (
         state[c.removeprefix("IPY_MODEL_")]["state"] for c in state[explore]["state"]["children"]
     )
-    assert "60 records in 3 batch(es)" in header["value"]
+    assert "60 records in 3 batches, 11 fields" in header["value"]
     assert "my_field_string" in fields["value"]
     figures = [
         o
@@ -70,7 +70,7 @@ def test_quickstart_runs_and_shows_the_drift(run: Executed) -> None:
     assert len(approved) == 2
     assert re.search(r"Committed snapshot \d+ to db\.events: 20 rows written", approved[0])
     assert (
-        "4 column(s) added: device.os_version, my_field_string, size_double, started_long"
+        "4 columns added: device.os_version, my_field_string, size_double, started_long"
         in approved[1]
     )
     assert "again: skipped" in run.text(run.cell(AGAIN))
@@ -130,7 +130,7 @@ def test_the_explore_output_carries_its_statistics_as_html(run: Executed) -> Non
     html = data["text/html"]
     assert "VBox(" not in html and not data["text/plain"].startswith("VBox(")
     shown = reader_text(html)
-    assert "60 records, 3 batch(es), 11 fields; 5 drifted, 4 evolved" in shown
+    assert "60 records in 3 batches, 11 fields; 5 drifted, 4 evolved" in shown
     for field in ("my_field", "device.os_version", "started", "tags"):
         assert f" {field} " in shown
     assert "my_field my_field_string" in shown  # a field and the columns of its family

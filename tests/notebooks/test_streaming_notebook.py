@@ -42,7 +42,8 @@ def test_streaming_notebook_ingests_each_wave_as_one_micro_batch(
         (panel,) = run.views(run.cell(f"wave({n})"))
         header, *_ = (c.removeprefix("IPY_MODEL_") for c in state[panel]["state"]["children"])
         assert (
-            f"table db.stream_events (what arrived)</b>: {20 * n} records, {n} batch(es)"
+            f"table db.stream_events (what arrived)</b>: {20 * n} records in {n} "
+            + ("batch" if n == 1 else "batches")
             in state[header]["state"]["value"]
         )
     assert "my_field_string" in run.widget_text()

@@ -23,28 +23,28 @@ def test_widening_notebook(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     # the preview: a widget panel whose tabs show the rewrite and the quarantine
     (view,) = run.views(run.cell("toolkit.preview("))
     assert run.widget_state[view]["model_name"] == "VBoxModel"
-    tabs = [t for t in run.widgets("TabModel") if "Widenings (1, 1 rewrite(s))" in t["titles"]]
+    tabs = [t for t in run.widgets("TabModel") if "Widenings (1, 1 rewrite)" in t["titles"]]
     assert tabs and "Quarantine (1)" in tabs[0]["titles"]
     shown = run.text(run.cell("m = panel.model"))
     assert "widen score: long -> string, REWRITE: 3 rows," in shown
     assert "quarantine by reason: {'incompatible': 1}" in shown
-    assert "record 2: active arrived as string, the column is boolean" in shown
+    assert "record 3: active arrived as string, the column is boolean" in shown
 
     approved = run.text(run.cell("panel.approve()"))
     assert re.search(r"Committed snapshot \d+ to db\.accounts: 2 rows written", approved)
-    assert "1 column(s) widened: score (rewritten)." in approved
-    assert "1 record(s) set aside in db.accounts__quarantine" in approved
+    assert "1 column widened: score (rewritten)." in approved
+    assert "1 record set aside in db.accounts__quarantine" in approved
     rows = run.text(run.cell("SELECT id, name, score"))
     assert re.search(r"\|\s*1\|\s*Ada\|\s*10\|", rows)  # the old long, rewritten as text
     assert re.search(r"\|\s*5\|\s*Eve\|\s*n/a\|", rows)
     assert "Fay" not in rows
 
     aside = run.text(run.cell("toolkit.quarantine("))
-    assert "db.accounts__quarantine: 1 record(s)" in aside
+    assert "db.accounts__quarantine: 1 record" in aside
     assert 'incompatible: active (string into boolean) {"id":6' in aside
 
     compared = run.text(run.cell("toolkit.compare_policies("))
-    assert "automatic (suffixed columns)" in compared and "widen, no rewrites" in compared
+    assert "upsolver (suffixed columns)" in compared and "widen, no rewrites" in compared
     assert re.search(r"records quarantined\s+0\s+1: incompatible 1\s+3:", compared)
     assert any("values converted" in w["value"] for w in run.widgets("HTMLModel"))
 

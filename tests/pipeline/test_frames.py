@@ -272,7 +272,7 @@ def test_preview_and_explore_take_frames(lakehouse: Catalog) -> None:
     reference = plan_preview(pandas_records(DRIFT), "frames.preview", lakehouse)
     assert preview.plan == reference.plan and preview.records == reference.records
     model = statistics_model(DRIFT)
-    assert model.records == 2 and model.source == "2 records in 1 batch(es)"
+    assert model.records == 2 and model.source == "" and model.what == "2 records in 1 batch"
 
 
 def test_spark_workers_read_typed_arrow_chunks_with_their_types() -> None:

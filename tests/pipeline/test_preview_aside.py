@@ -29,9 +29,9 @@ def test_a_field_every_value_of_which_is_set_aside_is_named_in_the_summary(
     model = PlanModel.from_preview(preview)
     assert model.records == 3
     assert model.summary.startswith(
-        "3 records planned; db.t does not exist yet: it will be created; 1 column(s) "
-        "to add; 2 record(s) to quarantine; every value of field 't' is set aside, so it "
-        "gets no column: record 0: field 't': value datetime.timedelta(days=1)"
+        "3 records planned; db.t does not exist yet: it will be created; 1 column "
+        "to add; 2 records to quarantine; every value of field 't' is set aside, so it "
+        "gets no column: field 't': value datetime.timedelta(days=1)"
     )
     assert model.quarantine is not None
     assert dict(model.quarantine.by_reason) == {"invalid-value": 1, "not-a-record": 1}

@@ -17,6 +17,7 @@ import click
 from pyiceberg.catalog import Catalog
 
 from toolkit.cli.progress import status
+from toolkit.core.options import POLICIES, POLICY_TERMS
 from toolkit.core.planfile import PlanFile, loads
 from toolkit.iceberg.catalog import without_password
 
@@ -90,10 +91,9 @@ def policy_options(f: F) -> F:
         help="What happens to a record the table cannot take: set aside, or fail the batch.",
     )(f)
     return click.option(
-        "--policy", type=click.Choice(["upsolver", "widen"]), default="upsolver",
+        "--policy", type=click.Choice(POLICIES), default="upsolver",
         show_default=True,
-        help="upsolver: type-suffixed columns (RULES 3-4); widen: one column per key, "
-        "widened by the matrix (RULES 5).",
+        help="; ".join(t.line for t in POLICY_TERMS.values()) + ".",
     )(f)
 
 

@@ -25,6 +25,7 @@ from toolkit.cli.common import (
 from toolkit.cli.exits import ExitCode, guarded
 from toolkit.core.planfile import PlanFile, dumps
 from toolkit.core.state import TableState
+from toolkit.core.wording import counted
 from toolkit.errors import PlanChangedError, StalePlanError
 
 if TYPE_CHECKING:
@@ -108,7 +109,7 @@ def preview(
         _write(planfile, save)
     lines = [planfile.summary]
     if aside:
-        lines.append(f"{aside:,} record(s) would be set aside (quarantine)")
+        lines.append(f"{counted(aside, 'record')} would be set aside (quarantine)")
     if save:
         lines.append(f"Plan written to {save}; review it, then run: toolkit apply {save}")
     emit(as_json, "\n".join(lines), _planned(planfile, save, aside))

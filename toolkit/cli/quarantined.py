@@ -24,6 +24,7 @@ from toolkit.cli.common import (
 )
 from toolkit.cli.exits import CommandFailed, ExitCode, guarded
 from toolkit.core.quarantine import REASONS, QuarantinedRow
+from toolkit.core.wording import counted
 
 if TYPE_CHECKING:
     from toolkit.pipeline.replay import ReplayReport
@@ -156,7 +157,7 @@ def quarantine(table: str, catalog_spec: str, warehouse: str | None,
     else:
         replayable = data["replayable"]
         text = "\n".join([
-            f"{q.quarantine_table}: {len(rows):,} record(s), {replayable:,} replayable",
+            f"{q.quarantine_table}: {counted(len(rows), 'record')}, {replayable:,} replayable",
             *_table_text(groups),
             *([f"Replay them once the table can take them: toolkit replay {table}"]
               if replayable else []),
@@ -171,8 +172,8 @@ def _replayed(report: ReplayReport, unfit: Sequence[str]) -> tuple[str, dict[str
     kept = list(dict.fromkeys([*report.not_replayable, *unfit]))
     text = str(report)
     if kept and not report.not_replayable:
-        text += (f"; {len(kept)} record(s) cannot be replayed (malformed or not a JSON "
-                 "object) and stay in the quarantine")
+        text += (f"; {counted(len(kept), 'record')} cannot be replayed (malformed or not a "
+                 "JSON object) and stay in the quarantine")
     if ingest is not None and ingest.plan.changed:
         text += "\n" + str(ingest.plan)
     data = {
@@ -232,7 +233,7 @@ def replay(table: str, catalog_spec: str, warehouse: str | None, batch_ids: tupl
     unfit = [r for r in chosen if not r.replayable]
     if ids and unfit:
         raise CommandFailed(
-            f"{len(unfit)} chosen record(s) cannot be replayed ({unfit[0].reason}: "
+            f"{counted(len(unfit), 'chosen record')} cannot be replayed ({unfit[0].reason}: "
             f"{unfit[0].raw[:60]!r}): they are not JSON objects; leave out their --id",
             ExitCode.BAD_INPUT, as_json)
     wanted = [r.id for r in chosen if r.replayable]
@@ -245,8 +246,8 @@ def replay(table: str, catalog_spec: str, warehouse: str | None, batch_ids: tupl
     pending = qtable is not None and pending_replay(qtable) is not None
     if not wanted and not pending:
         text = f"{table}: nothing to replay" + (
-            f"; {len(unfit)} record(s) cannot be replayed (malformed or not a JSON object) "
-            "and stay in the quarantine" if unfit else "")
+            f"; {counted(len(unfit), 'record')} cannot be replayed (malformed or not a JSON "
+            "object) and stay in the quarantine" if unfit else "")
         emit(as_json, text, {"table": table, "batch_id": None, "replayed": 0, "ids": [],
                              "rows_written": 0, "requarantined": 0,
                              "not_replayable": [r.id for r in unfit],
@@ -255,7 +256,7 @@ def replay(table: str, catalog_spec: str, warehouse: str | None, batch_ids: tupl
     if dry_run:
         with status("Planning..."):
             made = replay_preview(where.catalog, table, **select, **options)
-        text = (f"{table}: replaying {len(wanted):,} record(s) would need: {made.plan}\n"
+        text = (f"{table}: replaying {counted(len(wanted), 'record')} would need: {made.plan}\n"
                 "Nothing was changed (--dry-run).")
         emit(as_json, text, {"table": table, "records": len(wanted), "dry_run": True,
                              "changes_schema": made.plan.changed,
@@ -263,6 +264,6 @@ def replay(table: str, catalog_spec: str, warehouse: str | None, batch_ids: tupl
                              "summary": str(made.plan).split("\n")})
         return
     spark = start_spark(where.catalog, spark_conf)
-    with status(f"Replaying {len(wanted):,} record(s)..."):
+    with status(f"Replaying {counted(len(wanted), 'record')}..."):
         report = replay_records(where.catalog, table, spark, **select, **options)
     emit(as_json, *_replayed(report, [r.id for r in unfit]))

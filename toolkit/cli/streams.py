@@ -26,6 +26,7 @@ from toolkit.cli.common import (
     status,
 )
 from toolkit.cli.exits import CommandFailed, ExitCode, guarded
+from toolkit.core.wording import counted
 
 if TYPE_CHECKING:
     from pyspark.sql.streaming.query import StreamingQuery
@@ -41,7 +42,7 @@ POLL = 1
 
 
 def _changes(report: IngestReport) -> str:
-    """The plan's changes in a few words: ``1 column(s) added (+ n_string: string)``."""
+    """The plan's changes in a few words: ``1 column added (+ n_string: string)``."""
     plan = report.plan
     if not plan.changed and not plan.pending:
         return "no schema change"
@@ -54,8 +55,8 @@ def batch_line(report: IngestReport) -> str:
     """One micro-batch in one line: rows written, schema changes, records set aside."""
     if report.skipped:
         return f"{report.batch_id}: already ingested; nothing written"
-    return (f"{report.batch_id}: {report.rows_written:,} row(s) written, {_changes(report)}, "
-            f"{report.quarantined:,} quarantined")
+    return (f"{report.batch_id}: {counted(report.rows_written, 'row')} written, "
+            f"{_changes(report)}, {report.quarantined:,} quarantined")
 
 
 def _batch_json(report: IngestReport) -> dict[str, Any]:
@@ -273,8 +274,8 @@ def stream(
     rows = log.rows_written
     aside = sum(r.quarantined for r in log.reports)
     changes = sum(1 for r in log.reports if r.plan.changed)
-    summary = (f"{table}: {len(log)} micro-batch(es), {rows:,} row(s) written, {changes} "
-               f"schema change(s), {aside:,} quarantined; ")
+    summary = (f"{table}: {counted(len(log), 'micro-batch')}, {counted(rows, 'row')} written, "
+               f"{counted(changes, 'schema change')}, {aside:,} quarantined; ")
     if failed is not None:
         reason = failure_of(failed.desc if hasattr(failed, "desc") else str(failed))
         message = (f"{summary}a micro-batch failed: {reason}. Fix the cause and run again: "

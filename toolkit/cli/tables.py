@@ -18,16 +18,9 @@ from toolkit.cli.common import (
 )
 from toolkit.cli.exits import guarded
 from toolkit.core.profile import FieldStats, Profile, share_text
-from toolkit.core.types import Shape
+from toolkit.core.wording import a_shape, shape_words
 
 __all__ = ["lineage", "profile", "stats", "view"]
-
-
-def _noun(shape: Shape, n: int) -> str:
-    """What ``n`` values of a shape are, in words (``strings``, ``long[] arrays``)."""
-    if shape.dim:
-        return f"{shape} array" + ("s" if n != 1 else "")
-    return f"{shape}" + ("s" if n != 1 else "")
 
 
 def drift_line(path: tuple[str, ...], stats: FieldStats) -> str | None:
@@ -38,14 +31,21 @@ def drift_line(path: tuple[str, ...], stats: FieldStats) -> str | None:
     >>> p = profile([{"n": 1}] * 19_997 + [{"n": "x"}] * 3)
     >>> print(drift_line(("n",), p.fields[("n",)]))
     n: 3 of 20,000 values are strings (19,997 longs)
+    >>> print(drift_line(("t",), profile([{"t": [[1]]}] * 3 + [{"t": "x"}]).fields[("t",)]))
+    t: 1 of 4 values is a string (3 lists of lists of longs)
     """
     total = stats.present
     ordered = sorted(stats.counts.items(), key=lambda kv: (kv[1], str(kv[0])))
     *rare, (top, most) = ordered
     if not rare:
         return None
-    parts = [f"{n:,} of {total:,} values are {_noun(s, n)}" for s, n in rare]
-    return f"{'.'.join(path)}: {'; '.join(parts)} ({most:,} {_noun(top, most)})"
+    parts = [
+        f"{n:,} of {total:,} values " + (f"is {a_shape(s)}" if n == 1
+                                         else f"are {shape_words(s, many=True)}")
+        for s, n in rare
+    ]
+    return (f"{'.'.join(path)}: {'; '.join(parts)} "
+            f"({most:,} {shape_words(top, many=most != 1)})")
 
 
 def _nulls(s: FieldStats) -> str:

@@ -99,7 +99,9 @@ class Engine:
         self, records: Iterable[Any], batch: int | str = 0
     ) -> tuple[list[dict[str, Any]], list[Quarantined]]:
         """The items of a batch that are records, and the others set aside (with
-        ``on_incompatible="fail"``, an error instead)."""
+        ``on_incompatible="fail"``, an error instead, naming the item's place counted from
+        1). The reason of an item set aside does not number it: on Spark the engine sees a
+        chunk of the batch, not the batch, so its place here is not its place there."""
         rows: list[dict[str, Any]] = []
         out: list[Quarantined] = []
         for i, r in enumerate(records):
@@ -113,7 +115,7 @@ class Engine:
                 text = repr(r)
                 out.append(Quarantined(
                     r, "not-a-record", None, type(r).__name__, None, batch,
-                    f"record {i}: expected a JSON object, got {type(r).__name__} {text[:80]}",
+                    f"expected a JSON object, got {type(r).__name__} {text[:80]}",
                 ))
         return rows, out
 
@@ -122,16 +124,17 @@ class Engine:
     ) -> tuple[list[dict[str, Any]], list[Quarantined]]:
         """The records whose every value the engine can type, and the others set aside.
         Observation is lazy below the top level, so each record is observed in full: this
-        runs only after a batch failed, to find the records at fault."""
+        runs only after a batch failed, to find the records at fault. (Their reasons do not
+        number them: ``rows`` are what :meth:`admit` kept, of one chunk of the batch.)"""
         good, out = [], []
-        for i, r in enumerate(rows):
+        for r in rows:
             try:
                 summarize(observe_struct([r], self.classifier))
             except (TypeError, ValueError, RecursionError) as err:
                 path = getattr(err, "path", None)
                 out.append(Quarantined(
                     r, "invalid-value", ".".join(path) if path else None, None, None, batch,
-                    f"record {i}: {err or type(err).__name__}",
+                    str(err) or type(err).__name__,
                 ))
             else:
                 good.append(r)
@@ -218,8 +221,8 @@ class Engine:
 def make_plan(
     schema: Struct, obs: Observed, options: Options, batch: int = 0, last_assigned: int = 0
 ) -> Plan:
-    """The plan of one batch under the configured policy: the automatic one (RULES 3-4) or
-    the widening one (RULES 5). ``obs`` is an observation or a Spark summary of one;
+    """The plan of one batch under the configured policy: the ``upsolver`` one (RULES 2-4) or
+    the ``widen`` one (RULES 5). ``obs`` is an observation or a Spark summary of one;
     ``last_assigned`` the table's last assigned field ID (new IDs come after it)."""
     return policy_of(options).plan(schema, obs, options, batch, last_assigned)
 

@@ -8,7 +8,7 @@ with who decided it and why, its preview, its inverse, and its JSON form (lineag
 >>> [(c.id, c.name, c.type) for c in evo.schema.fields]
 [(1, 'id', 'long'), (2, 'full_name', 'string'), (3, 'age', 'int')]
 >>> print(evo.inverse())
-user: 2 operation(s): undo
+user: 2 operations: undo
   - drop age
   ~ rename full_name -> name
 
@@ -16,7 +16,7 @@ Fields may be named by ID; each ID is looked up when the plan is made, in the la
 operation applies to (after the plan's earlier operations), and the plan keeps both:
 
 >>> print(plan_evolution(table, [rename(2, "full_name")]))
-user: 1 operation(s)
+user: 1 operation
   ~ rename name (#2) -> full_name
 >>> plan_evolution(table, [rename(7, "x")], table="db.people")
 Traceback (most recent call last):
@@ -43,7 +43,9 @@ from toolkit.core.operations import (
     WidenField,
     Widening,
 )
+from toolkit.core.reasons import decided_by_text
 from toolkit.core.types import Struct
+from toolkit.core.wording import counted
 from toolkit.errors import OperationError
 
 # --- plans -----------------------------------------------------------------------------------
@@ -53,7 +55,8 @@ from toolkit.errors import OperationError
 class Evolution:
     """A plan of operations against one layout of a table, with who decided it and why.
 
-    ``decided_by`` is ``"user"`` or the rule that made the plan (``"RULES 3"``); ``batch``
+    ``decided_by`` is ``"user"`` or the rule that made the plan (``"RULES 3"``, shown as
+    ``the upsolver policy (RULES 3)``: :func:`~toolkit.core.reasons.decided_by_text`); ``batch``
     the batch that triggered it; ``reasons`` an optional reason per operation. Build one
     with :func:`plan_evolution`, which checks every operation in order.
     """
@@ -128,7 +131,7 @@ class Evolution:
         )
 
     def __str__(self) -> str:
-        head = f"{self.decided_by}: {len(self.operations)} operation(s)"
+        head = f"{decided_by_text(self.decided_by)}: {counted(len(self.operations), 'operation')}"
         if self.batch is not None:
             head += f" (batch {self.batch})"
         if self.reason:

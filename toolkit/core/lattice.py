@@ -112,7 +112,7 @@ class Lattice:
 
 
 #: Typed sources' own types (RULES 1): decimals and binary reach string only (binary per
-#: value: bytes that are UTF-8 text); int and float, which only the widening policy
+#: value: bytes that are UTF-8 text); int and float, which only the ``widen`` policy
 #: observes, reach long and double, so its arrays of both take the wider element type.
 _TYPED: tuple[tuple[Primitive, Primitive], ...] = (("int", "long"), ("float", "double"))
 

@@ -36,14 +36,17 @@ from toolkit.core.evolution import (
 from toolkit.core.layout import TableLayout
 from toolkit.core.operations import Operation
 from toolkit.core.planner import Plan
+from toolkit.core.reasons import (
+    UPSOLVER_RULE,
+    WIDEN_RULE,
+    decided_by_text,
+    policy_of_reasons,
+    reason_text,
+)
 from toolkit.errors import AlreadyUndoneError, IrreversibleError, OperationError, UndoMovedError
 
 #: table properties holding the log: ``toolkit.lineage.1``, ``toolkit.lineage.2``...
 LINEAGE_PREFIX: Final = "toolkit.lineage."
-#: who decided the columns of the automatic policy (RULES 3)
-AUTOMATIC_RULE: Final = "RULES 3"
-#: who decided the changes of the widening policy (RULES 5)
-WIDENING_RULE: Final = "RULES 5"
 
 
 @dataclass(frozen=True)
@@ -74,12 +77,17 @@ class LineageEntry:
         return self.inverse_operations
 
     def __str__(self) -> str:
-        head = f"#{self.seq} by {self.decided_by}"
+        head = f"#{self.seq} by {decided_by_text(self.decided_by)}"
         if self.batch is not None:
             head += f", batch {self.batch}"
         if self.reason:
             head += f": {self.reason}"
-        lines = [head, *(f"  {op}" for op in self.operations)]
+        lines = [head]
+        for i, op in enumerate(self.operations):
+            lines.append(f"  {op}")
+            why = self.reasons[i] if i < len(self.reasons) else None
+            if why:
+                lines.append(f"      {why}")
         lines.append(
             "  undo: " + ("; ".join(str(op) for op in self.inverse_operations) or "nothing")
             if self.inverse_operations is not None
@@ -156,11 +164,6 @@ def _entry_properties(
     return {f"{LINEAGE_PREFIX}{next_seq(properties)}": text}
 
 
-def _rule_of(reasons: Sequence[str]) -> str:
-    """Which policy decided a plan, read from its changes' reasons."""
-    return WIDENING_RULE if any(r.startswith(WIDENING_RULE) for r in reasons) else AUTOMATIC_RULE
-
-
 def evolution_of_plan(
     plan: Plan,
     batch_id: str | None = None,
@@ -179,11 +182,13 @@ def evolution_of_plan(
     >>> engine = Engine()
     >>> first = engine.plan(Struct(), engine.observe([{"size": 4}]))
     >>> evo = evolution_of_plan(engine.plan(first.after, engine.observe([{"size": 2.5}]), 1))
-    >>> evo.decided_by, evo.reasons, [c.name for c in evo.schema.fields]
-    ('RULES 3', ('RULES 3.3: size arrived as double, which fits none of size::long',), \
-['size', 'size_double'])
+    >>> evo.decided_by, [c.name for c in evo.schema.fields]
+    ('RULES 3', ['size', 'size_double'])
+    >>> print(*evo.reasons)
+    This batch had `size` as a double, which none of its columns holds: `size` holds longs \
+(RULES 3.3)
     >>> print(evo.inverse())
-    RULES 3: 1 operation(s) (batch 1): undo
+    the upsolver policy (RULES 3): 1 operation (batch 1): undo
       - drop size_double
     """
     ops: tuple[Operation, ...] = plan.operations
@@ -194,7 +199,7 @@ def evolution_of_plan(
     return plan_evolution(
         TableLayout(plan.before) if before is None else before,
         ops,
-        decided_by=_rule_of(reasons),
+        decided_by=policy_of_reasons(reasons),
         batch=str(plan.batch) if batch_id is None else batch_id,
         reasons=reasons,
     )
@@ -207,9 +212,9 @@ def plan_lineage_properties(
     *,
     schema_id: int | None = None,
 ) -> dict[str, str]:
-    """The property update logging an automatic plan (empty when it changes nothing), for
+    """The property update logging a policy's plan (empty when it changes nothing), for
     the commit that applies it (``properties``: the table's current ones). Its inverse
-    drops the columns it added; each add carries the rule's reason (RULES 3.x)."""
+    drops the columns it added; each change carries the rule's reason (RULES 3.x, 5)."""
     if not plan.operations:
         return {}
     try:
@@ -222,7 +227,7 @@ def plan_lineage_properties(
         return _entry_properties(
             properties,
             at_ms=None,
-            decided_by=_rule_of([c.reason for c in plan.changes]),
+            decided_by=policy_of_reasons([c.reason for c in plan.changes]),
             batch=str(plan.batch) if batch_id is None else batch_id,
             reason=None,
             operations=plan.changes,
@@ -252,7 +257,9 @@ def read_lineage(properties: Mapping[str, str]) -> tuple[LineageEntry, ...]:
                 batch=data.get("batch"),
                 reason=data.get("reason"),
                 operations=tuple(operation_from_json(op) for op in data["ops"]),
-                reasons=tuple(data.get("why") or ()),
+                # a reason an older version logged reads as today's (sentence, then rule)
+                reasons=tuple(None if r is None else reason_text(r)
+                              for r in data.get("why") or ()),
                 inverse_operations=(
                     None if inverse is None else tuple(operation_from_json(op) for op in inverse)
                 ),
@@ -329,8 +336,9 @@ __all__ = [
     "undo_reason",
     "undone_by",
     "undoes",
-    "AUTOMATIC_RULE",
     "LINEAGE_PREFIX",
+    "UPSOLVER_RULE",
+    "WIDEN_RULE",
     "LineageEntry",
     "evolution_of_plan",
     "lineage_properties",

@@ -12,7 +12,7 @@ turn facts into steps are ``toolkit.core.maintenance_rules``; the plan is applie
 >>> step = Compact(512 * 1024 * 1024, 5, data_files=13, small_files=12, files=12,
 ...                bytes=12 * 1024 * 1024, into=1)
 >>> print(step.sentence)
-Compact 12 small data files (12 MB) of 13 into about 1 file(s) of up to 512 MB; the rows \
+Compact 12 small data files (12 MB) of 13 into about 1 file of up to 512 MB; the rows \
 stay the same.
 """
 
@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Final, Literal, TypeAlias
 
 from toolkit.core.state import TableState
+from toolkit.core.wording import counted
 
 __all__ = [
     "DAY_MS",
@@ -188,20 +189,20 @@ class ExpireSnapshots:
         cutoff = time_text(self.older_than_ms)
         if not old:
             return (
-                f"No snapshot to expire: none of the {self.total} snapshot(s) is older "
-                f"than {cutoff}."
+                f"No snapshot to expire: none of the {counted(self.total, 'snapshot')} is "
+                f"older than {cutoff}."
             )
         # each reason once (the last 5 of main, the current one...), in order of appearance
         why = ", ".join(dict.fromkeys(r for k in self.kept for r in k.why.split(", ")))
-        keep = f"; keep {len(self.kept)} of them: {why}" if self.kept else ""
+        keep = f"; keep {len(self.kept):,} of them: {why}" if self.kept else ""
         if not self.expire:
             return (
-                f"No snapshot to expire: of the {old} snapshot(s) older than {cutoff}, "
-                f"every one is kept: {why}."
+                f"No snapshot to expire: of the {counted(old, 'snapshot')} older than "
+                f"{cutoff}, every one is kept: {why}."
             )
         text = (
-            f"Expire {len(self.expire)} of {self.total} snapshots ({old} older than "
-            f"{cutoff}){keep}."
+            f"Expire {len(self.expire):,} of {counted(self.total, 'snapshot')} ({old:,} older "
+            f"than {cutoff}){keep}."
         )
         if self.batches:
             text += (
@@ -237,16 +238,17 @@ class Compact:
         target = size_text(self.target_file_size)
         if not self.todo:
             why = (
-                f"{self.small_files} of {self.data_files} data file(s) are small, fewer "
-                f"than {self.min_input_files} in any partition"
+                f"{self.small_files:,} of {counted(self.data_files, 'data file')} "
+                f"{'is' if self.small_files == 1 else 'are'} small, fewer than "
+                f"{self.min_input_files:,} in any partition"
                 if self.small_files
-                else f"none of the {self.data_files} data file(s) is far from {target}"
+                else f"none of the {counted(self.data_files, 'data file')} is far from {target}"
             )
             return f"Nothing to compact: {why}."
         return (
-            f"Compact {self.files} small data files ({size_text(self.bytes)}) of "
-            f"{self.data_files} into about {self.into} file(s) of up to {target}; the rows "
-            "stay the same."
+            f"Compact {counted(self.files, 'small data file')} ({size_text(self.bytes)}) of "
+            f"{self.data_files:,} into about {counted(self.into, 'file')} of up to {target}; "
+            "the rows stay the same."
         )
 
 
@@ -280,8 +282,8 @@ class RewriteManifests:
                     f"Rewrite the manifests the compaction leaves ({self.manifests} now) "
                     "if there is more than one."
                 )
-            return f"Nothing to rewrite: {self.manifests} manifest(s), already compact."
-        return f"Rewrite {self.files} manifests into {self.into}{after}."
+            return f"Nothing to rewrite: {counted(self.manifests, 'manifest')}, already compact."
+        return f"Rewrite {counted(self.files, 'manifest')} into {self.into:,}{after}."
 
 
 @dataclass(frozen=True)
@@ -307,7 +309,7 @@ class RemoveOrphanFiles:
             return f"No orphan file older than {cutoff} was found.{note}"
         names = listed([f.rsplit("/", 1)[-1] for f in self.files])
         return (
-            f"Remove {len(self.files)} orphan file(s) older than {cutoff}, which no "
+            f"Remove {counted(len(self.files), 'orphan file')} older than {cutoff}, which no "
             f"snapshot references ({names}): left by writes that failed or were "
             f"dropped.{note}"
         )
@@ -420,8 +422,8 @@ class MaintenanceReport:
             ),
             (counts.get("deleted_statistics_files_count", 0), "statistics file"),
         ]
-        files = ", ".join(f"{n} {what}(s)" for n, what in deleted if n) or "no file"
-        text = f"expired {snapshots} snapshot(s), deleting {files} no snapshot left needs"
+        files = ", ".join(counted(n, what) for n, what in deleted if n) or "no file"
+        text = f"expired {counted(snapshots, 'snapshot')}, deleting {files} no snapshot left needs"
         return StepResult(
             "expire_snapshots", True, (("expired_snapshots", snapshots), *counts.items()), text
         )
@@ -429,7 +431,8 @@ class MaintenanceReport:
     @staticmethod
     def orphans_removed(files: Sequence[str]) -> StepResult:
         """The result of ``remove_orphan_files`` (the files it removed)."""
-        text = f"removed {len(files)} orphan file(s)" if files else "no orphan file removed"
+        text = (f"removed {counted(len(files), 'orphan file')}" if files
+                else "no orphan file removed")
         return StepResult(
             "remove_orphan_files", True, (("orphan_files_removed", len(files)),), text
         )
@@ -445,7 +448,8 @@ def check_steps(steps: Iterable[str]) -> tuple[StepName, ...]:
     unknown = sorted(chosen - set(STEPS))
     if unknown:
         raise ValueError(
-            f"unknown maintenance step(s) {', '.join(map(repr, unknown))}; the steps are "
+            f"unknown maintenance {'step' if len(unknown) == 1 else 'steps'} "
+            f"{', '.join(map(repr, unknown))}; the steps are "
             + ", ".join(STEPS)
         )
     return tuple(s for s in STEPS if s in chosen)

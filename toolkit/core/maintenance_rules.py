@@ -47,6 +47,7 @@ from toolkit.core.maintenance import (
     listed,
     time_text,
 )
+from toolkit.core.wording import counted
 
 __all__ = [
     "expected_output_files",
@@ -138,13 +139,13 @@ def _what_is_lost(gone: Sequence[Snapshot], batches: Sequence[str]) -> tuple[str
     ]
     if batches:
         notes.append(
-            f"Written Data Statistics will no longer show what those {len(batches)} "
-            "batch(es) wrote one by one (the live totals stay)."
+            f"Written Data Statistics will no longer show what those "
+            f"{counted(len(batches), 'batch')} wrote one by one (the live totals stay)."
         )
     replays = [s.replay_of for s in gone if s.replay_of]
     if replays:
         notes.append(
-            f"{len(replays)} replay(s) recorded only in these snapshots "
+            f"{counted(len(replays), 'replay')} recorded only in these snapshots "
             f"({listed(replays)}) will no longer be recognized as already done: replaying "
             "the same ids again finds them gone from the quarantine instead."
         )
@@ -252,7 +253,10 @@ def plan_orphans(
         prefix = folder.rstrip("/") + "/"
         theirs = [f for f in found if _under(f, prefix)]
         if theirs:
-            notes.append(f"{len(theirs)} file(s) of {name} under its folder are left alone.")
+            notes.append(
+                f"{counted(len(theirs), 'file')} of {name} under its folder "
+                f"{'is' if len(theirs) == 1 else 'are'} left alone."
+            )
             keep += theirs
     files = tuple(f for f in found if f not in set(keep))
     return RemoveOrphanFiles(older_than_ms, files, tuple(notes))

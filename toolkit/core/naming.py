@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 
 from toolkit.core.types import EVOLVED_DOC_PREFIX, Shape
 
@@ -37,7 +38,9 @@ def free_name(wanted: str, taken_lower: Iterable[str], dim: int = 0) -> str:
     >>> free_name("", set())
     '_2'
     """
-    taken = set(taken_lower)
+    # a set is read as it is: copying it for each new column would make 5,000 new
+    # columns quadratic
+    taken = taken_lower if isinstance(taken_lower, AbstractSet) else set(taken_lower)
 
     def free(name: str) -> bool:
         return all(
@@ -52,3 +55,34 @@ def free_name(wanted: str, taken_lower: Iterable[str], dim: int = 0) -> str:
     while not free(f"{wanted}_{n}"):
         n += 1
     return f"{wanted}_{n}"
+
+
+class TakenNames:
+    """The lower-cased Iceberg full names in use, indexed under every struct prefix they lie
+    below: ``a.b.c`` is ``a.b.c`` under ``""``, ``b.c`` under ``"a."`` and ``c`` under
+    ``"a.b."``. A new column's name is checked against the names under its struct's
+    prefix, deeper ones included (RULES 4: a key ``b.c`` collides with a nested
+    ``b``.``c``), and reading them is a look-up, not a pass over every name of the table:
+    5,000 new keys would make that quadratic.
+
+    >>> taken = TakenNames()
+    >>> taken.add("Rec.X")
+    >>> sorted(taken.under(())), sorted(taken.under(("rec",))), sorted(taken.under(("x",)))
+    (['rec.x'], ['x'], [])
+    """
+
+    def __init__(self) -> None:
+        self._under: dict[str, set[str]] = {"": set()}
+
+    def add(self, full_name: str) -> None:
+        name = full_name.lower()
+        self._under[""].add(name)
+        dot = name.find(".")
+        while dot >= 0:  # every dot ends a prefix, as ``startswith(prefix + ".")`` reads it
+            self._under.setdefault(name[: dot + 1], set()).add(name[dot + 1 :])
+            dot = name.find(".", dot + 1)
+
+    def under(self, prefix: tuple[str, ...]) -> AbstractSet[str]:
+        """The names below ``prefix`` (a struct's Iceberg full name), relative to it."""
+        head = ".".join(prefix).lower() + "." if prefix else ""
+        return self._under.get(head, frozenset())

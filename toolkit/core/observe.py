@@ -122,7 +122,7 @@ class Classifier:
             bytes: _binary_kind,
         }
         # RULES 1, typed sources: int/short/byte count as long and float as double under
-        # the automatic policy; the widening policy keeps their own types.
+        # the upsolver policy; the widen policy keeps their own types.
         own = options.policy == "widen"
         self._scalar[Int] = (lambda v: K_INT) if own else (lambda v: K_LONG)
         self._scalar[Float] = (lambda v: K_FLOAT) if own else (lambda v: K_DOUBLE)

@@ -519,7 +519,7 @@ class WidenField(Widening):
 class MakeOptional(_SchemaOperation):
     """Make a required field optional (never the reverse: RULES 5).
 
-    A user writes ``MakeOptional(path)``; the widening policy's plans also say which column
+    A user writes ``MakeOptional(path)``; the ``widen`` policy's plans also say which column
     (``column_id``) and why (``reason``), and show it as a plan line (``? a: required ->
     optional (id 3)``) named by the column, not by the operation.
     """

@@ -37,10 +37,56 @@ from toolkit.core.lattice import STRICT, UPSOLVER, Lattice
 from toolkit.core.quarantine import OnIncompatible
 from toolkit.errors import UnknownOptionError
 
-#: ``upsolver``: the automatic policy, suffixed columns (RULES 3-4); ``widen``: one column
-#: per key widened by the matrix, the incompatible quarantined or failed (RULES 5).
+#: ``upsolver``: suffixed columns (RULES 2-4); ``widen``: one column per key widened by the
+#: matrix, the incompatible quarantined or failed (RULES 5).
 Policy: TypeAlias = Literal["upsolver", "widen"]
 POLICIES: tuple[Policy, ...] = ("upsolver", "widen")
+
+
+@dataclass(frozen=True)
+class PolicyTerms:
+    """How every text names one policy: by the very word ``policy=`` (and ``--policy``)
+    takes, with what it does and the sections of ``spec/RULES.md`` that define it (which
+    call them the Upsolver policy and the widening policy).
+
+    >>> t = POLICY_TERMS["widen"]
+    >>> t.title, t.line
+    ('the widen policy', 'widen: one column per key, widened by the matrix (RULES 5)')
+    """
+
+    name: Policy
+    #: what it does, in a phrase
+    does: str
+    #: the same in two or three words (a column heading's)
+    brief: str
+    rules: str
+
+    @property
+    def title(self) -> str:
+        """``the upsolver policy``: what a sentence calls it."""
+        return f"the {self.name} policy"
+
+    @property
+    def line(self) -> str:
+        """``upsolver: a type-suffixed column for each new type (RULES 2-4)``."""
+        return f"{self.name}: {self.does} ({self.rules})"
+
+
+#: the one table of the policies' words, in the order of :data:`POLICIES` (tested)
+POLICY_TERMS: dict[Policy, PolicyTerms] = {
+    "upsolver": PolicyTerms(
+        "upsolver", "a type-suffixed column for each new type", "suffixed columns", "RULES 2-4"
+    ),
+    "widen": PolicyTerms(
+        "widen", "one column per key, widened by the matrix", "widened columns", "RULES 5"
+    ),
+}
+
+
+def policy_title(name: str) -> str:
+    """What a sentence calls policy ``name``: ``the upsolver policy``."""
+    return POLICY_TERMS[name].title  # type: ignore[index]
+
 
 #: the lattices a caller may name instead of passing a :class:`Lattice` (the names of
 #: :data:`LATTICES`: ``set(get_args(LatticeName)) == set(LATTICES)``, tested)
@@ -89,9 +135,7 @@ class Options:
     )
     # the name only: toolkit.core.policies.policy_of gives the object the engine asks
     policy: Policy = _option(
-        "upsolver",
-        "``upsolver``: automatic evolution, a suffixed column per new type (RULES 3-4); "
-        "``widen``: one column per key, widened by the matrix (RULES 5)",
+        "upsolver", "; ".join(f"``{t.name}``: {t.does} ({t.rules})" for t in POLICY_TERMS.values())
     )
     on_incompatible: OnIncompatible = _option(
         "quarantine",
@@ -101,13 +145,13 @@ class Options:
     )
     allow_rewrites: bool = _option(
         True,
-        "whether the widening policy may plan a column rewrite (RULES 5: only when "
+        "whether the ``widen`` policy may plan a column rewrite (RULES 5: only when "
         "approved); when not, the values needing one are treated as incompatible",
     )
     # decided per batch by toolkit.core.planner.rare_kinds (docs/rules.md)
     rare_type_percent: float | None = _option(
         None,
-        "the automatic policy's rare-type threshold in percent (``1`` is 1%), above 0 and "
+        "the ``upsolver`` policy's rare-type threshold in percent (``1`` is 1%), above 0 and "
         "at most 50, off when None: a type seen in fewer than this share of a top-level "
         "field's non-null values in a batch, and which would need a new column, is not "
         "evolved for; its records are set aside (reason ``rare-type``, replayable)",
@@ -407,7 +451,7 @@ def make_options(**options: Any) -> Options:
     percent = given["rare_type_percent"] = checked_rare_type_percent(given["rare_type_percent"])
     if percent is not None and policy != "upsolver":
         raise ValueError(
-            f"rare_type_percent={percent:g} is an option of the automatic policy "
+            f"rare_type_percent={percent:g} is an option of {policy_title('upsolver')} "
             f"(policy='upsolver'), not of policy={policy!r}; leave it out"
         )
     if isinstance(given["lattice"], str):

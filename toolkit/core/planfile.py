@@ -30,6 +30,7 @@ from typing import Any, Final
 
 from toolkit.core.operations import MakeOptional
 from toolkit.core.planner import AddColumn, Plan, Retype
+from toolkit.core.reasons import reason_text
 from toolkit.core.state import TableState
 from toolkit.core.types import Column, ColumnType, ListOf, MapOf, Opaque, Struct
 from toolkit.errors import PlanFileError
@@ -193,20 +194,23 @@ def plan_to_json(plan: Plan) -> dict[str, Any]:
 
 
 def plan_from_json(data: Mapping[str, Any]) -> Plan:
-    """The plan :func:`plan_to_json` wrote."""
+    """The plan :func:`plan_to_json` wrote. A reason an older version wrote (``RULES 3.2:
+    first batch saw long``) reads as today's faces show one: its sentence, then the rule
+    (:func:`~toolkit.core.reasons.reason_text`)."""
     return Plan(
         batch=int(data["batch"]),
         before=schema_from_json(data["before"]),
         after=schema_from_json(data["after"]),
         changes=tuple(
             AddColumn(
-                tuple(c["parent"]), _field_from_json(c["column"]), c["family"], c["reason"]
+                tuple(c["parent"]), _field_from_json(c["column"]), c["family"],
+                reason_text(c["reason"]),
             )
             for c in data["changes"]
         ),
         retypes=tuple(_retype_from_json(r) for r in data.get("retypes", ())),
         optionals=tuple(
-            MakeOptional(tuple(o["path"]), o.get("column_id"), o.get("reason", ""))
+            MakeOptional(tuple(o["path"]), o.get("column_id"), reason_text(o.get("reason", "")))
             for o in data.get("optionals", ())
         ),
         pending=tuple(_retype_from_json(r) for r in data.get("pending", ())),
@@ -227,7 +231,7 @@ def _retype_to_json(r: Retype) -> dict[str, Any]:
 def _retype_from_json(data: Mapping[str, Any]) -> Retype:
     return Retype(
         tuple(data["path"]), int(data["column_id"]), data["before"], data["after"],
-        bool(data["in_place"]), data["reason"], data.get("rows"), data.get("bytes"),
+        bool(data["in_place"]), reason_text(data["reason"]), data.get("rows"), data.get("bytes"),
         data.get("new_id"),
     )
 

@@ -14,9 +14,10 @@ A plan's changes are operations of the one vocabulary (RULES 6): an added column
 ``add``, a widening a ``widen``, a column made optional an ``optional``; each carries the
 rule that decided it.
 
->>> [op.to_json() for op in p2.operations], p2.reasons
-([{'op': 'add', 'path': ['size_double'], 'type': 'double', 'doc': 'upsolver_evolved_from:size'}], \
-('RULES 3.3: size arrived as double, which fits none of size::long',))
+>>> [op.to_json() for op in p2.operations]
+[{'op': 'add', 'path': ['size_double'], 'type': 'double', 'doc': 'upsolver_evolved_from:size'}]
+>>> print(*p2.reasons)
+This batch had `size` as a double, which none of its columns holds: `size` holds longs (RULES 3.3)
 """
 
 from __future__ import annotations
@@ -28,9 +29,10 @@ from typing import Literal, Protocol, Self
 from toolkit.core.families import accepts, families, list_ids, wrap_type
 from toolkit.core.lattice import Lattice
 from toolkit.core.layout import TableLayout
-from toolkit.core.naming import evolved_doc, free_name, suffixed
+from toolkit.core.naming import TakenNames, evolved_doc, free_name, suffixed
 from toolkit.core.operations import Adding, MakeOptional, Operation, Widening
 from toolkit.core.options import Options
+from toolkit.core.reasons import because
 from toolkit.core.types import (
     ICEBERG_TYPE_OF,
     RECORD,
@@ -44,6 +46,7 @@ from toolkit.core.types import (
     iter_ids,
     type_to_str,
 )
+from toolkit.core.wording import a_shape, and_join, counted, shape_words
 
 
 @dataclass(frozen=True)
@@ -138,7 +141,7 @@ class Plan:
     ``changes`` are the added columns; ``retypes`` and ``optionals`` the widenings the
     widening policy applies (RULES 5); ``pending`` the rewrites it would need but that were
     not approved: the values needing them are quarantined or fail the batch instead;
-    ``rare`` the rare types of the automatic policy's threshold (``rare_type_percent``):
+    ``rare`` the rare types of the ``upsolver`` policy's threshold (``rare_type_percent``):
     the plan does not evolve for them, and the records holding them are set aside.
     """
 
@@ -177,14 +180,22 @@ class Plan:
         return (*self.changes, *(r for r in self.retypes if r.in_place), *self.optionals)
 
     def same_changes(self, other: Plan) -> bool:
-        """Whether both plans change the schema the same way (what approval compares)."""
+        """Whether both plans change the schema the same way (what approval compares): the
+        changes, not the words of their reasons, which a plan file saved by an older
+        version words otherwise."""
         def key(r: Retype) -> tuple[object, ...]:
             return (r.path, r.column_id, r.before, r.after, r.in_place)
 
+        def added(c: AddColumn) -> tuple[object, ...]:
+            return (c.parent, c.column, c.family)
+
+        def optional(o: MakeOptional) -> tuple[object, ...]:
+            return (o.path, o.column_id)
+
         return (
-            self.changes == other.changes
+            [added(c) for c in self.changes] == [added(c) for c in other.changes]
             and [key(r) for r in self.retypes] == [key(r) for r in other.retypes]
-            and self.optionals == other.optionals
+            and [optional(o) for o in self.optionals] == [optional(o) for o in other.optionals]
         )
 
     def to_sql(self, dialect: Literal["spark", "trino"], table: str) -> str:
@@ -224,17 +235,18 @@ class Plan:
     def __str__(self) -> str:
         if not self.changed and not self.pending and not self.rare:
             return f"batch {self.batch}: no schema change"
-        parts = [f"{len(self.changes)} column(s) added"] if self.changes else []
+        parts = [f"{counted(len(self.changes), 'column')} added"] if self.changes else []
         if self.rare and not self.changed:
             parts.append("no schema change")
         if self.retypes:
-            parts.append(f"{len(self.retypes)} widened ({len(self.rewrites)} rewrite(s))")
+            rewrites = counted(len(self.rewrites), "rewrite")
+            parts.append(f"{len(self.retypes):,} widened ({rewrites})")
         if self.optionals:
-            parts.append(f"{len(self.optionals)} made optional")
+            parts.append(f"{len(self.optionals):,} made optional")
         if self.pending:
-            parts.append(f"{len(self.pending)} rewrite(s) awaiting approval")
+            parts.append(f"{counted(len(self.pending), 'rewrite')} awaiting approval")
         if self.rare:
-            parts.append(f"{len(self.rare)} rare type(s) set aside")
+            parts.append(f"{counted(len(self.rare), 'rare type')} set aside")
         lines = [f"batch {self.batch}: " + ", ".join(parts)]
         lines += [str(c) for c in (*self.changes, *self.retypes, *self.optionals)]
         lines += [f"{r} [not approved]" for r in self.pending]
@@ -308,7 +320,7 @@ def _plan(
     return _numbered_like_iceberg(Plan(batch, schema, after, tuple(planner.changes)), last_id)
 
 
-# --- rare types (the automatic policy's rare-type threshold, docs/rules.md) ----------------
+# --- rare types (the upsolver policy's rare-type threshold, docs/rules.md) -----------------
 
 
 @dataclass(frozen=True)
@@ -534,10 +546,11 @@ class _Planner:
         # Iceberg indexes every field by its dotted full name, so a key ``dot.key`` and a
         # nested ``dot``.``key`` would collide: names are checked against these too (RULES
         # 4), lower-cased like every name.
-        self.full_names: set[str] = set()
+        self.full_names = TakenNames()
 
     def register(self, prefix: tuple[str, ...], t: ColumnType) -> None:
-        self.full_names.update(".".join(n).lower() for n in full_names(prefix, t))
+        for name in full_names(prefix, t):
+            self.full_names.add(".".join(name))
 
     def next_id(self) -> int:
         self.last_id += 1
@@ -621,8 +634,7 @@ class _Planner:
     ) -> list[tuple[str, _Wanted]]:
         """RULES 4 names; originals first so a suffix never takes a key's own name.
         RULES 3.3: the columns a batch adds are ordered by name."""
-        head = ".".join(prefix).lower() + "." if prefix else ""
-        taken |= {n[len(head):] for n in self.full_names if n.startswith(head)}
+        taken |= self.full_names.under(prefix)
         named = []
         originals = sorted((w for w in wanted if w.original), key=lambda w: w.key)
         others = sorted(
@@ -633,29 +645,39 @@ class _Planner:
             name = free_name(wanted_name, taken, w.shape.dim)
             for d in range(w.shape.dim + 1):  # the column, and its list elements' names
                 taken.add(".".join(struct_prefix((name,), d)).lower())
-                self.full_names.add(".".join(struct_prefix((*prefix, name), d)).lower())
+                self.full_names.add(".".join(struct_prefix((*prefix, name), d)))
             named.append((name, w))
         return sorted(named, key=lambda nw: nw[0])
 
     def _first_batch(self, key: str, kinds: list[Kind]) -> list[_Wanted]:
         """RULES 3.2: a batch that sees ``key`` for the first time."""
-        seen = ", ".join(sorted({str(k.shape) for k in kinds}))
+        seen = and_join(a_shape(s) for s in sorted({k.shape for k in kinds}, key=str))
+        had = f"The first batch had `{key}` as {seen}"
+        several = len({k.shape for k in kinds}) > 1
         records = [k.dim for k in kinds if k.type == RECORD]
         typed = [k for k in kinds if k.type not in (None, RECORD)]
         top = max(k.dim for k in kinds)
         if records:
-            original, why = Shape(RECORD, max(records)), "a record takes the original name"
+            original = Shape(RECORD, max(records))
+            # a record takes the original name
+            why = f"{had}; {shape_words(original, many=True)} keep the name `{key}`" if (
+                several) else had
         else:
             widest = self.lattice.widest_kind(typed)
             # RULES 1: an array with no typed leaf anywhere is created as an array of string
             leaf = "string" if widest is None else widest.type
             original = Shape(leaf, top)
-            why = (
-                "the largest dimension takes the original name, with the widest type"
-                if top
-                else "the widest type takes the original name"
-            )
-        out = [_Wanted(key, original, True, f"RULES 3.2: first batch saw {seen}; {why}")]
+            held = shape_words(original, many=True)
+            if widest is None:
+                why = (f"The first batch had `{key}` only as {seen}, with no value to type: "
+                       f"the column `{key}` holds {held}")
+            elif not several:
+                why = had
+            elif top:  # the largest dimension takes the original name, with the widest type
+                why = f"{had}; the column `{key}` holds {held}, which hold all of them"
+            else:  # the widest type takes the original name
+                why = f"{had}; the column `{key}` holds the widest of them, {held}"
+        out = [_Wanted(key, original, True, because(why, "3.2"))]
         shapes = {k.shape for k in kinds if k.type is not None}
         for shape in sorted(shapes - {original}, key=str):
             # RULES 3.2 / seed edge case 1: long is dropped beside double, as long as every
@@ -666,7 +688,8 @@ class _Planner:
                 and not any(k.shape == shape and "double" in k.lossy for k in kinds)
             ):
                 continue
-            out.append(_Wanted(key, shape, False, f"RULES 3.2: first batch saw {key} as {shape}"))
+            why = f"The first batch also had `{key}` as {a_shape(shape)}, which gets its own column"
+            out.append(_Wanted(key, shape, False, because(why, "3.2")))
         # RULES 1: an empty array goes to a column of its dimension or more; beside records
         # of a smaller dimension there is none, so it gets an array of the family's common
         # denominator (docs/rules.md).
@@ -676,7 +699,12 @@ class _Planner:
             primitive = [k.type for k in typed if k.type is not None and k.type != RECORD]
             leaf = self.lattice.widest_of(primitive) if primitive else "string"
             shape = Shape(leaf, max(empties))
-            out.append(_Wanted(key, shape, False, f"RULES 3.2: first batch saw {key} as {shape}"))
+            why = (
+                f"The first batch also had `{key}` as {a_shape(Shape(None, max(empties)))}, "
+                f"deeper than its other columns: a column of {shape_words(shape, many=True)} "
+                "takes it"
+            )
+            out.append(_Wanted(key, shape, False, because(why, "3.2")))
         return out
 
     def _later_batch(self, key: str, members: list[Column], kinds: list[Kind]) -> list[_Wanted]:
@@ -684,7 +712,7 @@ class _Planner:
         the family as it was before the batch."""
         existing = {c.shape for c in members}
         primitive_cols = [c.shape for c in members if c.shape.type not in (None, RECORD)]
-        have = ", ".join(f"{c.name}::{c.shape}" for c in members)
+        have = and_join(f"`{c.name}` holds {shape_words(c.shape, many=True)}" for c in members)
         out: dict[Shape, _Wanted] = {}
         seed = Struct()
         for k in sorted(kinds, key=lambda k: (str(k.shape), sorted(k.lossy))):
@@ -692,23 +720,30 @@ class _Planner:
                 continue  # RULES 3.3 (seed rule 2): converted and routed, no new column
             types = [s.type for s in primitive_cols if s.type is not None and s.type != RECORD]
             top = max([s.dim for s in primitive_cols] + [k.dim])
+            fits_none = (
+                f"This batch had `{key}` as {a_shape(k.shape)}, which none of its columns holds"
+            )
             if k.type == RECORD:
-                wants = [(Shape(RECORD, k.dim), f"RULES 3.3: {key} arrived as {k.shape}")]
+                wants = [(Shape(RECORD, k.dim), f"{fits_none}: {have}")]
                 seed = _seed(members, k.dim)
             elif k.type is None:
                 # An empty array that fits no column: one array column of the family's
                 # common denominator (string when the family has no primitive column).
                 leaf: Primitive = self.lattice.widest_of(types) if types else "string"
-                wants = [(Shape(leaf, k.dim), f"RULES 3.3: {key} arrived as an empty array")]
+                wants = [(Shape(leaf, k.dim), f"{fits_none}: {have}")]
             else:
                 cd = Shape(self.lattice.widest_of([*types, k.type]), top)
+                now = and_join(dict.fromkeys(
+                    shape_words(s, many=True) for s in sorted({*primitive_cols, k.shape}, key=str)
+                ))
                 wants = [
-                    (k.shape, f"RULES 3.3: {key} arrived as {k.shape}, which fits none of {have}"),
-                    (cd, f"RULES 3.3: common denominator of {have} and {key}::{k.shape}"),
+                    (k.shape, f"{fits_none}: {have}"),
+                    (cd, f"`{key}` now has {now}: a column of {shape_words(cd, many=True)}, "
+                         "their common denominator, holds them all"),
                 ]
             for shape, reason in wants:
                 if shape not in existing and shape not in out:
-                    out[shape] = _Wanted(key, shape, False, reason,
+                    out[shape] = _Wanted(key, shape, False, because(reason, "3.3"),
                                          seed if shape.type == RECORD else Struct())
         return list(out.values())
 

@@ -1,19 +1,22 @@
 """Evolution policies as objects: how a batch is planned and routed, what routing sets
 aside, and whether the JVM router can route it, chosen once from ``Options.policy``.
 
-``Options.policy`` stays the user-facing name (``"upsolver"``, ``"widen"``);
+``Options.policy`` holds the name a user types and every text calls it by (``"upsolver"``,
+``"widen"``; the words around it live in one table,
+:data:`toolkit.core.options.POLICY_TERMS`, which :attr:`EvolutionPolicy.terms` reads);
 :func:`policy_named` is the one place that name is looked up (:func:`policy_of` reads it
 from options). Everything else asks the object.
 
->>> auto = policy_of(Options())
->>> auto.name, auto.sets_aside, auto.jvm_routes, auto.widens
+>>> upsolver = policy_of(Options())
+>>> upsolver.name, upsolver.sets_aside, upsolver.jvm_routes, upsolver.widens
 ('upsolver', False, True, False)
 >>> widen = policy_of(Options(policy="widen"))
->>> widen.name, widen.sets_aside, widen.jvm_routes, widen.widens
-('widen', True, False, True)
+>>> widen.name, widen.sets_aside, widen.jvm_routes, widen.widens, widen.terms.title
+('widen', True, False, True, 'the widen policy')
 
 Adding a policy: one frozen subclass of :class:`EvolutionPolicy`, its name in
-:data:`toolkit.core.options.POLICIES` and an entry in :data:`BY_NAME`, plus its tests.
+:data:`toolkit.core.options.POLICIES` with its words in
+:data:`~toolkit.core.options.POLICY_TERMS` and an entry in :data:`BY_NAME`, plus its tests.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from toolkit.core.observe import Classifier, StructObservation, observe_struct
-from toolkit.core.options import Options
+from toolkit.core.options import POLICY_TERMS, Options, PolicyTerms
 from toolkit.core.planner import Observed, Plan, plan_batch
 from toolkit.core.quarantine import Quarantined
 from toolkit.core.routing import Router, rows_of, set_aside_rare
@@ -31,9 +34,9 @@ from toolkit.core.types import Struct
 from toolkit.core.widen_policy import WidenRouter, plan_widen, route_widen
 
 __all__ = [
-    "AUTOMATIC",
     "BY_NAME",
-    "WIDENING",
+    "UPSOLVER",
+    "WIDEN",
     "Columns",
     "EvolutionPolicy",
     "UpsolverPolicy",
@@ -63,6 +66,11 @@ class EvolutionPolicy(ABC):
     #: and landing in every compatible one (RULES 3)
     widens: ClassVar[bool]
 
+    @property
+    def terms(self) -> PolicyTerms:
+        """How texts name it (``terms.title``: ``the upsolver policy``)."""
+        return POLICY_TERMS[self.name]  # type: ignore[index]
+
     @abstractmethod
     def plan(
         self, schema: Struct, obs: Observed, options: Options, batch: int = 0,
@@ -91,7 +99,7 @@ class EvolutionPolicy(ABC):
 
     def sets_aside_under(self, plan: Plan) -> bool:
         """Whether routing may set records aside under ``plan``: always for a policy that
-        :attr:`sets_aside`, else when the plan has rare types (the automatic policy's
+        :attr:`sets_aside`, else when the plan has rare types (the ``upsolver`` policy's
         rare-type threshold, docs/rules.md). Such a batch needs the quarantine pass and is
         routed by :meth:`fit` (on Spark: in the Python workers, never by the JVM router)."""
         return self.sets_aside or bool(plan.rare)
@@ -109,7 +117,7 @@ class EvolutionPolicy(ABC):
 
 @dataclass(frozen=True)
 class UpsolverPolicy(EvolutionPolicy):
-    """The automatic policy (RULES 3-4): suffixed columns, every record written, but for
+    """The ``upsolver`` policy (RULES 2-4): suffixed columns, every record written, but for
     the records holding a rare type when ``Options.rare_type_percent`` is set (they are
     set aside, ``plan.rare``)."""
 
@@ -149,7 +157,7 @@ class UpsolverPolicy(EvolutionPolicy):
 
 @dataclass(frozen=True)
 class WidenPolicy(EvolutionPolicy):
-    """The widening policy (RULES 5): one column per key widened by the matrix, the
+    """The ``widen`` policy (RULES 5): one column per key widened by the matrix, the
     records the table cannot take set aside (or failed)."""
 
     name: ClassVar[str] = "widen"
@@ -177,19 +185,19 @@ class WidenPolicy(EvolutionPolicy):
         return WidenRouter(plan, options, classifier).route(rows, batch)
 
 
-AUTOMATIC = UpsolverPolicy()
-WIDENING = WidenPolicy()
+UPSOLVER = UpsolverPolicy()
+WIDEN = WidenPolicy()
 
 #: every policy by the name ``Options.policy`` holds (the names of
 #: :data:`~toolkit.core.options.POLICIES`, in order)
-BY_NAME: dict[str, EvolutionPolicy] = {p.name: p for p in (AUTOMATIC, WIDENING)}
+BY_NAME: dict[str, EvolutionPolicy] = {p.name: p for p in (UPSOLVER, WIDEN)}
 
 
 def policy_named(name: str) -> EvolutionPolicy:
     """The policy of a name ``Options.policy`` holds (the one place the name is looked
     up).
 
-    >>> policy_named("widen") is WIDENING
+    >>> policy_named("widen") is WIDEN
     True
     """
     try:
@@ -201,7 +209,7 @@ def policy_named(name: str) -> EvolutionPolicy:
 def policy_of(options: Options) -> EvolutionPolicy:
     """The policy ``options`` choose.
 
-    >>> policy_of(Options()) is AUTOMATIC
+    >>> policy_of(Options()) is UPSOLVER
     True
     """
     return policy_named(options.policy)

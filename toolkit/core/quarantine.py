@@ -1,8 +1,8 @@
 """Records the engine will not write as they are, kept whole with the reason (RULES 5).
 
 A record goes to quarantine when one of its values is incompatible with the table under
-the widening policy, when it needs a rewrite nobody approved, when one of its values has
-a type under the automatic policy's rare-type threshold, or when it is not a record
+the ``widen`` policy, when it needs a rewrite nobody approved, when one of its values has
+a type under the ``upsolver`` policy's rare-type threshold, or when it is not a record
 at all (a malformed JSON line, a JSON array, nesting too deep to walk). Nothing is dropped:
 the raw record travels with the field, the observed type and the batch, so it can be
 inspected and replayed once a plan accepts it.
@@ -15,6 +15,7 @@ inspected and replayed once a plan accepts it.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from typing import Any, Final, Literal, TypeAlias, cast
 from toolkit.core.conversions import render_json
 from toolkit.core.jsonlines import parse_line
 from toolkit.core.types import ListOf, Struct
+from toolkit.core.wording import counted
 from toolkit.errors import IncompatibleRecordError, UnknownIdsError
 
 #: Why a record was quarantined.
@@ -32,7 +34,7 @@ Reason: TypeAlias = Literal[
     "malformed",  # a line that is not valid JSON
     "not-a-record",  # valid JSON that is not an object
     "invalid-value",  # a value the engine cannot type or store (too deep, NaN...)
-    "rare-type",  # a type under the automatic policy's rare-type threshold (docs/rules.md)
+    "rare-type",  # a type under the upsolver policy's rare-type threshold (docs/rules.md)
 ]
 REASONS: tuple[Reason, ...] = (
     "incompatible",
@@ -147,6 +149,23 @@ class QuarantineGroup:
         return group_label(self.reason, self.field, self.observed, self.table_type)
 
 
+#: how older versions began the reason of an item set aside before planning: a number
+#: counted from 0 within what the engine saw (on Spark, one chunk of the batch), which no
+#: face can show as the record's place
+_OLD_PLACE = re.compile(r"record \d+: ")
+
+
+def detail_text(detail: str) -> str:
+    """A stored reason (``detail``) as faces show it: without the number older versions
+    put first (see :data:`_OLD_PLACE`); today's reasons carry none.
+
+    >>> detail_text("record 0: expected a JSON object, got list [1]")
+    'expected a JSON object, got list [1]'
+    """
+    found = _OLD_PLACE.match(detail)
+    return detail if found is None else detail[found.end():]
+
+
 def group_label(
     reason: str, field: str | None, observed: str | None, table_type: str | None
 ) -> str:
@@ -245,7 +264,7 @@ class Quarantine:
             return f"{self.table}: no quarantine table; no record was ever quarantined"
         if not self.rows:
             return f"{self.quarantine_table}: empty; nothing is quarantined"
-        lines = [f"{self.quarantine_table}: {len(self.rows)} record(s)"]
+        lines = [f"{self.quarantine_table}: {counted(len(self.rows), 'record')}"]
         for g in self.groups():
             note = "" if g.replayable else "  (cannot be replayed; discard(ids) removes them)"
             lines.append(f"  {g.count:>6}  {g.label}{note}")
@@ -285,11 +304,12 @@ def set_aside_line(records: int, struct: Struct, quarantined: Iterable[Quarantin
     if not items:
         return ""
     reasons = Counter(q.reason for q in items)
-    counts = ", ".join(f"{r}: {n}" for r, n in sorted(reasons.items()))
+    counts = ", ".join(f"{r}: {n:,}" for r, n in sorted(reasons.items()))
     if len(items) >= records:
-        line = f"all {records} records were set aside ({counts}), nothing was written"
+        every = "the one record was" if records == 1 else f"all {records:,} records were"
+        line = f"{every} set aside ({counts}), nothing was written"
     else:
-        line = f"{len(items)} of {records} records were set aside ({counts})"
+        line = f"{len(items):,} of {records:,} records were set aside ({counts})"
     for name, q in fields_set_aside(struct, items).items():
         line += f"; every value of field {name!r} was set aside, so it has no column: {q.detail}"
     return line
@@ -317,6 +337,7 @@ __all__ = [
     "Quarantined",
     "QuarantinedRow",
     "Reason",
+    "detail_text",
     "group_label",
 ]
 

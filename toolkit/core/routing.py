@@ -358,7 +358,7 @@ def set_aside_rare(
     plan: Plan, obs: StructObservation, batch: int | str = 0, on_incompatible: str = "quarantine"
 ) -> tuple[list[dict[str, Any]], list[Quarantined]]:
     """The records of ``obs`` the plan writes, and those holding a value of one of its rare
-    types (``plan.rare``, the automatic policy's rare-type threshold) set aside whole, in
+    types (``plan.rare``, the ``upsolver`` policy's rare-type threshold) set aside whole, in
     order; with ``on_incompatible="fail"`` the first one raises
     :class:`~toolkit.errors.IncompatibleRecordError` instead. A record is set aside for
     the first rare type it holds, in the plan's order (docs/rules.md, *Rare types*).

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Final, Literal, NamedTuple, TypeAlias, get_args
 
 #: Primitive types of the lattice (RULES 2), by their Iceberg names. JSON brings the first
-#: six; typed sources (RULES 1) also decimals and binary, and under the widening policy
+#: six; typed sources (RULES 1) also decimals and binary, and under the ``widen`` policy
 #: their own int and float (docs/rules.md, typed values).
 Primitive: TypeAlias = Literal[
     "boolean", "long", "double", "date", "timestamp", "string", "decimal", "binary", "int",
@@ -55,7 +55,7 @@ ICEBERG_TYPE_OF: dict[Primitive, str] = {
     "float": "float",
 }
 
-#: Iceberg primitive types the automatic (Upsolver) policy routes into, and their lattice
+#: Iceberg primitive types the upsolver policy routes into, and their lattice
 #: type. Other declared types (int, float, decimals of another precision or scale, uuid,
 #: map...) are opaque to it: values for such a family get their own suffixed columns
 #: (documented in docs/rules.md).
@@ -154,8 +154,8 @@ class Struct:
 class MapOf:
     """An Iceberg map; ``key_id`` and ``value_id`` are the field IDs of its key and value.
 
-    Only the widening policy writes into a map (RULES 5: its values widen by the matrix);
-    to the automatic policy it is as opaque as any other declared complex type."""
+    Only the ``widen`` policy writes into a map (RULES 5: its values widen by the matrix);
+    to the upsolver policy it is as opaque as any other declared complex type."""
 
     key_id: int
     key: ColumnType

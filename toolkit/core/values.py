@@ -5,8 +5,8 @@ The engine reads JSON-like values: None, bool, int, float, str, ``datetime.date`
 ``datetime.datetime``, dict and list, plus three typed ones a typed source brings:
 :class:`Int` (an integer of a 32-bit-or-narrower column: int, short, byte), :class:`Float`
 (a 32-bit float), :class:`~decimal.Decimal` and ``bytes``. RULES 1 types an ``Int`` as
-``long`` and a ``Float`` as ``double`` under the automatic policy, and as ``int`` and
-``float`` under the widening policy, which keeps a typed source's own types.
+``long`` and a ``Float`` as ``double`` under the ``upsolver`` policy, and as ``int`` and
+``float`` under the ``widen`` policy, which keeps a typed source's own types.
 
 :func:`plain_record` turns what users hold (``df.to_dict("records")`` of a pandas frame,
 rows of numpy scalars) into those values, and nothing else: a value it cannot type

@@ -3,7 +3,7 @@ an approved rewrite; records with values the matrix marks X go to quarantine (or
 
 It reads the matrix of :mod:`toolkit.core.widening` and nothing else decides a type, so
 the whole policy is: plan a batch from what was observed (a full observation or a Spark
-summary, like the automatic policy), then route each record, or set it aside.
+summary, like the ``upsolver`` policy), then route each record, or set it aside.
 
 >>> from toolkit.core.observe import observe_struct
 >>> from toolkit.core.types import Column
@@ -29,7 +29,7 @@ from typing import Any
 
 from toolkit.core.conversions import LOSSY, Conversions
 from toolkit.core.families import families, wrap_type
-from toolkit.core.naming import evolved_doc, free_name
+from toolkit.core.naming import TakenNames, evolved_doc, free_name
 from toolkit.core.observe import Classifier
 from toolkit.core.options import Options
 from toolkit.core.planner import (
@@ -46,6 +46,7 @@ from toolkit.core.planner import (
     struct_prefix,
 )
 from toolkit.core.quarantine import Quarantined, Reason
+from toolkit.core.reasons import because
 from toolkit.core.types import (
     ICEBERG_TYPE_OF,
     RECORD,
@@ -59,6 +60,7 @@ from toolkit.core.types import (
     type_to_str,
 )
 from toolkit.core.widening import convert_value, in_place, matrix_name, widen
+from toolkit.core.wording import a_shape, and_join, counted, with_article
 from toolkit.errors import IncompatibleRecordError
 
 #: Texts are strings in JSON: a value observed as a date or timestamp is still a string
@@ -115,7 +117,7 @@ def _rows_of(obs: Observed) -> int:
 class _Context:
     options: Options
     last_id: int
-    taken: set[str]  # lower-cased Iceberg full names
+    taken: TakenNames
     changes: list[AddColumn]
     retypes: list[Retype]
     optionals: list[MakeOptional]
@@ -134,8 +136,9 @@ def plan_widen(
     ``options.allow_rewrites``; otherwise the rewrite is listed as pending), required
     columns the batch leaves null become optional."""
     last_id = max(max_field_id(schema), last_assigned)  # IDs of dropped columns stay used
-    ctx = _Context(options, last_id, set(), [], [], [], [])
-    ctx.taken.update(".".join(n).lower() for n in full_names((), schema))
+    ctx = _Context(options, last_id, TakenNames(), [], [], [], [])
+    for name in full_names((), schema):
+        ctx.taken.add(".".join(name))
     after = _plan_struct(ctx, schema, obs, (), record=True)
     plan = Plan(
         batch, schema, after, tuple(ctx.changes), tuple(ctx.retypes), tuple(ctx.optionals),
@@ -165,7 +168,7 @@ def _rewrites_renumbered(plan: Plan, last_assigned: int) -> Plan:
 
 def primary_columns(struct: Struct) -> dict[str, Column]:
     """The column each key is written to under this policy: the one named after the key,
-    else the first of its family (a table switched over from the automatic policy)."""
+    else the first of its family (a table switched over from the ``upsolver`` policy)."""
     out: dict[str, Column] = {}
     for key, members in families(struct).items():
         named = [c for c in members if c.name == key]
@@ -191,10 +194,11 @@ def _plan_struct(
         if col.required and present < rows and primary.get(col.family) is col:
             col = replace(col, required=False)
             if record:
-                ctx.optionals.append(MakeOptional(
-                    (*prefix, col.name), col.id,
-                    f"RULES 5: {rows - present} of {rows} records leave {col.name} null",
-                ))
+                absent = rows - present
+                ctx.optionals.append(MakeOptional((*prefix, col.name), col.id, because(
+                    f"{absent:,} of {counted(rows, 'record')} {'has' if absent == 1 else 'have'}"
+                    f" no value for `{col.name}`, so it becomes optional", "5",
+                )))
         fields.append(col)
     new = sorted(k for k in obs.fields if k not in primary)
     for key in new:
@@ -202,7 +206,7 @@ def _plan_struct(
         if col is not None:
             fields.append(col)
             if record:
-                ctx.changes.append(AddColumn(prefix, col, key, _new_reason(obs.fields[key])))
+                ctx.changes.append(AddColumn(prefix, col, key, _new_reason(key, obs.fields[key])))
     if all(a is b for a, b in zip(fields, struct.fields, strict=False)) and len(fields) == len(
         struct.fields
     ):
@@ -210,9 +214,12 @@ def _plan_struct(
     return Struct(tuple(fields))
 
 
-def _new_reason(fobs: ObservedField) -> str:
-    seen = ", ".join(sorted({str(k.shape) for k in fobs.counts}))
-    return f"RULES 5: a new key, observed as {seen}; the type accepting most values"
+def _new_reason(key: str, fobs: ObservedField) -> str:
+    shapes = sorted({k.shape for k in fobs.counts}, key=str)
+    said = f"This batch brought the new key `{key}` as {and_join(a_shape(s) for s in shapes)}"
+    if len(shapes) > 1:
+        said += "; its column takes the type that holds the most of them"
+    return because(said, "5")
 
 
 def _choose_shape(counts: Mapping[Kind, int]) -> tuple[str, int] | None:
@@ -257,11 +264,9 @@ def _new_column(
     if shape is None:
         return None  # RULES 3.5: only nulls so far
     leaf_type, dim = shape
-    head = ".".join(prefix).lower() + "." if prefix else ""
-    taken = {n[len(head):] for n in ctx.taken if n.startswith(head)}
-    name = free_name(key, taken, dim)
+    name = free_name(key, ctx.taken.under(prefix), dim)
     for d in range(dim + 1):
-        ctx.taken.add(".".join(struct_prefix((*prefix, name), d)).lower())
+        ctx.taken.add(".".join(struct_prefix((*prefix, name), d)))
     col_id = ctx.next_id()
     element_ids = [ctx.next_id() for _ in range(dim)]
     leaf: str | Struct
@@ -349,7 +354,8 @@ def _widened(
     new_leaf = _iceberg_name(target, leaf)
     change = Retype(
         path, leaf_id, leaf, new_leaf, in_place(leaf, new_leaf),
-        f"RULES 5: values of {name} arrived that only {new_leaf} holds",
+        because(f"This batch had values of `{name}` that only "
+                f"{with_article(new_leaf + ' column')} holds", "5"),
     )
     if not change.in_place and (not ctx.options.allow_rewrites or no_rewrite):
         if record:

@@ -1,7 +1,7 @@
 """RULES 5: the widening matrix (Onehouse reading), and which widenings Iceberg does in place.
 
 The matrix is one table of data: incoming type x table type -> the table's new type, or
-``None`` for the X cells (incompatible). Everything else about the widening policy reads
+``None`` for the X cells (incompatible). Everything else about the ``widen`` policy reads
 this table. How a value crosses a cell is a second table, :data:`VALUE_CONVERSIONS`
 (:func:`convert_value`), the only one the router, the simulation and the rewrite of a
 real table's data files use.

@@ -33,7 +33,7 @@ builds the panels from their sources.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,9 +41,10 @@ from toolkit.core.engine import Engine
 from toolkit.core.options import REWRITES_WHEN_APPROVED, make_options, takes_options
 from toolkit.core.profile import Profile, profile_of
 from toolkit.core.types import Struct
+from toolkit.core.wording import counted
 from toolkit.notebook.explore_model import StatisticsModel
 from toolkit.notebook.preview_model import CommitRequest
-from toolkit.pipeline.sources import SourceKind, records_of, source_kind
+from toolkit.pipeline.sources import SourceKind, kind_of, records_of, source_kind
 
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
@@ -143,26 +144,32 @@ def statistics_model(
     if _on_spark(kind, spark):
         from toolkit.core.engine import make_plan
         from toolkit.spark.batches import observe_on_spark
+        from toolkit.spark.progress import tracking
 
         session = spark if spark is not None else source.sparkSession
-        df = kind.to_dataframe(session, source)
-        seen = observe_on_spark(df, kind.mode, opts, first)
+        label = os.fspath(source) if kind.home == "files" else "Spark DataFrame"
+        what = label if kind.home == "files" else "a Spark DataFrame"
+        # a notebook shows "Exploring <what>: Profiling 42% (21 of 50 tasks)" meanwhile, as
+        # it does for ingest (observe_on_spark names its jobs "Profiling")
+        with tracking(session, f"Exploring {what}") as track:
+            df = kind.to_dataframe(session, source)
+            seen = observe_on_spark(df, kind.mode, opts, first)
+            track.finish(f"Profiled {seen.profile.records:,} records of {what}")
         prof = seen.profile
         schema = make_plan(Struct(), seen.summary, opts, first).after
-        label = os.fspath(source) if kind.home == "files" else "Spark DataFrame"
-        return StatisticsModel.from_profile(prof, schema, source=f"{label}: {prof.records} records")
+        return StatisticsModel.from_profile(prof, schema, source=label)
     batches = kind.records(source)  # a file of a path or glob is one batch
-    label = f"{os.fspath(source)} ({len(batches)} file(s))" if kind.home == "files" else None
+    label = (f"{os.fspath(source)} ({counted(len(batches), 'file')})"
+             if kind.home == "files" else None)
     engine = Engine(opts)
     schema, prof = Struct(), Profile()
     for i, rows in enumerate(batches, first):
         obs = engine.observe(rows, i)
         schema = engine.plan(schema, obs, i).after
         prof = prof + profile_of(obs, i)
-    records = f"{prof.records} records in {len(batches)} batch(es)"
-    return StatisticsModel.from_profile(
-        prof, schema, source=records if label is None else f"{label}: {records}"
-    )
+    # the header says the records and batches itself (StatisticsModel.counts): the source
+    # only names where they came from (nothing, for records given in Python)
+    return StatisticsModel.from_profile(prof, schema, source=label)
 
 
 @takes_options
@@ -215,6 +222,24 @@ def ingest_commit(
     return commit
 
 
+def _records_to_preview(source: Any, format: str | None, table: str) -> list[Any]:
+    """All the records of ``source`` (:func:`~toolkit.pipeline.sources.records_of`); a Spark
+    DataFrame's are collected by Spark, so a notebook shows "Previewing a Spark DataFrame
+    against db.events: Reading 42% (21 of 50 tasks)" meanwhile, as it does for ingest."""
+    if kind_of(source, format).home != "spark":
+        return records_of(source, format)  # read here, without Spark
+    from toolkit.spark.progress import described, tracking
+
+    session = source.sparkSession
+    what = "a Spark DataFrame"
+    with tracking(session, f"Previewing {what} against {table}") as track, described(
+        session, "Reading"
+    ):
+        records = records_of(source, format)
+        track.finish(f"Read {len(records):,} records of {what} to preview against {table}")
+    return records
+
+
 def with_rewrite_costs(preview: Preview, catalog: Catalog) -> Preview:
     """``preview`` with the rows and bytes each rewrite of its plan touches (the table's
     current snapshot, from its summary), so the panel can show them. Approval compares
@@ -235,7 +260,7 @@ def with_rewrite_costs(preview: Preview, catalog: Catalog) -> Preview:
 
 @takes_options
 def preview(
-    source: Iterable[Mapping[str, Any]] | str | os.PathLike[str] | None = None,
+    source: Any = None,
     table: str | None = None,
     catalog: Catalog | None = None,
     *,
@@ -248,8 +273,10 @@ def preview(
 ) -> PreviewPanel:
     """Plan one batch against ``table`` without changing anything, and show it.
 
-    ``source`` is a list of dicts or a JSON-lines path or glob; the plan is made on all of
-    its records (``sample`` limits only the records whose landings are shown). "Approve
+    ``source`` is a list of dicts, a JSON-lines path or glob, or any other source
+    ``ingest`` takes (a frame; a Spark DataFrame, whose rows Spark collects with its
+    progress shown); the plan is made on all of its records (``sample`` limits only the
+    records whose landings are shown). "Approve
     and commit" calls ``commit`` (default :func:`ingest_commit`: ``ingest`` with the
     approved plan, the previewed table state and a batch id derived from the table and the
     records, so approving the same data twice writes it once). If the table moved
@@ -292,14 +319,14 @@ def preview(
     opts = make_options(**options)
 
     def make() -> Preview:
-        planned = plan_preview(records_of(src, fmt), name, cat, **options)
+        planned = plan_preview(_records_to_preview(src, fmt, name), name, cat, **options)
         return with_rewrite_costs(planned, cat)
 
     def table_statistics() -> WrittenDataStatistics:
         return statistics(cat.load_table(name))
 
     first = make() if saved is None else replace(
-        plan_preview(records_of(src, fmt), name, cat, **options),
+        plan_preview(_records_to_preview(src, fmt, name), name, cat, **options),
         plan=saved.plan, state=saved.state,
     )
     return PreviewPanel(
@@ -319,7 +346,7 @@ def compare_policies(
     sample: Iterable[Any], schema: Any = None, **options: Any
 ) -> PolicyComparisonPanel:
     """What each policy would do with ``sample`` (records, or a list of batches), side by
-    side: the automatic policy, widening with rewrites approved, widening without them.
+    side: the ``upsolver`` policy, the ``widen`` policy with rewrites approved, and without.
     ``schema`` is where the table starts: None (a new table), a PyIceberg table (then each
     rewrite shows the rows and bytes it touches) or schema. Every number comes from
     :func:`toolkit.simulate`; ``panel.model`` holds them

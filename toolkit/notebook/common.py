@@ -21,6 +21,7 @@ from typing import Any
 
 __all__ = [
     "PANEL_CLASS",
+    "REPORT_ROWS",
     "STYLE",
     "VALUE_WIDTH",
     "StaticHtmlPanel",
@@ -33,6 +34,7 @@ __all__ = [
     "one_style",
     "panel_bundle",
     "scroll_box",
+    "showing_first",
     "svg_as_images",
     "value_text",
     "wrap",
@@ -157,6 +159,29 @@ def scroll_box(body: str, *, height: int = 480) -> str:
 def cell_box(body: str) -> str:
     """A table cell's content, scrolling past a few lines (a cell listing 5,000 columns)."""
     return f'<div class="tknb-cell" style="max-height:160px;overflow:auto">{body}</div>'
+
+
+#: how many rows of a long list a static copy shows (it cannot page): the rest is counted,
+#: so a plan adding 5,000 columns saves as a page of kilobytes, not megabytes
+REPORT_ROWS = 200
+
+
+def showing_first(shown: int, total: int, what: str, rest: str) -> str:
+    """The sentence over a list a static copy cuts to its first ``shown`` of ``total``
+    ``what``, and where the ``rest`` is; "" when nothing is cut.
+
+    >>> showing_first(200, 5000, "new columns", "the interactive panel lists all of them")
+    '<p class="tknb-muted">Showing the first 200 of 5,000 new columns; the interactive \
+panel lists all of them.</p>'
+    >>> showing_first(3, 3, "new columns", "")
+    ''
+    """
+    if shown >= total:
+        return ""
+    return (
+        f'<p class="tknb-muted">Showing the first {shown:,} of {total:,} {escape(what)}; '
+        f"{escape(rest)}.</p>"
+    )
 
 
 #: a badge's colours, also inline: a front end that drops the stylesheet (a sanitizer)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from html import escape
 
+from toolkit.core.wording import counted
 from toolkit.notebook.common import wrap
 from toolkit.notebook.editor_model import EvolutionEditorModel, LineageRow
 from toolkit.notebook.schema_tree import schema_tree_html
@@ -33,7 +34,7 @@ def plan_html(model: EvolutionEditorModel) -> str:
         if model.rewrites:
             body += (
                 "<p class='tknb-rewrite'>REWRITE: committing this plan approves rewriting "
-                f"{len(model.rewrites)} column(s); older snapshots keep the old values. "
+                f"{counted(len(model.rewrites), 'column')}; older snapshots keep the old values. "
                 "Commit asks once more, stating the rows and files it rewrites.</p>"
             )
     after = model.current
@@ -50,11 +51,17 @@ def trees_html(model: EvolutionEditorModel) -> tuple[str, str]:
 
 
 def lineage_entry_html(row: LineageRow) -> str:
-    """A lineage row's entry: who decided it, when, and its operations."""
-    ops = "<br>".join(escape(o) for o in row.operations) or "(no operation)"
+    """A lineage row's entry: who decided it, when, and its operations, each with why (a
+    sentence, its rule as a footnote) when it was logged with one."""
+    whys = (*row.reasons, *(None,) * len(row.operations))
+    ops = "".join(
+        f"<div><code>{escape(o)}</code>"
+        + (f"<br><span class='tknb-doc'>{escape(why)}</span>" if why else "")
+        + "</div>"
+        for o, why in zip(row.operations, whys, strict=False)
+    ) or "(no operation)"
     return wrap(
-        f"<b>{escape(row.title)}</b> <span class='tknb-muted'>{escape(row.at)}</span>"
-        f"<br><code>{ops}</code>"
+        f"<b>{escape(row.title)}</b> <span class='tknb-muted'>{escape(row.at)}</span>{ops}"
     )
 
 

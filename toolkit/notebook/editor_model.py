@@ -12,7 +12,7 @@ validation (:mod:`toolkit.core.operations`) decides whether the plan holds. The 
 >>> m = EvolutionEditorModel("db.t", TableLayout(Struct((Column(1, "name", "string"),))), ABSENT)
 >>> m = m.with_operation(build_operation("rename", {"path": ("name",), "new_name": "full"}))
 >>> print(m.plan_text)
-user: 1 operation(s)
+user: 1 operation
   ~ rename name -> full
 >>> m.with_operation(build_operation("drop", {"path": "nope"})).error
 "operation 2 (drop nope): no field 'nope' (fields: full)"
@@ -46,8 +46,10 @@ from toolkit.core.operations import (
     sort_by,
     widen_to,
 )
+from toolkit.core.reasons import decided_by_text
 from toolkit.core.state import ABSENT, TableState
 from toolkit.core.types import Column, ColumnType, ListOf, Struct, iter_ids
+from toolkit.core.wording import counted
 from toolkit.errors import OperationError, PlanChangedError, StalePlanError, UndoMovedError
 from toolkit.notebook.outcome import TableSize
 from toolkit.notebook.schema_tree import SchemaNode, schema_tree
@@ -376,6 +378,8 @@ class LineageRow:
     """The entry this one undid (it is an undo)."""
     blocked: str | None = None
     """Why its inverse no longer applies to the table as it is now."""
+    reasons: tuple[str | None, ...] = ()
+    """Why each operation, as logged: a sentence, then the rule (None: none given)."""
 
     @property
     def can_undo(self) -> bool:
@@ -412,7 +416,8 @@ class LineageRow:
 
     @property
     def title(self) -> str:
-        head = f"#{self.seq} by {self.decided_by}"
+        """``#2 by the upsolver policy (RULES 3), batch day2``: who decided it, in words."""
+        head = f"#{self.seq} by {decided_by_text(self.decided_by)}"
         if self.batch is not None:
             head += f", batch {self.batch}"
         if self.reason:
@@ -442,6 +447,7 @@ class LineageRow:
             None if later is None else later.seq,
             undoes(entry),
             blocked,
+            entry.reasons,
         )
 
 
@@ -617,14 +623,15 @@ class EvolutionEditorModel:
     @property
     def summary(self) -> str:
         """The table's state and the plan's, after a heading that names the table
-        ("Evolution of db.t: schema id 0, snapshot 7; 1 operation(s), ready to commit")."""
+        ("Evolution of db.t: schema id 0, snapshot 7; 1 operation, ready to commit")."""
         n = len(self.operations)
         status = (
             "no operation yet"
             if not n
-            else f"{n} operation(s), " + ("ready to commit" if self.error is None else "blocked")
+            else f"{counted(n, 'operation')}, "
+            + ("ready to commit" if self.error is None else "blocked")
         )
-        rewrites = f", {len(self.rewrites)} rewrite(s)" if self.rewrites else ""
+        rewrites = f", {counted(len(self.rewrites), 'rewrite')}" if self.rewrites else ""
         return f"{self.where}; {status}{rewrites}"
 
 

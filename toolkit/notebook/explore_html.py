@@ -9,6 +9,7 @@ from __future__ import annotations
 from html import escape
 
 from toolkit.core.profile import share_text
+from toolkit.core.wording import counted
 from toolkit.notebook.common import badge, fixed_table, wrap
 from toolkit.notebook.explore_model import FieldRow, Page, StatisticsModel
 
@@ -73,12 +74,14 @@ def _field_row(r: FieldRow, with_samples: bool = True) -> str:
 
 
 def statistics_header_html(base: StatisticsModel, matching: int | None = None) -> str:
-    """The line above the table: the source, records, batches, fields (``matching`` of
-    them when filtered), how many drifted and evolved."""
-    shown = f"{base.total:,}" if matching is None or matching == base.total else (
-        f"{matching:,} of {base.total:,}"
+    """The line above the table, each count said once: the source (when it has a name),
+    records, batches, fields (``matching`` of them when filtered), how many drifted and
+    evolved: ``6 records in 2 batches, 11 fields; 5 drifted, 4 evolved``."""
+    fields = counted(base.total, "field") if matching is None or matching == base.total else (
+        f"{matching:,} of {counted(base.total, 'field')}"
     )
+    source = f"<b>{escape(base.source)}</b>: " if base.source else ""
     return (
-        f"<b>{escape(base.source)}</b>: {base.records:,} records, {len(base.batches):,} "
-        f"batch(es), {shown} fields; {base.drifted:,} drifted, {base.evolved:,} evolved"
+        f"{source}{escape(base.counts)}, {fields}; {base.drifted:,} drifted, "
+        f"{base.evolved:,} evolved"
     )

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from toolkit.core.families import families
 from toolkit.core.profile import FieldStats, Profile
 from toolkit.core.types import RECORD, Column, Struct
+from toolkit.core.wording import counted
 from toolkit.notebook.common import clip, value_text
 from toolkit.notebook.paging import Page, page_of
 
@@ -172,7 +173,9 @@ class StatisticsModel:
     """
 
     source: str
-    """What was profiled: ``"20 records"``, ``"table db.events"``."""
+    """Where the data came from, when it has a name: ``"table db.events"``, a path (with
+    how many files), ``"Spark DataFrame"``; empty for records given in Python. The header
+    adds the counts (:attr:`counts`) once: never put them here."""
     records: int
     batches: tuple[str, ...]
     all_rows: tuple[FieldRow, ...]
@@ -186,6 +189,17 @@ class StatisticsModel:
     def total(self) -> int:
         """Fields before filtering."""
         return len(self.all_rows)
+
+    @property
+    def counts(self) -> str:
+        """``6 records in 2 batches``."""
+        return f"{counted(self.records, 'record')} in {counted(len(self.batches), 'batch')}"
+
+    @property
+    def what(self) -> str:
+        """What the statistics are of, in words: the source when it has a name, else the
+        counts (``6 records in 2 batches``)."""
+        return self.source or self.counts
 
     @property
     def drifted(self) -> int:
@@ -209,7 +223,7 @@ class StatisticsModel:
             batches.update(s.by_batch)
             rows.append(_profile_row(s, index))
         return cls(
-            source if source is not None else f"{profile.records} records",
+            source or "",
             profile.records,
             tuple(str(b) for b in sorted(batches)),
             tuple(rows),
@@ -283,8 +297,8 @@ class StatisticsModel:
         rows.sort(key=lambda r: r.path)
         unrecorded = sum(1 for s in stats.snapshots
                          if s.arrivals is None and s.operation == "append")
-        note = (f"; {unrecorded} appended batch(es) that recorded no arrivals are not counted"
-                if unrecorded else "")
+        note = (f"; {counted(unrecorded, 'appended batch')} that recorded no arrivals "
+                f"{'is' if unrecorded == 1 else 'are'} not counted" if unrecorded else "")
         return cls(
             f"table {stats.table} (what arrived{note})",
             total.records,
@@ -322,7 +336,7 @@ class StatisticsModel:
         for r in self.all_rows:
             if name in r.columns:
                 return r
-        raise KeyError(f"no field or column {name!r} in {self.source}")
+        raise KeyError(f"no field or column {name!r} in {self.what}")
 
     def type_mix_title(self, n: int = 20) -> str:
         """The title of the chart of :meth:`top_drifted`: how many of the fields shown drifted.

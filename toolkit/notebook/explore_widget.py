@@ -177,7 +177,7 @@ class ExplorePanel(StaticHtmlPanel):
     # --- static HTML (what shows where the widget cannot) -----------------------------------
 
     def report_title(self) -> str:
-        return f"Statistics of {self.base.source}"
+        return f"Statistics of {self.base.what}"
 
     def report_html(self) -> str:
         """The header, every field matching the filter, the charts as SVG."""

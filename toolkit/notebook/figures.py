@@ -72,7 +72,7 @@ def type_mix_figure(data: StatisticsData, top: int = 20, *, title: str | None = 
         )
     names = [r.name for r in rows]
     fig.update_layout(
-        title=title or f"{model.type_mix_title(top)} ({clip_middle(model.source, 60)})",
+        title=title or f"{model.type_mix_title(top)} ({clip_middle(model.what, 60)})",
         barmode="stack",
         height=max(260, 110 + 26 * len(rows)),
         xaxis_title=unit,

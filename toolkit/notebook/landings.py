@@ -8,17 +8,17 @@ grid; :mod:`toolkit.notebook.preview_html` draws it.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, get_args
 
 from toolkit.core.observe import Classifier, StructObservation
 from toolkit.core.planner import Plan
-from toolkit.core.quarantine import Quarantined
+from toolkit.core.quarantine import Quarantined, detail_text
 from toolkit.core.routing import Router, explain_record
 from toolkit.core.types import RECORD, Column, Kind, Struct
 from toolkit.core.widen_policy import WidenRouter, primary_columns
+from toolkit.core.wording import counted
 from toolkit.notebook.common import clip, value_text
 from toolkit.notebook.paging import Page, page_of
 
@@ -95,8 +95,8 @@ class RecordLandings:
     rows: tuple[LandingRow, ...]
     """Its values in the record's order, nulls and nested values included."""
     quarantined: str | None = None
-    """Why the whole record would be set aside instead (widening policy, RULES 5; a rare
-    type under the automatic policy's rare-type threshold)."""
+    """Why the whole record would be set aside instead (the ``widen`` policy, RULES 5; a
+    rare type under the ``upsolver`` policy's rare-type threshold)."""
 
     @property
     def landings(self) -> tuple[LandingRow, ...]:
@@ -190,18 +190,20 @@ class LandingGrid:
     def sample_text(self) -> str:
         """Which records the values come from, in words."""
         if self.shown >= self.records:
-            head = f"Every value of the {self.records} record(s)"
+            head = (f"Every value of the {counted(self.records, 'record')}"
+                    if self.records != 1 else "Every value of the one record")
         else:
             head = (
-                f"Values of {self.shown} of the {self.records} records, picked so that every "
-                "field shows with every type it arrives as, then the first records"
+                f"Values of {self.shown:,} of the {self.records:,} records, picked so that "
+                "every field shows with every type it arrives as, then the first records"
             )
         if self.missing:
+            are = "is" if self.missing == 1 else "are"
             head += (
-                f"; {self.missing} field-and-type pair(s) are in no record shown (the pick "
-                f"stops at {COVER_LIMIT} records)"
+                f"; {counted(self.missing, 'field-and-type pair')} {are} in no record shown "
+                f"(the pick stops at {COVER_LIMIT:,} records)"
             )
-        return f"{head}. {self.drifting} of {len(self.all_rows)} values drift."
+        return f"{head}. {self.drifting:,} of {counted(len(self.all_rows), 'value')} drift."
 
 
 #: at most this many records are picked to cover the field-and-type pairs of a batch
@@ -423,7 +425,7 @@ def landings_of(
 def widen_landings(
     number: int, record: Mapping[str, Any], plan: Plan, router: WidenRouter, look: Look
 ) -> RecordLandings:
-    """Under the widening policy a value lands in the one column named for its key (its
+    """Under the ``widen`` policy a value lands in the one column named for its key (its
     record is set aside otherwise: :func:`held_landings`)."""
     row = router.route([record], plan.batch, "quarantine")[0][0]
     primary = primary_columns(plan.after)
@@ -454,18 +456,13 @@ def held_landings(
     return RecordLandings(number, value_text(record, 200), rows, held.detail)
 
 
-#: how the engine's sentence about a record set aside before planning starts
-_POSITION = re.compile(r"^record \d+: ")
-
-
 def aside_landings(number: int, held: Quarantined) -> RecordLandings:
     """A record set aside before planning (no record, or a value with no type): one row,
     its field (or the whole item) and why; its values are not typed again."""
     record = held.record
     value = record.get(held.field) if isinstance(record, Mapping) and held.field else record
-    # the grid's own column numbers the record (from 1); the sentence's position (from 0)
-    # would contradict it
-    detail = _POSITION.sub("", held.detail, count=1)
+    # the grid's own column numbers the record (from 1); a reason never does
+    detail = detail_text(held.detail)
     row = LandingRow(
         number, held.field or "", value, held.observed or "-", None, None, False,
         "quarantined", detail=detail,

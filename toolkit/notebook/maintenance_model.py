@@ -28,6 +28,7 @@ from toolkit.core.maintenance import (
     time_text,
 )
 from toolkit.core.state import TableState
+from toolkit.core.wording import counted
 from toolkit.errors import StalePlanError
 from toolkit.notebook.common import clip
 
@@ -67,12 +68,13 @@ class StepRow:
 
 def _numbers(step: MaintenanceStep) -> str:
     if isinstance(step, Compact):
-        return f"{step.files} of {step.data_files} files -> about {step.into}"
+        return f"{step.files:,} of {counted(step.data_files, 'file')} -> about {step.into:,}"
     if isinstance(step, RewriteManifests):
-        return f"{step.files} of {step.manifests} manifests -> {step.into}"
+        return f"{step.files:,} of {counted(step.manifests, 'manifest')} -> {step.into:,}"
     if isinstance(step, ExpireSnapshots):
-        return f"{len(step.expire)} of {step.total} snapshots; {len(step.kept)} old ones kept"
-    return f"{len(step.files)} files"
+        kept = "1 old one" if len(step.kept) == 1 else f"{len(step.kept):,} old ones"
+        return f"{len(step.expire):,} of {counted(step.total, 'snapshot')}; {kept} kept"
+    return counted(len(step.files), "file")
 
 
 def _details(step: MaintenanceStep) -> tuple[str, ...]:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias, cast
 
 from toolkit.core.maintenance import size_text
 from toolkit.core.state import ABSENT, TableState
+from toolkit.core.wording import counted
 from toolkit.errors import MalformedLineError, NotARecordError, PlanChangedError, StalePlanError
 from toolkit.notebook.common import clip, value_text, wrap
 
@@ -98,19 +99,20 @@ class CommitOutcome:
         else:
             kind, title = "committed", "Committed"
             columns = (
-                f"{len(added)} column(s) added: {', '.join(added)}."
+                f"{counted(len(added), 'column')} added: {', '.join(added)}."
                 if added
                 else "No column was added."
             )
             message = (
                 f"Committed snapshot {report.snapshot_id} to {report.table}: "
-                f"{report.rows_written} rows written (batch {report.batch_id}). {columns}"
+                f"{counted(report.rows_written, 'row')} written (batch {report.batch_id}). "
+                f"{columns}"
             )
             if widened:
-                message += f" {len(widened)} column(s) widened: {', '.join(widened)}."
+                message += f" {counted(len(widened), 'column')} widened: {', '.join(widened)}."
         if aside and not report.skipped:
             message += (
-                f" {aside} record(s) set aside in {report.quarantine_table}: see "
+                f" {counted(aside, 'record')} set aside in {report.quarantine_table}: see "
                 f"toolkit.quarantine(catalog, {report.table!r})."
             )
         return cls(
@@ -234,10 +236,6 @@ def outcome_html(outcome: Outcome) -> str:
 # --- before a rewrite: what it touches --------------------------------------------------------
 
 
-def _count(n: int, one: str) -> str:
-    return f"{n:,} {one}" if n == 1 else f"{n:,} {one}s"
-
-
 @dataclass(frozen=True, slots=True)
 class TableSize:
     """The rows, data files and bytes of a table's current snapshot: what a rewrite of
@@ -260,8 +258,8 @@ class TableSize:
         return cls(total("total-records"), total("total-data-files"), total("total-files-size"))
 
     def __str__(self) -> str:
-        rows = _count(self.rows, "row")
-        files = "" if self.files is None else f" in {_count(self.files, 'file')}"
+        rows = counted(self.rows, "row")
+        files = "" if self.files is None else f" in {counted(self.files, 'file')}"
         return f"{rows}{files}, {size_text(self.bytes)}"
 
 

@@ -6,6 +6,8 @@ page the same way.
 (('d', 'e', 'f'), 'rows 4-6 of 7 (page 2 of 3)')
 >>> str(page_of(tuple("abc"), 9, size=3))  # a page past the end is the last one
 'rows 1-3 of 3 (page 1 of 1)'
+>>> str(page_of(range(5000), 0))
+'rows 1-25 of 5,000 (page 1 of 200)'
 """
 
 from __future__ import annotations
@@ -39,8 +41,9 @@ class Page(Generic[Row]):
         return self.number * self.size + len(self.rows)
 
     def __str__(self) -> str:
-        where = f"page {self.number + 1} of {self.pages}"
-        return f"rows {self.first}-{self.last} of {self.total} ({where})"
+        """``rows 1-25 of 5,000 (page 1 of 200)``: every number with thousands separators."""
+        where = f"page {self.number + 1:,} of {self.pages:,}"
+        return f"rows {self.first:,}-{self.last:,} of {self.total:,} ({where})"
 
 
 def page_of(rows: Sequence[Row], number: int, size: int = 25) -> Page[Row]:

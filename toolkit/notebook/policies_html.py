@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from html import escape
 
+from toolkit.core.wording import counted
 from toolkit.notebook.common import cell_box, fixed_table, wrap
 from toolkit.notebook.policies_model import PolicyComparison, PolicyOutcome
 
@@ -22,8 +23,8 @@ def comparison_html(c: PolicyComparison) -> str:
         for name, cells in c.rows()
     )
     return wrap(
-        f"<p><b>{c.records:,} records in {c.batches:,} batch(es)</b>{where}: what each "
-        "policy would do (from <code>toolkit.simulate</code>)</p>"
+        f"<p><b>{counted(c.records, 'record')} in {counted(c.batches, 'batch')}</b>{where}: "
+        "what each policy would do (from <code>toolkit.simulate</code>)</p>"
         f"{fixed_table(columns, rows)}"
     )
 

@@ -1,10 +1,11 @@
 """What each evolution policy would do with one sample, side by side, as data.
 
-Every number comes from :func:`toolkit.simulate` run on the sample under each policy:
-the automatic policy (Upsolver's suffixed columns, RULES 3-4), the widening policy with
-rewrites approved, and the widening policy without them (RULES 5); given a rare-type
-threshold (``rare_type_percent``), the automatic policy with it too, as its own column
-right after the automatic one (:func:`rare_type_setup`). Pure: no widget, no
+Every number comes from :func:`toolkit.simulate` run on the sample under each policy,
+each labelled by the name ``policy=`` takes: the ``upsolver`` policy (suffixed columns,
+RULES 2-4), the ``widen`` policy with rewrites approved, and without them (RULES 5);
+given a rare-type threshold (``rare_type_percent``), the ``upsolver`` policy with it too,
+as its own column right after the one without it (:func:`rare_type_setup`). Pure: no
+widget, no
 Spark; the HTML (:mod:`toolkit.notebook.policies_html`) and the text table are
 renderings of the model.
 
@@ -26,10 +27,11 @@ from pyiceberg.table import Table as PyIcebergTable
 from toolkit.api import simulate
 from toolkit.core.families import families
 from toolkit.core.observe import Classifier
-from toolkit.core.options import Options, checked_rare_type_percent, make_options
+from toolkit.core.options import POLICY_TERMS, Options, checked_rare_type_percent, make_options
 from toolkit.core.policies import policy_of
 from toolkit.core.types import RECORD, Column, Kind, Shape, Struct
 from toolkit.core.widen_policy import primary_columns
+from toolkit.core.wording import counted
 from toolkit.iceberg.schema import from_iceberg
 from toolkit.pipeline.sources import source_kind
 
@@ -57,8 +59,12 @@ class PolicySetup:
     options: Mapping[str, Any]
 
 
+#: each column of the comparison, labelled by the name ``policy=`` takes (the one table
+#: of the policies' words, :data:`~toolkit.core.options.POLICY_TERMS`) and how it runs
 POLICY_SETUPS: Final = (
-    PolicySetup("upsolver", "automatic (suffixed columns)", {"policy": "upsolver"}),
+    PolicySetup(
+        "upsolver", f"upsolver ({POLICY_TERMS['upsolver'].brief})", {"policy": "upsolver"}
+    ),
     PolicySetup("widen", "widen, rewrites approved", {"policy": "widen", "allow_rewrites": True}),
     PolicySetup(
         "widen-no-rewrites", "widen, no rewrites", {"policy": "widen", "allow_rewrites": False}
@@ -67,14 +73,14 @@ POLICY_SETUPS: Final = (
 
 
 def rare_type_setup(percent: float) -> PolicySetup:
-    """The automatic policy with its rare-type threshold: the comparison's extra column
+    """The ``upsolver`` policy with its rare-type threshold: the comparison's extra column
     when ``rare_type_percent`` is given.
 
     >>> rare_type_setup(1).label
-    'automatic, rare types (<1%) set aside'
+    'upsolver, rare types (<1%) set aside'
     """
     return PolicySetup(
-        "upsolver-rare", f"automatic, rare types (<{percent:g}%) set aside",
+        "upsolver-rare", f"upsolver, rare types (<{percent:g}%) set aside",
         {"policy": "upsolver", "rare_type_percent": percent},
     )
 
@@ -143,7 +149,7 @@ class PolicyComparison:
     def rows(self) -> list[tuple[str, tuple[str, ...]]]:
         """The side-by-side table: a measure, then one cell per policy."""
         def cell(n: int, items: Sequence[str] = ()) -> str:
-            return str(n) if not items else f"{n}: {', '.join(items)}"
+            return f"{n:,}" if not items else f"{n:,}: {', '.join(items)}"
 
         cost = ""
         if self.table_rows is not None:
@@ -155,14 +161,14 @@ class PolicyComparison:
                                        for o in self.outcomes)),
             ("rewrites needed" + cost, tuple(
                 cell(len(o.rewrites), o.rewrites) if not o.pending
-                else f"{len(o.pending)} not approved (records set aside): {', '.join(o.pending)}"
+                else f"{len(o.pending):,} not approved (records set aside): {', '.join(o.pending)}"
                 for o in self.outcomes
             )),
             ("made optional", tuple(cell(len(o.made_optional), o.made_optional)
                                     for o in self.outcomes)),
-            ("values converted", tuple(f"{o.values_converted} of {o.values}"
+            ("values converted", tuple(f"{o.values_converted:,} of {o.values:,}"
                                        for o in self.outcomes)),
-            ("records written", tuple(f"{o.records_written} of {o.records}"
+            ("records written", tuple(f"{o.records_written:,} of {o.records:,}"
                                       for o in self.outcomes)),
             ("records quarantined", tuple(
                 cell(o.quarantined, [f"{r} {n}" for r, n in o.quarantined_by_reason])
@@ -186,7 +192,8 @@ class PolicyComparison:
             for r in (head, *body)
         ]
         where = f" against {self.table}" if self.table else ""
-        return f"{self.records} records in {self.batches} batch(es){where}\n" + "\n".join(lines)
+        said = f"{counted(self.records, 'record')} in {counted(self.batches, 'batch')}{where}"
+        return f"{said}\n" + "\n".join(lines)
 
 
 # --- the sample and the starting schema ----------------------------------------------------
@@ -203,8 +210,8 @@ def policy_comparison(
     for taken in ("policy", "allow_rewrites"):
         if taken in options:
             raise ValueError(f"{taken}= is what the comparison varies; leave it out")
-    # the rare-type threshold is the automatic policy's: its own column, beside the
-    # automatic policy without it
+    # the rare-type threshold is the upsolver policy's: its own column, beside the
+    # upsolver policy without it
     percent = checked_rare_type_percent(options.pop("rare_type_percent", None))
     setups = list(POLICY_SETUPS)
     if percent is not None:

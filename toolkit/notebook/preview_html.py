@@ -8,41 +8,145 @@ same strings serve a static report.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from html import escape
 from typing import Final
 
 from toolkit.core.planner import MakeOptional, Retype
-from toolkit.notebook.common import badge, wrap
+from toolkit.core.wording import counted
+from toolkit.notebook.common import (
+    REPORT_ROWS,
+    badge,
+    fixed_table,
+    scroll_box,
+    showing_first,
+    wrap,
+)
 from toolkit.notebook.landings import Happened, LandingGrid, LandingPage, LandingRow, Show
 from toolkit.notebook.preview_model import NewColumn, PlanModel, QuarantinePreview
+from toolkit.notebook.schema_tree import SchemaNode, schema_tree_html
 
 __all__ = [
+    "REPORT_CHARS",
     "SHOW_TEXT",
     "code_html",
+    "code_report_html",
     "landing_grid_html",
     "landing_rows_html",
     "landings_html",
     "new_columns_html",
     "plan_header_html",
     "quarantine_preview_html",
+    "schema_tree_report_html",
     "sql_html",
+    "sql_report_html",
     "widenings_html",
 ]
 
+#: where a static copy sends a reader for the rows it leaves out
+_IN_THE_PANEL = "the interactive panel lists all of them"
 
-def new_columns_html(columns: Iterable[NewColumn]) -> str:
+#: the new columns' table: widths fixed by its header, so a 200-character name wraps in
+#: its cell instead of pushing the reasons off screen
+_NEW_COLUMNS = (
+    ("column", "22%"), ("id", "4em"), ("type", "12%"), ("family", "14%"), ("doc", "16%"),
+    ("why", ""),
+)
+
+
+def new_columns_html(columns: Iterable[NewColumn], *, rows: int | None = REPORT_ROWS) -> str:
+    """The columns the plan adds (name, field ID, type, family, doc, and the rule that
+    added each) in a box that scrolls. ``rows``: how many are listed (None: all, as the
+    panel's tab does); a static copy lists the first ones and says how many there are."""
     columns = tuple(columns)
     if not columns:
         return wrap('<p class="tknb-muted">No column is added: the table already fits.</p>')
-    head = "<tr><th>column</th><th>id</th><th>type</th><th>family</th><th>doc</th><th>why</th></tr>"
-    body = "".join(
+    shown = columns if rows is None else columns[:rows]
+    body = (
         f"<tr><td><code>{escape(c.name)}</code></td><td>{c.field_id}</td>"
         f"<td>{escape(c.type)}</td><td>{escape(c.family)}</td>"
         f"<td class='tknb-doc'>{escape(c.doc or '')}</td><td>{escape(c.reason)}</td></tr>"
-        for c in columns
+        for c in shown
     )
-    return wrap(f"<table>{head}{body}</table>")
+    return wrap(
+        showing_first(len(shown), len(columns), "new columns", _IN_THE_PANEL)
+        + scroll_box(fixed_table(_NEW_COLUMNS, body))
+    )
+
+
+def _first_fields(
+    nodes: Sequence[SchemaNode], room: int
+) -> tuple[tuple[SchemaNode, ...], int]:
+    """The first ``room`` fields of a tree, in the order it is shown (a struct before its
+    fields), and how many that is."""
+    kept: list[SchemaNode] = []
+    used = 0
+    for node in nodes:
+        if used >= room:
+            break
+        children, inner = _first_fields(node.children, room - used - 1)
+        kept.append(node if children == node.children else replace(node, children=children))
+        used += 1 + inner
+    return tuple(kept), used
+
+
+def schema_tree_report_html(
+    nodes: Iterable[SchemaNode], *, title: str = "", rows: int = REPORT_ROWS
+) -> str:
+    """A schema tree as a static copy shows it: its first ``rows`` fields (nested ones
+    count), and how many there are in all when some are left out."""
+    nodes = tuple(nodes)
+    shown, count = _first_fields(nodes, rows)
+    total = sum(1 for root in nodes for _ in root.walk())
+    note = showing_first(count, total, "fields", _IN_THE_PANEL)
+    if not note:
+        return schema_tree_html(nodes, title=title)
+    head = f"<b>{escape(title)}</b>" if title else ""
+    tree = schema_tree_html(shown)
+    return wrap(head + note) + tree
+
+
+#: how many characters of a long text a static copy shows, whatever its lines: a new
+#: table's CREATE TABLE is one line naming every column
+REPORT_CHARS = 100 * REPORT_ROWS
+
+
+def _text_report_html(text: str, what: str, rest: str, rows: int, chars: int) -> str:
+    """``text`` in a ``<pre>``, cut to its first ``rows`` lines and ``chars`` characters,
+    with the sentence saying how much there is in all (``what``) and where the ``rest``
+    is."""
+    lines = text.splitlines()
+    head, note = text, ""
+    if len(lines) > rows:
+        head = "\n".join(lines[:rows])
+        note = showing_first(rows, len(lines), f"lines of {what}", rest)
+    if len(head) > chars:
+        head = head[:chars] + "…"
+        note = showing_first(chars, len(text), f"characters of {what}", rest)
+    return f"{note}<pre>{escape(head)}</pre>"
+
+
+def sql_report_html(
+    sql: Iterable[tuple[str, str]], *, rows: int = REPORT_ROWS, chars: int = REPORT_CHARS
+) -> str:
+    """The view's SQL per dialect as a static copy shows it: the first ``rows`` lines
+    (and ``chars`` characters) of each, as a view over 5,000 columns has over 5,000, and
+    how many there are."""
+    rest = "the SQL tab of the interactive panel has all of it, with a Copy button"
+    parts = [
+        f"<p><b>{escape(dialect)}</b></p>"
+        + _text_report_html(text, f"the {dialect} view", rest, rows, chars)
+        for dialect, text in sql
+    ]
+    return wrap("".join(parts) or "<p>(no columns: no view)</p>")
+
+
+def code_report_html(code: str, *, rows: int = REPORT_ROWS, chars: int = REPORT_CHARS) -> str:
+    """The plan as code, as a static copy shows it: its first ``rows`` lines and ``chars``
+    characters, and how many there are."""
+    rest = '"Copy as code" in the interactive panel copies all of it'
+    return wrap(_text_report_html(code, "the code", rest, rows, chars))
 
 
 #: the grid's filter choices, in words
@@ -130,8 +234,8 @@ def landings_html(grid: LandingGrid, *, size: int = 25) -> str:
         return wrap('<p class="tknb-muted">No sample record.</p>')
     view = grid.first_view
     page = view.page(0, size)
-    some = f"{len(page.rows)}" if page.total == len(page.rows) else (
-        f"the first {len(page.rows)} of {page.total}"
+    some = f"{len(page.rows):,}" if page.total == len(page.rows) else (
+        f"the first {len(page.rows):,} of {page.total:,}"
     )
     shown = (
         f"each kind of drift once, with the first value that drifts so ({some} rows)"
@@ -150,17 +254,27 @@ def landings_html(grid: LandingGrid, *, size: int = 25) -> str:
     )
 
 
+#: the widenings' tables: widths fixed by their header rows
+_RETYPES = (
+    ("column", "22%"), ("id", "9em"), ("from", "10%"), ("to", "10%"), ("how", "12%"), ("why", ""),
+)
+_OPTIONALS = (("column", "30%"), ("id", "5em"), ("why", ""))
+
+
 def widenings_html(
     widenings: Iterable[Retype],
     pending: Iterable[Retype] = (),
     optionals: Iterable[MakeOptional] = (),
+    *,
+    rows: int | None = REPORT_ROWS,
 ) -> str:
-    """The columns the widening policy retypes (in place, or REWRITE with the rows and bytes
-    it touches), the rewrites awaiting approval, and the columns made optional."""
+    """The columns the ``widen`` policy retypes (in place, or REWRITE with the rows and bytes
+    it touches), the rewrites awaiting approval, and the columns made optional. ``rows``:
+    how many of each list are shown (None: all, as the panel's tab does); a static copy
+    shows the first ones and says how many there are."""
     widenings, pending, optionals = tuple(widenings), tuple(pending), tuple(optionals)
     if not (widenings or pending or optionals):
         return wrap('<p class="tknb-muted">No column is widened or made optional.</p>')
-    head = "<tr><th>column</th><th>id</th><th>from</th><th>to</th><th>how</th><th>why</th></tr>"
 
     def row(w: Retype) -> str:
         css = "" if w.in_place else ' class="tknb-rewrite"'
@@ -171,34 +285,38 @@ def widenings_html(
             f"<td{css}>{escape(w.how)}</td><td>{escape(w.reason)}</td></tr>"
         )
 
+    def table(retypes: tuple[Retype, ...], what: str) -> str:
+        shown = retypes if rows is None else retypes[:rows]
+        return showing_first(len(shown), len(retypes), what, _IN_THE_PANEL) + scroll_box(
+            fixed_table(_RETYPES, (row(w) for w in shown))
+        )
+
     parts = []
     if widenings:
         rewrites = sum(1 for w in widenings if not w.in_place)
         note = (
-            f" {rewrites} rewrite(s): approving this plan approves them; older snapshots keep "
-            "reading the old values."
+            f" {counted(rewrites, 'rewrite')}: approving this plan approves them; older "
+            "snapshots keep reading the old values."
             if rewrites
             else ""
         )
-        parts.append(
-            f"<p><b>Widened</b>{escape(note)}</p><table>{head}"
-            + "".join(row(w) for w in widenings) + "</table>"
-        )
+        parts.append(f"<p><b>Widened</b>{escape(note)}</p>{table(widenings, 'widened columns')}")
     if pending:
         parts.append(
             "<p><b>Rewrites awaiting approval</b> (not in this plan: the records needing them "
             "are set aside; preview with <code>allow_rewrites=True</code> to approve them)</p>"
-            f"<table>{head}" + "".join(row(w) for w in pending) + "</table>"
+            + table(pending, "rewrites awaiting approval")
         )
     if optionals:
+        shown = optionals if rows is None else optionals[:rows]
         parts.append(
-            "<p><b>Made optional</b></p><table><tr><th>column</th><th>id</th><th>why</th></tr>"
-            + "".join(
+            "<p><b>Made optional</b></p>"
+            + showing_first(len(shown), len(optionals), "columns made optional", _IN_THE_PANEL)
+            + scroll_box(fixed_table(_OPTIONALS, (
                 f"<tr><td><code>{escape(o.name)}</code></td><td>{o.column_id}</td>"
                 f"<td>{escape(o.reason)}</td></tr>"
-                for o in optionals
-            )
-            + "</table>"
+                for o in shown
+            )))
         )
     return wrap("".join(parts))
 
@@ -221,7 +339,7 @@ def quarantine_preview_html(q: QuarantinePreview | None) -> str:
         for s in q.samples
     )
     return wrap(
-        f"<p><b>{q.total} record(s)</b> {escape(fate)}.</p>"
+        f"<p><b>{counted(q.total, 'record')}</b> {escape(fate)}.</p>"
         f"<table><tr><th>reason</th><th>records</th></tr>{counts}</table>"
         "<table><tr><th>record</th><th>reason</th><th>field</th><th>arrived as</th>"
         f"<th>table type</th><th>raw record</th></tr>{samples}</table>"
@@ -281,10 +399,11 @@ def code_html(code: str | None, language: str, refusal: str | None = None) -> st
 
 
 def plan_header_html(model: PlanModel) -> str:
-    """The plan in one sentence, and its batch in words (its full id on hover)."""
+    """The plan in one sentence, naming the table once, and its batch in words (its full
+    id on hover)."""
     batch = model.batch_text
     return wrap(
-        f"<b>Preview of {escape(model.table)}</b>: {escape(model.summary)}. "
+        f"<b>Preview of {escape(model.table)}</b>: {escape(model.headline)}. "
         f'<span class="tknb-muted" title="batch id {escape(model.batch_id)}">'
         f"{escape(batch[:1].upper() + batch[1:])}.</span>"
     )

@@ -24,6 +24,7 @@ from toolkit.core.state import ABSENT, TableState
 from toolkit.core.types import iter_ids, type_to_str
 from toolkit.core.views import DIALECTS, Dialect, coalesce_sql
 from toolkit.core.widen_policy import WidenRouter
+from toolkit.core.wording import counted
 from toolkit.notebook.common import clip
 from toolkit.notebook.explore_model import made_up_short_id
 from toolkit.notebook.landings import (
@@ -166,19 +167,19 @@ class PlanModel:
     """The COALESCE view's SELECT over the table after the plan, per dialect."""
     policy: str = "upsolver"
     widenings: tuple[Retype, ...] = ()
-    """Columns the plan retypes (widening policy): in place or by an approved rewrite."""
+    """Columns the plan retypes (the ``widen`` policy): in place or by an approved rewrite."""
     pending: tuple[Retype, ...] = ()
     """Rewrites the data needs but that are not approved (``allow_rewrites=False``): the
     values needing them are set aside instead."""
     optionals: tuple[MakeOptional, ...] = ()
     quarantine: QuarantinePreview | None = None
-    """Records the table cannot take (widening policy) or whose values have no type; None
-    when the automatic policy sets none aside."""
+    """Records the table cannot take (the ``widen`` policy) or whose values have no type; None
+    when the ``upsolver`` policy sets none aside."""
     unlanded: tuple[str, ...] = ()
     """A sentence for each field every value of which is set aside: it gets no column,
     which the schema alone never says."""
     rare_type_percent: float | None = None
-    """The automatic policy's rare-type threshold in force, in percent (None: off)."""
+    """The ``upsolver`` policy's rare-type threshold in force, in percent (None: off)."""
     rare_types: tuple[str, ...] = ()
     """A sentence for each rare type the plan sets aside instead of evolving the schema for
     (which field, which type, how many of its values, what it would have added)."""
@@ -208,32 +209,44 @@ class PlanModel:
 
     @property
     def summary(self) -> str:
+        """The plan in one sentence, naming the table (what ``print(model.summary)``
+        shows)."""
+        return self._sentence(self.table)
+
+    @property
+    def headline(self) -> str:
+        """The plan in one sentence under a heading that names the table already
+        ("Preview of db.events: 20 records planned against the table as it is ..."): the
+        table is said once."""
+        return self._sentence("the table")
+
+    def _sentence(self, table: str) -> str:
         where = (
-            f"{self.table} does not exist yet: it will be created"
+            f"{table} does not exist yet: it will be created"
             if self.new_table
-            else f"{self.table} (schema id {self.state.schema_id}, "
+            else f"{table} as it is now (schema id {self.state.schema_id}, "
             f"snapshot {self.state.snapshot_id})"
         )
-        parts = [f"{len(self.new_columns)} column(s) to add"] if self.new_columns else []
+        parts = [f"{counted(len(self.new_columns), 'column')} to add"] if self.new_columns else []
         if self.widenings:
             parts.append(
-                f"{len(self.widenings)} to widen ({len(self.rewrites)} by rewrite)"
+                f"{len(self.widenings):,} to widen ({len(self.rewrites):,} by rewrite)"
             )
         if self.optionals:
-            parts.append(f"{len(self.optionals)} to make optional")
+            parts.append(f"{len(self.optionals):,} to make optional")
         if self.pending:
-            parts.append(f"{len(self.pending)} rewrite(s) awaiting approval")
+            parts.append(f"{counted(len(self.pending), 'rewrite')} awaiting approval")
         change = ", ".join(parts) or "no schema change"
         q = self.quarantine
         if q is not None and q.total:
             fate = "would fail the batch" if q.fails else "to quarantine"
-            change += f"; {q.total} record(s) {fate}"
+            change += f"; {counted(q.total, 'record')} {fate}"
         told = "".join(f"; {u}" for u in self.unlanded)
         if self.rare_type_percent is not None:
             told += f"; {self.rare_types_text}"
         if self.new_table:
-            return f"{self.records} records planned; {where}; {change}{told}"
-        return f"{self.records} records planned against {where}; {change}{told}"
+            return f"{self.records:,} records planned; {where}; {change}{told}"
+        return f"{self.records:,} records planned against {where}; {change}{told}"
 
     @property
     def rare_types_text(self) -> str:

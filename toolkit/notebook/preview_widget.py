@@ -26,6 +26,7 @@ import ipywidgets as widgets
 
 from toolkit.core.options import Options
 from toolkit.core.planner import Plan
+from toolkit.core.wording import counted
 from toolkit.errors import ExportError
 from toolkit.notebook.common import StaticHtmlPanel
 from toolkit.notebook.confirm import rewrite_confirmation
@@ -212,14 +213,16 @@ class PreviewPanel(StaticHtmlPanel):
             children=[widgets.HTML(sql_html(text, d)) for d, text in m.sql],
             titles=[d for d, _ in m.sql],
         )
-        # RULES 5: under the widening policy, the retypes and the records set aside too
+        # RULES 5: under the widen policy, the retypes and the records set aside too
         widen: list[tuple[str, widgets.Widget]] = []
         if m.widening:
             q = m.quarantine
             widen = [
                 (
-                    f"Widenings ({len(m.widenings)}, {len(m.rewrites)} rewrite(s))",
-                    widgets.HTML(widenings_html(m.widenings, m.pending, m.optionals)),
+                    f"Widenings ({len(m.widenings):,}, {counted(len(m.rewrites), 'rewrite')})",
+                    widgets.HTML(
+                        widenings_html(m.widenings, m.pending, m.optionals, rows=None)
+                    ),
                 ),
                 (
                     f"Quarantine ({0 if q is None else q.total})",
@@ -237,7 +240,11 @@ class PreviewPanel(StaticHtmlPanel):
                     layout={"grid_gap": "40px"},
                 ),
             ),
-            (f"New columns ({len(m.new_columns)})", widgets.HTML(new_columns_html(m.new_columns))),
+            # the tab lists every column, in a box that scrolls (a static copy, the first ones)
+            (
+                f"New columns ({len(m.new_columns):,})",
+                widgets.HTML(new_columns_html(m.new_columns, rows=None)),
+            ),
             *widen,
             ("Where values land", self.landings_box),
             ("SQL view", sql if m.sql else widgets.HTML("(no columns: no view)")),

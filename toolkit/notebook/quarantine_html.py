@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from html import escape
 
+from toolkit.core.wording import counted
 from toolkit.notebook.common import fixed_table, scroll_box, wrap
 from toolkit.notebook.outcome import headline_html
 from toolkit.notebook.quarantine_model import GroupRow, QuarantineModel, ReplayOutcome, ReplayPlan
@@ -60,7 +61,7 @@ def replay_plan_html(plan: ReplayPlan | None, error: str | None = None) -> str:
     if plan is None or not plan.ids:
         return wrap('<p class="tknb-muted">No replayable record is selected.</p>')
     return wrap(
-        f"<p>Replaying {len(plan.ids)} record(s) will apply: "
+        f"<p>Replaying {counted(len(plan.ids), 'record')} will apply: "
         f"<b>{escape(plan.changes)}</b>. The button approves exactly this plan.</p>"
     )
 

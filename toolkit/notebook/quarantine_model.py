@@ -16,8 +16,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
-from toolkit.core.quarantine import Quarantine, QuarantineGroup, group_label
+from toolkit.core.quarantine import Quarantine, QuarantineGroup, detail_text, group_label
 from toolkit.core.state import TableState
+from toolkit.core.wording import counted
 from toolkit.errors import NotReplayableError, UnknownIdsError
 from toolkit.notebook.common import clip
 from toolkit.notebook.outcome import CommitOutcome
@@ -77,7 +78,7 @@ class GroupRow:
             group.replayable,
             group.ids,
             tuple(clip(r.raw, RAW_WIDTH) for r in group.rows[:samples]),
-            group.rows[0].detail if group.rows else "",
+            detail_text(group.rows[0].detail) if group.rows else "",
             tuple(dict.fromkeys(r.batch_id for r in group.rows)),
         )
 
@@ -112,11 +113,12 @@ class QuarantineModel:
             return f"nothing was ever quarantined for {self.table}"
         if not self.total:
             return f"the quarantine of {self.table} is empty"
-        reasons = ", ".join(f"{n} {reason}" for reason, n in self.counts)
-        text = f"{self.total} record(s) in {len(self.groups)} group(s): {reasons}"
+        reasons = ", ".join(f"{n:,} {reason}" for reason, n in self.counts)
+        text = (f"{counted(self.total, 'record')} in {counted(len(self.groups), 'group')}: "
+                f"{reasons}")
         stuck = self.total - self.replayable
         if stuck:
-            text += f"; {stuck} cannot be replayed (not JSON objects)"
+            text += f"; {stuck:,} cannot be replayed (not JSON objects)"
         return text
 
     def group(self, key: str) -> GroupRow:
@@ -202,7 +204,7 @@ class ReplayOutcome:
     def discarded(cls, table: str, count: int) -> ReplayOutcome:
         return cls(
             "nothing", "Discarded",
-            f"{count} record(s) removed from the quarantine of {table} for good.",
+            f"{counted(count, 'record')} removed from the quarantine of {table} for good.",
         )
 
     @classmethod

@@ -19,7 +19,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
-from toolkit.notebook.common import clip, clip_middle, fixed_table, scroll_box, wrap
+from toolkit.core.wording import counted
+from toolkit.notebook.common import (
+    REPORT_ROWS,
+    clip,
+    clip_middle,
+    fixed_table,
+    scroll_box,
+    wrap,
+)
 from toolkit.notebook.editor_html import (
     lineage_entry_html,
     lineage_status_html,
@@ -38,10 +46,13 @@ from toolkit.notebook.policies_html import comparison_html
 from toolkit.notebook.policies_html import outcome_html as policy_html
 from toolkit.notebook.policies_model import PolicyComparison
 from toolkit.notebook.preview_html import (
+    code_report_html,
     landings_html,
     new_columns_html,
     plan_header_html,
     quarantine_preview_html,
+    schema_tree_report_html,
+    sql_report_html,
     widenings_html,
 )
 from toolkit.notebook.preview_model import PlanModel
@@ -52,7 +63,6 @@ from toolkit.notebook.quarantine_html import (
     samples_html,
 )
 from toolkit.notebook.quarantine_model import QuarantineModel, ReplayOutcome, ReplayPlan
-from toolkit.notebook.schema_tree import schema_tree_html
 
 __all__ = [
     "TYPE_COLORS",
@@ -81,9 +91,6 @@ TYPE_COLORS = {
     "record": "#2ca02c",
     "empty": "#7f7f7f",
 }
-
-#: how many fields a static table lists (a static copy cannot page)
-REPORT_ROWS = 200
 
 
 def type_color(type_text: str) -> str:
@@ -259,33 +266,34 @@ def preview_report_html(
     statistics: StatisticsModel | None = None,
 ) -> str:
     """The preview panel: the plan's header, the schema before and after, the new columns,
-    under the widening policy the widenings and the records set aside, where the sample
+    under the ``widen`` policy the widenings and the records set aside, where the sample
     values land, the view's SQL per dialect, the plan as ``code`` (in ``code_language``),
     the ``profile`` of the previewed records; then, once approved, the ``outcome`` and the
     table's written data ``statistics``."""
     m = model
+    # a static copy lists the first fields, new columns, lines of SQL... and counts the rest
     trees = side_by_side(
-        schema_tree_html(m.before, title="Before"), schema_tree_html(m.after, title="After")
+        schema_tree_report_html(m.before, title="Before"),
+        schema_tree_report_html(m.after, title="After"),
     )
     parts = [
         plan_header_html(m),
         section("Schema", trees),
-        section(f"New columns ({len(m.new_columns)})", new_columns_html(m.new_columns)),
+        section(f"New columns ({len(m.new_columns):,})", new_columns_html(m.new_columns)),
     ]
     if m.widening:
         q = m.quarantine
         parts += [
             section(
-                f"Widenings ({len(m.widenings)}, {len(m.rewrites)} rewrite(s))",
+                f"Widenings ({len(m.widenings):,}, {counted(len(m.rewrites), 'rewrite')})",
                 widenings_html(m.widenings, m.pending, m.optionals),
             ),
             section(f"Quarantine ({0 if q is None else q.total})", quarantine_preview_html(q)),
         ]
     parts.append(section("Where values land", landings_html(m.landings)))
-    sql = "".join(f"<p><b>{escape(d)}</b></p><pre>{escape(text)}</pre>" for d, text in m.sql)
-    parts.append(section("SQL view", wrap(sql or "<p>(no columns: no view)</p>")))
+    parts.append(section("SQL view", sql_report_html(m.sql)))
     if code:
-        parts.append(section(f"The plan as {code_language}", wrap(f"<pre>{escape(code)}</pre>")))
+        parts.append(section(f"The plan as {code_language}", code_report_html(code)))
     if profile is not None:
         parts.append(section("Profile", explore_report_html(profile)))
     if outcome is not None:

@@ -46,6 +46,7 @@ from urllib.parse import urlparse
 
 from toolkit.core.jsonlines import read_json_array, read_jsonl, starts_with_array
 from toolkit.core.values import Float, Int, plain_value
+from toolkit.core.wording import counted
 from toolkit.errors import SourceFormatError
 from toolkit.spark.cluster import reachable_input
 
@@ -308,7 +309,8 @@ def read_csv(path: Path) -> list[dict[str, Any]]:
     for number, row in enumerate(rows[1:], 2):
         if len(row) != len(header):
             raise SourceFormatError(
-                f"{path}: row {number} has {len(row)} cell(s), the header {len(header)}: "
+                f"{path}: row {number:,} has {counted(len(row), 'cell')}, the header "
+                f"{len(header):,}: "
                 f"a malformed CSV record (Spark's FAILFAST refuses it too): {row[:5]!r}"
             )
         out.append({k: (v if v else None) for k, v in zip(header, row, strict=True)})

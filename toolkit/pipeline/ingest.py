@@ -319,7 +319,7 @@ def _planned(
         raise IncompatibleRecordError(seen.first_aside)
     # a policy whose routing sets records aside (the widening one) needs the quarantine
     # pass on every batch, and with on_incompatible="fail" refuses such records up front;
-    # so does a plan with rare types (the automatic policy's rare_type_percent)
+    # so does a plan with rare types (the upsolver policy's rare_type_percent)
     if seen.summary.rows == 0:
         if one is not None and existing is not None:  # an empty batch publishes nothing
             drop_staged(existing, one.write_id)

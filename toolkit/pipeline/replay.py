@@ -22,6 +22,7 @@ from toolkit.core.options import REWRITES_WHEN_APPROVED, make_options, takes_opt
 from toolkit.core.planner import Plan
 from toolkit.core.quarantine import Quarantine, QuarantinedRow
 from toolkit.core.state import TableState
+from toolkit.core.wording import counted
 from toolkit.errors import NotReplayableError
 from toolkit.iceberg.catalog import load_table
 from toolkit.iceberg.quarantine import (
@@ -82,15 +83,17 @@ class ReplayReport:
             text = f"{self.table}: nothing to replay"
         else:
             text = (
-                f"{self.table}: replayed {len(self.replayed)} record(s) as batch {self.batch_id}: "
-                f"{self.written} row(s) written, {self.requarantined} quarantined again"
+                f"{self.table}: replayed {counted(len(self.replayed), 'record')} as batch "
+                f"{self.batch_id}: {counted(self.written, 'row')} written, "
+                f"{self.requarantined:,} quarantined again"
             )
             if self.resumed:
-                text += f"; finished an interrupted replay of {len(self.resumed)} record(s)"
+                resumed = counted(len(self.resumed), "record")
+                text += f"; finished an interrupted replay of {resumed}"
         if self.not_replayable:
             text += (
-                f"; {len(self.not_replayable)} record(s) cannot be replayed (malformed or not "
-                "a JSON object) and stay in the quarantine"
+                f"; {counted(len(self.not_replayable), 'record')} cannot be replayed "
+                "(malformed or not a JSON object) and stay in the quarantine"
             )
         return text
 

@@ -52,6 +52,7 @@ from pyiceberg.exceptions import NoSuchTableError
 
 from toolkit.core.maintenance import MaintenanceReport, check_steps
 from toolkit.core.options import make_options, takes_options
+from toolkit.core.wording import counted
 from toolkit.errors import CheckpointLostError, StalePlanError
 from toolkit.iceberg.catalog import embedded
 from toolkit.iceberg.ledger import ingested_batches
@@ -137,7 +138,7 @@ class StreamLog:
             return len(self.by_epoch)
 
     def __str__(self) -> str:
-        lines = [f"{self.query_name} -> {self.table}: {len(self)} micro-batch(es)"]
+        lines = [f"{self.query_name} -> {self.table}: {counted(len(self), 'micro-batch')}"]
         with self._lock:
             batches = sorted(self.by_epoch.items())
             maintained = dict(self.maintenance_by_epoch)

@@ -10,7 +10,7 @@ so RULES 3 lives in ``toolkit.core`` alone; the JVM converts leaves by RULES 2's
 (``toolkit.core.conversions``), which ``tests/spark/test_router.py`` holds equal to the
 Python router value by value.
 
-The pipeline routes a batch here when it can (:func:`jvm_routing`): the automatic policy,
+The pipeline routes a batch here when it can (:func:`jvm_routing`): the ``upsolver`` policy,
 JSON lines the tally read in full, nothing set aside. Otherwise, and whenever the JVM
 refuses a line or a kind its table does not foresee, the batch goes through the Python
 router, as before.
