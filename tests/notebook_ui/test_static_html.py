@@ -223,7 +223,7 @@ def maintenance_plan(cat: Catalog) -> MaintenancePlan:
 def test_the_maintenance_page_shows_the_plan_then_what_was_done(small_files: Catalog) -> None:
     def apply(plan: MaintenancePlan) -> MaintenanceReport:
         done = StepResult("expire_snapshots", True, (("expired_snapshots", 3),),
-                          "expired 3 snapshot(s)")
+                          "expired 3 snapshots")
         return MaintenanceReport(plan.table, plan, (done,), TableState(0, 99))
 
     panel = MaintenancePanel(maintenance_plan(small_files), apply)
@@ -239,7 +239,7 @@ def test_the_maintenance_page_shows_the_plan_then_what_was_done(small_files: Cat
         assert f"{step} yes {numbers}" in shown
     assert "Outcome" not in shown
     panel.apply()
-    assert "expired 3 snapshot(s)" in text_of(panel.to_html())
+    assert "expired 3 snapshots" in text_of(panel.to_html())
 
 
 # --- the quarantine inspector -------------------------------------------------------------------

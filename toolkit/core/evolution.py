@@ -136,13 +136,21 @@ class Evolution:
             head += f" (batch {self.batch})"
         if self.reason:
             head += f": {self.reason}"
-        lines = [head]
-        for i, op in enumerate(self.operations):
-            lines.append(f"  {op}")
-            why = self.reasons[i] if i < len(self.reasons) else None
-            if why:
-                lines.append(f"      {why}")
-        return "\n".join(lines)
+        return "\n".join([head, *operation_lines(self.operations, self.reasons)])
+
+
+def operation_lines(
+    operations: Sequence[Operation], reasons: Sequence[str | None]
+) -> list[str]:
+    """Each operation on a line of its own, its reason (if any) under it: how a plan and a
+    lineage entry list what they do."""
+    lines = []
+    for i, op in enumerate(operations):
+        lines.append(f"  {op}")
+        why = reasons[i] if i < len(reasons) else None
+        if why:
+            lines.append(f"      {why}")
+    return lines
 
 
 def subject_id(op: Operation, layout: TableLayout) -> int | None:
@@ -212,4 +220,7 @@ def operation_from_json(data: Mapping[str, Any]) -> Operation:
     return cls.from_json(data)
 
 
-__all__ = ["Evolution", "operation_from_json", "operation_to_json", "plan_evolution", "subject_id"]
+__all__ = [
+    "Evolution", "operation_from_json", "operation_lines", "operation_to_json",
+    "plan_evolution", "subject_id",
+]

@@ -30,6 +30,7 @@ from typing import Any, Final
 from toolkit.core.evolution import (
     Evolution,
     operation_from_json,
+    operation_lines,
     operation_to_json,
     plan_evolution,
 )
@@ -82,12 +83,7 @@ class LineageEntry:
             head += f", batch {self.batch}"
         if self.reason:
             head += f": {self.reason}"
-        lines = [head]
-        for i, op in enumerate(self.operations):
-            lines.append(f"  {op}")
-            why = self.reasons[i] if i < len(self.reasons) else None
-            if why:
-                lines.append(f"      {why}")
+        lines = [head, *operation_lines(self.operations, self.reasons)]
         lines.append(
             "  undo: " + ("; ".join(str(op) for op in self.inverse_operations) or "nothing")
             if self.inverse_operations is not None

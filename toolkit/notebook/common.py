@@ -16,7 +16,7 @@ import base64
 import json
 import re
 from collections.abc import Iterable, Sequence
-from html import escape
+from html import escape, unescape
 from typing import Any
 
 __all__ = [
@@ -300,14 +300,26 @@ def panel_bundle(widget: Any, html: str, text: str, **kwargs: Any) -> dict[str, 
 
 def html_document(title: str, body: str) -> str:
     """A self-contained HTML page: ``title`` as heading, ``body`` (a panel's HTML) under it;
-    its styles inline, no script, nothing fetched."""
+    its styles inline, no script, nothing fetched. A body that opens with the title itself
+    (a panel's header: "Preview of db.x: ...") gets no heading, which would only repeat it.
+
+    >>> "<h1>" in html_document("Preview of db.x", "<p><b>Preview of db.x</b>: 2 records</p>")
+    False
+    """
+    heading = "" if _opening_text(body).startswith(title) else f"<h1>{escape(title)}</h1>\n"
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f"<title>{escape(title)}</title>\n{DOCUMENT_STYLE}\n{STYLE}\n</head>\n<body>\n"
-        f"<h1>{escape(title)}</h1>\n{body.replace(STYLE, '')}\n"
+        f"{heading}{body.replace(STYLE, '')}\n"
         '<p class="tknb-footer">Saved from a toolkit notebook panel.</p>\n</body>\n</html>\n'
     )
+
+
+def _opening_text(html: str, chars: int = 400) -> str:
+    """The text an HTML fragment opens with, tags and styles left out, spaces collapsed."""
+    head = re.sub(r"<style.*?</style>", "", html[: chars * 20], flags=re.S)
+    return " ".join(unescape(re.sub(r"<[^>]*>", " ", head)).split())[:chars]
 
 
 class StaticHtmlPanel:
