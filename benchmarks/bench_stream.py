@@ -206,13 +206,17 @@ def scale_child(path: str, folder: str) -> None:
     spark = toolkit.spark_session(cat, **{"spark.master": "local[2]"})
     spark.range(1).count()
     jvm = psutil.Process(spark.sparkContext._gateway.proc.pid)  # type: ignore[union-attr]
-    peak = {"jvm": 0}
+    me = psutil.Process()
+    # sampled, not getrusage's peak: Linux carries a process's peak over fork and exec, so
+    # a child of a big parent would report the parent's size
+    peak = {"jvm": 0, "python": 0}
     done = threading.Event()
 
     def watch() -> None:
         while not done.is_set():
             try:
                 peak["jvm"] = max(peak["jvm"], jvm.memory_info().rss)
+                peak["python"] = max(peak["python"], me.memory_info().rss)
             except psutil.Error:
                 return
             done.wait(0.2)
@@ -222,9 +226,7 @@ def scale_child(path: str, folder: str) -> None:
     report = toolkit.ingest(path, f"{NAMESPACE}.scale", cat, spark)
     wall = time.perf_counter() - t0
     done.set()
-    import resource
-
-    python_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
+    python_peak = peak["python"]
     print(json.dumps({"wall": wall, "rows": report.rows_written, "python_rss": python_peak,
                       "jvm_rss": peak["jvm"]}))
     spark.stop()

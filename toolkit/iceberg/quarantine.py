@@ -40,7 +40,7 @@ from pyiceberg.types import LongType, NestedField, StringType, TimestamptzType
 
 from toolkit.core.quarantine import Quarantine, Quarantined, QuarantinedRow
 from toolkit.errors import UnknownIdsError
-from toolkit.iceberg.catalog import ensure_namespace, load_table
+from toolkit.iceberg.catalog import NEW_TABLE_PROPERTIES, ensure_namespace, load_table
 from toolkit.iceberg.ledger import BATCH_ID_PROPERTY, ingested_batches
 
 __all__ = [
@@ -187,7 +187,8 @@ def ensure_quarantine_table(catalog: Catalog, table_id: str) -> Table:
         return existing
     ensure_namespace(catalog, qid.rsplit(".", 1)[0])
     try:
-        return catalog.create_table(qid, schema=QUARANTINE_SCHEMA)
+        return catalog.create_table(qid, schema=QUARANTINE_SCHEMA,
+                                    properties=NEW_TABLE_PROPERTIES)
     except TableAlreadyExistsError:  # another writer created it meanwhile
         return catalog.load_table(qid)
 

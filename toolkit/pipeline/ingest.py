@@ -33,7 +33,7 @@ from toolkit.core.state import TableState
 from toolkit.core.summary import Summary
 from toolkit.core.types import Struct
 from toolkit.errors import IncompatibleRecordError, PlanChangedError, StalePlanError
-from toolkit.iceberg.catalog import ensure_namespace, load_table
+from toolkit.iceberg.catalog import NEW_TABLE_PROPERTIES, ensure_namespace, load_table
 from toolkit.iceberg.commit import commit_plan
 from toolkit.iceberg.ledger import STAGING_PROPERTY, drop_staged, ingested_batches
 from toolkit.iceberg.operations import evolve
@@ -177,7 +177,7 @@ def _plan_and_commit(
                 # batches are staged, then published once (toolkit.iceberg.ledger)
                 table = catalog.create_table(
                     identifier, schema=to_iceberg(plan.after),
-                    properties={**log, STAGING_PROPERTY: "true"},
+                    properties={**NEW_TABLE_PROPERTIES, **log, STAGING_PROPERTY: "true"},
                 )
             except TableAlreadyExistsError:
                 continue
