@@ -58,16 +58,16 @@ def test_type_mix_of_a_filter_and_of_nothing(days: StatisticsModel) -> None:
 def test_type_drift_across_batches_from_a_profile(days: StatisticsModel) -> None:
     fig = type_drift_figure(days, "my_field")
     assert bars(fig) == {
-        "long": (("0", "1", "2"), (20, 10, 0)),
-        "string": (("0", "1", "2"), (0, 10, 20)),
+        "long": (("1", "2", "3"), (20, 10, 0)),
+        "string": (("1", "2", "3"), (0, 10, 20)),
     }
     assert fig.layout.xaxis.type == "category" and fig.layout.title.text.startswith("my_field")
     # a Profile is accepted as it is
     p = profile([{"a": 1}]) + profile([{"a": "x"}, {"a": 2.5}], batch=1)
     assert bars(type_drift_figure(p, "a")) == {
-        "double": (("0", "1"), (0, 1)),
-        "long": (("0", "1"), (1, 0)),
-        "string": (("0", "1"), (0, 1)),
+        "double": (("1", "2"), (0, 1)),
+        "long": (("1", "2"), (1, 0)),
+        "string": (("1", "2"), (0, 1)),
     }
 
 

@@ -115,11 +115,11 @@ def test_drifted_field_row_from_a_profile() -> None:
     assert [(t.type, t.count) for t in row.types] == [("long", 30), ("string", 30)]
     assert [t.share for t in row.types] == [0.5, 0.5]
     assert row.types[1].sample_texts == ('"MF-646"', '"MF-274"', '"MF-427"')
-    assert (row.first_batch, row.last_batch, row.nulls) == ("0", "2", 0)
+    assert (row.first_batch, row.last_batch, row.nulls) == ("1", "3", 0)  # counted from 1
     assert row.columns == ("my_field", "my_field_string")
     assert row.evolved and row.drifted
     assert [(b.batch, b.count("long"), b.count("string")) for b in row.by_batch] == [
-        ("0", 20, 0), ("1", 10, 10), ("2", 0, 20),
+        ("1", 20, 0), ("2", 10, 10), ("3", 0, 20),
     ]
     # nested fields: dotted names, and the columns of every record column of the family
     os = model.field("device.os")

@@ -173,7 +173,7 @@ def test_the_charts_plot_the_numbers_of_the_plotly_figures() -> None:
         (str(b), str(n), t.name) for t in fig.data for b, n in zip(t.x, t.y, strict=True) if n
     ]
     assert sorted(drawn) == sorted(plotted) == [
-        ("0", "2", "long"), ("1", "1", "long"), ("1", "1", "string")
+        ("1", "2", "long"), ("2", "1", "long"), ("2", "1", "string")
     ]
 
 

@@ -155,7 +155,9 @@ class Profile:
             s = self.fields[path]
             total = s.present + s.nulls
             for shape, n in sorted(s.counts.items(), key=lambda kv: -kv[1]):
-                batches = f"{s.first_batch}-{s.last_batch}"
+                # counted from 1, as a person counts batches (the fields hold indexes)
+                batches = f"{s.first_batch + 1}-{s.last_batch + 1}" \
+                    if s.first_batch is not None and s.last_batch is not None else "-"
                 sample = ", ".join(repr(v) for v in s.samples.get(shape, ()))
                 share = share_text(n, total)
                 rows.append((".".join(path), str(shape), str(n), share, str(s.nulls), batches,

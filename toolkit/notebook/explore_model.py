@@ -158,6 +158,12 @@ class FieldRow:
         return tuple(t.label for t in self.types)
 
 
+def _batch_text(batch: object) -> str:
+    """A batch as a person counts it: a profile's batch index from 1 (its first batch is
+    batch 1), a table's batch by its label."""
+    return str(batch + 1) if isinstance(batch, int) else str(batch)
+
+
 def _search_text(path: tuple[str, ...], types: Iterable[TypeCount], columns: Iterable[str]) -> str:
     parts = [".".join(path), *(t.label for t in types), *columns]
     return "\n".join(parts).lower()
@@ -385,15 +391,15 @@ def _profile_row(s: FieldStats, index: _FamilyIndex | None) -> FieldRow:
         found = index.columns(s.path)
         cols, names = tuple(c for _, c in found), tuple(n for n, _ in found)
     by_batch = tuple(
-        BatchCounts(str(b), tuple((str(k), n) for k, n in sorted(c.items(), key=_by_count)))
+        BatchCounts(_batch_text(b), tuple((str(k), n) for k, n in sorted(c.items(), key=_by_count)))
         for b, c in sorted(s.by_batch.items())
     )
     return FieldRow(
         s.path,
         types,
         s.nulls,
-        None if s.first_batch is None else str(s.first_batch),
-        None if s.last_batch is None else str(s.last_batch),
+        None if s.first_batch is None else _batch_text(s.first_batch),
+        None if s.last_batch is None else _batch_text(s.last_batch),
         names,
         any(c.evolved_from is not None for c in cols),
         by_batch,
