@@ -32,6 +32,18 @@ class _Plan(Protocol):
     def describe_changes(self) -> str: ...
 
 
+def batch_number(batch: int | str) -> str:
+    """A batch as a person names it: the engine's batch index counted from 1 (its first
+    batch is batch 1), a batch id (text) as it is. Here, in the lowest layer, because the
+    errors' messages name batches too; every other face takes it from
+    :mod:`toolkit.core.wording`.
+
+    >>> batch_number(0), batch_number(1999), batch_number("day2")
+    ('1', '2,000', 'day2')
+    """
+    return f"{batch + 1:,}" if isinstance(batch, int) else batch
+
+
 class _SetAside(Protocol):
     @property
     def batch(self) -> int | str: ...
@@ -131,8 +143,8 @@ class NotARecordError(ToolkitError, TypeError):
         self.batch, self.index, self.value = batch, index, value
         text = repr(value)
         super().__init__(
-            f"batch {batch}, record {index + 1:,} (counting from 1): expected a JSON object "
-            f"(dict), got {type(value).__name__} {text[:80]}"
+            f"batch {batch_number(batch)}, record {index + 1:,} (counting from 1): expected a "
+            f"JSON object (dict), got {type(value).__name__} {text[:80]}"
         )
 
 
@@ -141,7 +153,7 @@ class IncompatibleRecordError(ToolkitError, ValueError):
 
     def __init__(self, item: _SetAside) -> None:
         self.item = item
-        super().__init__(f"batch {item.batch}: {item.detail}")
+        super().__init__(f"batch {batch_number(item.batch)}: {item.detail}")
 
 
 class UnknownOptionError(ToolkitError, TypeError):
@@ -333,6 +345,7 @@ class ExportError(ToolkitError, ValueError):
 
 
 __all__ = [
+    "batch_number",
     "AlreadyUndoneError",
     "CheckpointLostError",
     "ExportError",

@@ -38,7 +38,7 @@ def test_a_preview_gives_each_reason_as_a_sentence_and_its_rule_as_a_footnote(
                  "--batch-id", "b1")
     assert out.exit_code == 0, out.output
     lines = out.output.splitlines()
-    assert lines[0].startswith("db.events, batch b1: batch 0: 8 columns added")
+    assert lines[0].startswith("db.events, batch b1: batch 1: 8 columns added")
     assert "    The first batch had `coordinates` as a list of lists of lists of longs " \
            "(RULES 3.2)" in lines
     assert "    The first batch had `device` as a record (RULES 3.2)" in lines

@@ -54,7 +54,7 @@ def test_preview_prints_the_plan_and_saves_a_plan_file(tmp_path: Path) -> None:
     assert out.exit_code == 0
     data = json.loads(out.output)
     assert (data["table"], data["batch_id"], data["changes_schema"]) == ("db.events", "b1", True)
-    assert data["summary"][0].startswith("db.events, batch b1: batch 0: 8 columns added")
+    assert data["summary"][0].startswith("db.events, batch b1: batch 1: 8 columns added")
     planfile = loads(saved.read_text())
     assert planfile.options == {"policy": "widen", "on_incompatible": "quarantine",
                                 "detect_dates": True}

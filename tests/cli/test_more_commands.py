@@ -210,7 +210,7 @@ def test_quarantine_lists_records_and_replay_sends_them_back(
     assert "cli.flags__quarantine holds no record of batch d9" in nope.output
     dry = invoke("replay", "cli.flags", "--catalog", lake, "--batch-id", "d2", "--dry-run")
     assert dry.exit_code == 0
-    assert "would need: batch 2: 1 column added\n+ flag_string: string" in dry.output
+    assert "would need: batch 3: 1 column added\n+ flag_string: string" in dry.output
     assert names(lakehouse, "cli.flags") == ["flag", "n"]  # a dry run changes nothing
 
     done = invoke("replay", "cli.flags", "--catalog", lake, "--batch-id", "d2", "--json")

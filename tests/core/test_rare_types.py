@@ -59,7 +59,7 @@ def test_a_rare_type_is_set_aside_instead_of_adding_its_column() -> None:
     ]
     plan = sim.plans[1]
     assert not plan.changed and plan.operations == ()
-    assert str(plan) == f"batch 1: no schema change, 1 rare type set aside\n- {SENTENCE}"
+    assert str(plan) == f"batch 2: no schema change, 1 rare type set aside\n- {SENTENCE}"
 
 
 def test_replaying_the_records_with_the_threshold_off_evolves_and_loses_nothing() -> None:
@@ -145,7 +145,7 @@ def test_the_decision_does_not_depend_on_record_order() -> None:
 
 
 def test_failing_instead_names_the_field_and_the_share() -> None:
-    with pytest.raises(IncompatibleRecordError, match=r"batch 1: 3 of 2,000 values of `price`"):
+    with pytest.raises(IncompatibleRecordError, match=r"batch 2: 3 of 2,000 values of `price`"):
         toolkit.simulate([DAY1, DAY2], rare_type_percent=1, on_incompatible="fail")
 
 

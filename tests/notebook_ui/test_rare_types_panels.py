@@ -84,10 +84,10 @@ def test_the_comparison_shows_the_threshold_as_its_own_policy() -> None:
     assert (rare.records_written, rare.quarantined, rare.quarantined_by_reason) == (
         397, 4, (("rare-type", 4),)
     )
-    assert rare.rare_types == ("batch 0: amount as string (4 of 400 values)",)
+    assert rare.rare_types == ("batch 1: amount as string (4 of 400 values)",)
     rows = dict(c.rows())
     assert rows["rare types set aside"] == (
-        "threshold off", "1: batch 0: amount as string (4 of 400 values)",
+        "threshold off", "1: batch 1: amount as string (4 of 400 values)",
         "threshold off", "threshold off",
     )
     html = comparison_html(c)

@@ -68,7 +68,7 @@ def test_sources_notebook(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     ):
         assert f"{column} (upsolver_evolved_from:{field})" in simulated
     assert "6 records in 2 batches, 6 written; 9 columns" in simulated
-    assert "batch 1: 4 columns added" in simulated
+    assert "batch 2: 4 columns added" in simulated
 
     # Spark: day 1 ingested from its path, day 2 previewed in a panel, then ingested held to
     # the previewed plan; the button pressed afterwards writes nothing again
@@ -81,7 +81,7 @@ def test_sources_notebook(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
         assert column in shown
     ingested = run.text(run.cell(INGEST_DAY2))
     assert "db.readings: batch day2 wrote 2 rows" in ingested
-    assert "batch 1: 4 columns added" in ingested
+    assert "batch 2: 4 columns added" in ingested
     assert "approved after: skipped" in run.text(run.cell(APPROVE_AFTER))
 
     # read back with Spark SQL: day 1's decimals and timestamps, day 2's values in the new
@@ -114,9 +114,9 @@ def test_sources_notebook(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     assert re.search(r"^sensor\s+string\s+2\s+100%", csv, re.M)
     assert re.search(r"^temp\s+string\s+2\s+100%", csv, re.M)
     assert re.search(r"^at\s+timestamp\s+2\s+100%", csv, re.M)
-    assert "as text:   batch 0: 2 columns added" in csv
+    assert "as text:   batch 1: 2 columns added" in csv
     assert "+ sensor_string: string (id 10)  doc='upsolver_evolved_from:sensor'" in csv
-    assert "via pandas: batch 0: no schema change" in csv
+    assert "via pandas: batch 1: no schema change" in csv
 
     # ORC and JSON lines of day 2 plan the same table as its Parquet file
     others = run.text(run.cell('day2.to_orc("day2.orc"'))

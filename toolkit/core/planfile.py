@@ -81,7 +81,7 @@ class PlanFile:
 
         >>> from toolkit.core.state import ABSENT
         >>> PlanFile("db.t", Plan(0, Struct(), Struct(), ()), ABSENT, "b1").summary
-        'db.t, batch b1: batch 0: no schema change (against a table that does not exist yet)'
+        'db.t, batch b1: batch 1: no schema change (against a table that does not exist yet)'
         """
         against = (
             "a table that does not exist yet"

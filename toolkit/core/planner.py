@@ -46,7 +46,7 @@ from toolkit.core.types import (
     iter_ids,
     type_to_str,
 )
-from toolkit.core.wording import a_shape, and_join, counted, shape_words
+from toolkit.core.wording import a_shape, and_join, batch_number, counted, shape_words
 
 
 @dataclass(frozen=True)
@@ -234,7 +234,7 @@ class Plan:
 
     def __str__(self) -> str:
         if not self.changed and not self.pending and not self.rare:
-            return f"batch {self.batch}: no schema change"
+            return f"batch {batch_number(self.batch)}: no schema change"
         parts = [f"{counted(len(self.changes), 'column')} added"] if self.changes else []
         if self.rare and not self.changed:
             parts.append("no schema change")
@@ -247,7 +247,7 @@ class Plan:
             parts.append(f"{counted(len(self.pending), 'rewrite')} awaiting approval")
         if self.rare:
             parts.append(f"{counted(len(self.rare), 'rare type')} set aside")
-        lines = [f"batch {self.batch}: " + ", ".join(parts)]
+        lines = [f"batch {batch_number(self.batch)}: " + ", ".join(parts)]
         lines += [str(c) for c in (*self.changes, *self.retypes, *self.optionals)]
         lines += [f"{r} [not approved]" for r in self.pending]
         lines += [f"- {r}" for r in self.rare]

@@ -31,6 +31,7 @@ from toolkit.core.observe import Classifier, FieldObservation, StructObservation
 from toolkit.core.options import Options
 from toolkit.core.timestamps import TimestampReport
 from toolkit.core.types import RECORD, Shape
+from toolkit.core.wording import batch_number
 from toolkit.errors import NotARecordError
 
 K = TypeVar("K")
@@ -155,8 +156,7 @@ class Profile:
             s = self.fields[path]
             total = s.present + s.nulls
             for shape, n in sorted(s.counts.items(), key=lambda kv: -kv[1]):
-                # counted from 1, as a person counts batches (the fields hold indexes)
-                batches = f"{s.first_batch + 1}-{s.last_batch + 1}" \
+                batches = f"{batch_number(s.first_batch)}-{batch_number(s.last_batch)}" \
                     if s.first_batch is not None and s.last_batch is not None else "-"
                 sample = ", ".join(repr(v) for v in s.samples.get(shape, ()))
                 share = share_text(n, total)

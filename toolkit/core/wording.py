@@ -19,10 +19,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from toolkit.core.types import Shape
+from toolkit.errors import batch_number  # errors' messages count batches too (layer below)
 
 __all__ = [
     "a_shape",
     "and_join",
+    "batch_number",
     "counted",
     "number",
     "ordinal",

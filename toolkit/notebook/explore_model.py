@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from toolkit.core.families import families
 from toolkit.core.profile import FieldStats, Profile
 from toolkit.core.types import RECORD, Column, Struct
-from toolkit.core.wording import counted
+from toolkit.core.wording import batch_number, counted
 from toolkit.notebook.common import clip, value_text
 from toolkit.notebook.paging import Page, page_of
 
@@ -156,12 +156,6 @@ class FieldRow:
     @property
     def labels(self) -> tuple[str, ...]:
         return tuple(t.label for t in self.types)
-
-
-def _batch_text(batch: object) -> str:
-    """A batch as a person counts it: a profile's batch index from 1 (its first batch is
-    batch 1), a table's batch by its label."""
-    return str(batch + 1) if isinstance(batch, int) else str(batch)
 
 
 def _search_text(path: tuple[str, ...], types: Iterable[TypeCount], columns: Iterable[str]) -> str:
@@ -391,15 +385,17 @@ def _profile_row(s: FieldStats, index: _FamilyIndex | None) -> FieldRow:
         found = index.columns(s.path)
         cols, names = tuple(c for _, c in found), tuple(n for n, _ in found)
     by_batch = tuple(
-        BatchCounts(_batch_text(b), tuple((str(k), n) for k, n in sorted(c.items(), key=_by_count)))
+        BatchCounts(
+            batch_number(b), tuple((str(k), n) for k, n in sorted(c.items(), key=_by_count))
+        )
         for b, c in sorted(s.by_batch.items())
     )
     return FieldRow(
         s.path,
         types,
         s.nulls,
-        None if s.first_batch is None else _batch_text(s.first_batch),
-        None if s.last_batch is None else _batch_text(s.last_batch),
+        None if s.first_batch is None else batch_number(s.first_batch),
+        None if s.last_batch is None else batch_number(s.last_batch),
         names,
         any(c.evolved_from is not None for c in cols),
         by_batch,

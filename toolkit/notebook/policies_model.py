@@ -31,7 +31,7 @@ from toolkit.core.options import POLICY_TERMS, Options, checked_rare_type_percen
 from toolkit.core.policies import policy_of
 from toolkit.core.types import RECORD, Column, Kind, Shape, Struct
 from toolkit.core.widen_policy import primary_columns
-from toolkit.core.wording import counted
+from toolkit.core.wording import batch_number, counted
 from toolkit.iceberg.schema import from_iceberg
 from toolkit.pipeline.sources import source_kind
 
@@ -282,7 +282,8 @@ def _outcome(
         tuple(str(p) for p in plans),
         options.rare_type_percent,
         tuple(
-            f"batch {p.batch}: {r.key} as {r.shape} ({r.count:,} of {r.total:,} values)"
+            f"batch {batch_number(p.batch)}: {r.key} as {r.shape} "
+            f"({r.count:,} of {r.total:,} values)"
             for p in plans for r in p.rare
         ),
     )
