@@ -348,3 +348,20 @@ def test_rows_and_text(table: Table) -> None:
     assert "device.os_long" in text and "Batches (commit order):" in text
     batch_3 = next(line for line in lines if line.startswith("2 "))
     assert "b3" in batch_3 and "my_field_string=2" in batch_3 and "tags=1" in batch_3
+
+
+def test_arrivals_an_older_version_kept_in_the_snapshot_summary_still_count(
+    tmp_path: Path,
+) -> None:
+    """Versions before the per-snapshot table property kept a batch's arrivals in its
+    snapshot's summary (``toolkit.arrivals``): a table they wrote keeps its statistics."""
+    from toolkit.core.arrivals import Arrivals
+    from toolkit.core.profile import profile
+
+    cat = catalog(tmp_path)
+    cat.create_namespace("db")
+    t = cat.create_table("db.old", Schema(NestedField(1, "n", LongType(), required=False)))
+    brought = Arrivals.of(profile([{"n": 1}, {"n": 2}, {"n": None}]))
+    t.append(pa.table({"n": pa.array([1, 2, None], pa.int64())}),
+             snapshot_properties={BATCH_ID_PROPERTY: "b1", "toolkit.arrivals": brought.encode()})
+    assert statistics(cat.load_table("db.old")).arrived("n") == {"long": 2}

@@ -93,6 +93,8 @@ __all__ = [
 #: their samples (a table property stays small, and a sample of data since deleted does
 #: not outlive the snapshots that referenced it)
 EXPIRED_ARRIVALS_PROPERTY = "toolkit.arrivals-expired"
+#: where versions before the table property kept a batch's arrivals: its snapshot summary
+OLD_ARRIVALS_SUMMARY = "toolkit.arrivals"
 
 #: A named struct field, or one of the unnamed fields of a list or a map.
 FieldKind: TypeAlias = Literal["field", "element", "key", "value"]
@@ -426,8 +428,11 @@ def statistics(table: Table) -> WrittenDataStatistics:
 def arrivals_of(snapshot: Snapshot, properties: Mapping[str, str]) -> Arrivals | None:
     """What the batch ``snapshot`` wrote brought, if ingest recorded it: in the table
     property :data:`SNAPSHOT_ARRIVALS_PREFIX` + its id (``properties``: the table's), set
-    as the batch was published."""
+    as the batch was published; for a batch an older version wrote, in its snapshot's
+    summary (``toolkit.arrivals``, where those versions kept it)."""
     text = properties.get(f"{SNAPSHOT_ARRIVALS_PREFIX}{snapshot.snapshot_id}")
+    if text is None and snapshot.summary is not None:
+        text = snapshot.summary.additional_properties.get(OLD_ARRIVALS_SUMMARY)
     return None if text is None else Arrivals.decode(text)
 
 
