@@ -316,9 +316,9 @@ def write_one_pass(
     are exactly what the two-pass path (observe, plan, route) writes, and are published
     (:func:`publish_write`); otherwise the caller drops them
     (:func:`toolkit.iceberg.ledger.drop_staged`) and routes again with the tally it has.
-    None when Spark refused the batch (the JVM router met a line it would not read, or
-    another writer changed the schema first): nothing is staged then, and the caller
-    takes the two-pass path from the start.
+    None when the JVM does not route this batch (:func:`jvm_routing`) or Spark refused it
+    (the JVM router met a line it would not read, or another writer changed the schema
+    first): nothing is staged then, and the caller takes the two-pass path from the start.
     """
     from py4j.protocol import Py4JJavaError  # type: ignore[import-untyped]
     from pyspark.errors import PySparkException
@@ -327,7 +327,8 @@ def write_one_pass(
     schema = from_iceberg(table.schema())
     codes = fitting_codes(schema, known)
     routing = jvm_routing(schema, codes, options)
-    assert routing is not None, "a batch the JVM routes"
+    if routing is None:  # jvm_routing decides what the JVM routes: the two passes do it
+        return None
     frame, payloads, partitions = route_tallied(
         df, routing, spark_schema(spark, schema), options
     )
