@@ -146,7 +146,7 @@ def batch_text(batch_id: str, records: int) -> str:
     short = made_up_short_id(batch_id)
     if short is None:
         return f"batch {batch_id}"
-    return f"unnamed batch of {records} records ({short})"
+    return f"unnamed batch of {counted(records, 'record')} ({short})"
 
 
 @dataclass(frozen=True, slots=True)
