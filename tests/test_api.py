@@ -67,7 +67,7 @@ def test_simulate_options_date_detection_units_and_lattice() -> None:
 def test_simulate_refuses_a_record_that_is_not_an_object_naming_batch_and_index() -> None:
     with pytest.raises(
         NotARecordError,
-        match=r"batch 1, record 3 \(counting from 1\): expected a JSON object",
+        match=r"batch 2, record 3 \(counting from 1\): expected a JSON object",
     ):
         toolkit.simulate([[{"a": 1}], [{"a": 1}, {"a": 2}, [1, 2]]], on_incompatible="fail")
 

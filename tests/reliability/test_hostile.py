@@ -209,7 +209,7 @@ def test_a_line_too_deep_to_parse_is_named_by_its_number() -> None:
 
 def test_values_that_are_not_records_fail_naming_the_record_or_go_to_quarantine() -> None:
     batch: list[Any] = [{"a": 1}, [1, 2], "text", 3, None, {"a": 2}]
-    with pytest.raises(NotARecordError, match=r"batch 0, record 2 \(counting from 1\): "):
+    with pytest.raises(NotARecordError, match=r"batch 1, record 2 \(counting from 1\): "):
         toolkit.simulate([batch], on_incompatible="fail")
     sim = toolkit.simulate([batch])
     assert sim.rows == [{"a": 1}, {"a": 2}]
