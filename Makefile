@@ -1,7 +1,8 @@
 # Developer entry points; CI runs `make test` (.ci/run).
 #   make test    system packages + venv, then lint, type-check, tests
 #   make lab     JupyterLab on the quickstart notebook
-#   make bench   the benchmarks (pure engine, Spark on 1M records, typed sources)
+#   make bench   the benchmarks (pure engine, Spark on 1M records, streaming and 4M
+#                records, typed sources); BENCH_DATA=DIR keeps the generated files
 SHELL := /bin/bash
 PYTHON ?= python3.11
 VENV := .venv
@@ -53,11 +54,16 @@ lab: sysdeps install $(LAB_OVERRIDES)
 	JUPYTER_PATH=$(CURDIR)/$(VENV)/share/jupyter $(BIN)/jupyter lab \
 		$(if $(filter 0,$(shell id -u)),--allow-root) notebooks/quickstart.ipynb
 
+# the 1M and 4M record files (0.8 and 3.2 GB) take minutes to generate: BENCH_DATA=DIR keeps them
+BENCH_DATA ?=
+KEEP_DATA := $(if $(BENCH_DATA),--keep-data $(BENCH_DATA))
+
 # the pure engine, then Spark and Iceberg on 1M generated records: three timed runs with
 # alternating order (the first big job in a fresh JVM is slower, whichever it is), medians;
+# then streaming batches, 1M and 4M records against plain appends (benchmarks/bench_stream.py);
 # then a Parquet file and a pandas frame of 200k typed rows, ingested vs plain Spark appends
 bench: sysdeps install
 	$(BIN)/python -m benchmarks
-	$(BIN)/python -m benchmarks --spark --repeat 3
-	$(BIN)/python -m benchmarks --stream --repeat 3
+	$(BIN)/python -m benchmarks --spark --repeat 3 $(KEEP_DATA)
+	$(BIN)/python -m benchmarks --stream --repeat 3 $(KEEP_DATA)
 	$(BIN)/python -m benchmarks --sources --repeat 3
