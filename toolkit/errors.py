@@ -222,12 +222,13 @@ class UndoMovedError(OperationError):
         self.seq, self.logged, self.current = seq, logged, current
         #: what undoing would do, in words ("drop x", without the operation's symbol)
         self.what = operation.split(" ", 1)[-1]
-        super().__init__(
-            operation,
+        #: why it cannot be undone, in words: the message less its "nothing was applied"
+        self.why = (
             f"the table changed since lineage entry {seq}: undoing it would {self.what}, now "
             f"another column than the one this entry changed (field ID {current}, not "
-            f"{logged}); nothing was applied",
+            f"{logged})"
         )
+        super().__init__(operation, f"{self.why}; nothing was applied")
 
 
 class StalePlanError(ToolkitError, RuntimeError):
@@ -235,8 +236,10 @@ class StalePlanError(ToolkitError, RuntimeError):
 
     def __init__(self, table: str, planned: _State, now: _State, detail: str = "") -> None:
         self.table, self.planned, self.now = table, planned, now
-        #: what moved, in words, and what else the check found (``"; ..."``, or "")
+        #: what moved, in words ("its schema went from id 0 to 1")
         self.moved = planned.moved_to(now) or "another writer committed first"
+        #: what else the check found, written to follow ``moved`` (``" (...)"``, ``"; ..."``
+        #: or "")
         self.detail = detail
         super().__init__(
             f"table {table} moved since the plan was made ({self.moved}){detail}: "

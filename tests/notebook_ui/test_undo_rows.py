@@ -176,7 +176,13 @@ def test_an_added_column_dropped_and_added_again_elsewhere_is_not_dropped(lake: 
 
     _, button, status = row_cells(editor, 1)
     assert button.disabled and button.description == "Cannot undo"
-    assert "the table changed since: undoing it would drop x, now another column" in status
+    # the error's own sentence (UndoMovedError), less its "nothing was applied"
+    assert (
+        "It can no longer be undone automatically: the table changed since lineage entry 1: "
+        "undoing it would drop x, now another column than the one this entry changed "
+        "(field ID 11, not 10).</span>"
+    ) in status
+    assert "applied" not in status
     assert editor.undo(1).kind == "refused"
     assert "x" in columns(lake)
 

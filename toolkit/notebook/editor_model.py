@@ -347,10 +347,9 @@ def _undo_blocker(entry: LineageEntry, layout: TableLayout) -> str | None:
     try:
         undo_plan(entry, (), layout)
     except UndoMovedError as exc:
-        return (
-            f"the table changed since: undoing it would {exc.what}, now another column than "
-            f"the one this entry changed (field ID {exc.current}, not {exc.logged})"
-        )
+        # why, without the error's closing "nothing was applied": the row is read before
+        # anything is tried, and a refused "Undo" says "Nothing was changed." itself
+        return exc.why
     except (OperationError, ValueError) as exc:
         return f"the table changed since, and its reverse no longer applies ({exc})"
     return None
@@ -705,10 +704,9 @@ class EvolutionOutcome:
         name = type(exc).__name__
         if isinstance(exc, StalePlanError):
             # in the editor's words: the error's own message advises a preview or an ingest
-            moved = exc.planned.moved_to(exc.now) or "another writer committed first"
             return cls(
                 "stale", "The table changed",
-                f"Since the editor read {exc.table}, {moved}. Nothing was applied. "
+                f"Since the editor read {exc.table}, {exc.moved}. Nothing was applied. "
                 "Reload the table (the plan is kept) and check the plan again.",
                 error_type=name, traceback=tb,
             )

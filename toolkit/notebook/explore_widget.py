@@ -17,6 +17,7 @@ from toolkit.notebook.common import StaticHtmlPanel
 from toolkit.notebook.explore_html import field_table_html, statistics_header_html
 from toolkit.notebook.explore_model import FieldRow, Page, StatisticsModel
 from toolkit.notebook.figures import figure_output, type_drift_figure, type_mix_figure
+from toolkit.notebook.paging_widget import Filters, Pager
 from toolkit.notebook.report_html import explore_report_html
 
 __all__ = ["ExplorePanel"]
@@ -40,10 +41,9 @@ class ExplorePanel(StaticHtmlPanel):
         self.model = model
         self.page_size = page_size
         self.top = top
-        self.page_number = 0
         self.mix_figure: go.Figure | None = None
         self.drift_figure: go.Figure | None = None
-        self._quiet = False
+        self._quiet = False  # set while code sets the field picker: no redraw
 
         self.header = widgets.HTML()
         self.search = widgets.Text(
@@ -59,19 +59,18 @@ class ExplorePanel(StaticHtmlPanel):
         self.drifted_only = widgets.Checkbox(
             description="drifted only", indent=False, layout={"width": "auto"}
         )
-        self.previous_button = widgets.Button(description="◀ Previous", layout={"width": "110px"})
-        self.next_button = widgets.Button(description="Next ▶", layout={"width": "110px"})
-        self.position = widgets.Label()
+        self.pager: Pager[FieldRow] = Pager(
+            lambda number: self.model.page(number, self.page_size), self._render_page
+        )
+        self.previous_button, self.next_button, self.position = self.pager.controls
         self.table = widgets.HTML()
         self.field_picker = widgets.Dropdown(
             description="Drift of", layout={"width": "420px", "max_width": "100%"}
         )
         self.charts = widgets.Output()
 
-        for control in (self.search, self.evolved_only, self.drifted_only):
-            control.observe(self._on_filter, names="value")
-        self.previous_button.on_click(lambda _: self.show_page(self.page_number - 1))
-        self.next_button.on_click(lambda _: self.show_page(self.page_number + 1))
+        self.filters = Filters((self.search, self.evolved_only, self.drifted_only),
+                               self._on_filter)
         self.field_picker.observe(self._on_pick, names="value")
 
         self.widget = widgets.VBox(
@@ -79,8 +78,7 @@ class ExplorePanel(StaticHtmlPanel):
                 self.header,
                 # rows of controls wrap rather than widen a narrow notebook
                 widgets.HBox([self.search, self.evolved_only, self.drifted_only], layout=WRAP),
-                widgets.HBox([self.previous_button, self.next_button, self.position],
-                             layout=WRAP),
+                widgets.HBox(self.pager.controls, layout=WRAP),
                 self.table,
                 self.field_picker,
                 self.charts,
@@ -94,18 +92,14 @@ class ExplorePanel(StaticHtmlPanel):
         self, text: str = "", *, evolved_only: bool = False, drifted_only: bool = False
     ) -> None:
         """Set the search box and check boxes, as a user would."""
-        self._quiet = True
-        try:
+        with self.filters.setting():
             self.search.value = text
             self.evolved_only.value = evolved_only
             self.drifted_only.value = drifted_only
-        finally:
-            self._quiet = False
-        self._on_filter()
 
     def show_page(self, number: int) -> None:
-        self.page_number = self.model.page(number, self.page_size).number
-        self._render_page()
+        """Show page ``number`` (from 0, clamped), as Previous and Next do."""
+        self.pager.show(number)
 
     def select(self, field: str) -> None:
         """Show the drift of ``field`` (a dotted field name, or a column of its family)."""
@@ -123,20 +117,22 @@ class ExplorePanel(StaticHtmlPanel):
             self.field_picker.value = name  # the observer redraws the charts
 
     @property
+    def page_number(self) -> int:
+        """The page shown, from 0."""
+        return self.pager.number
+
+    @property
     def page(self) -> Page[FieldRow]:
-        return self.model.page(self.page_number, self.page_size)
+        return self.pager.page
 
     # --- rendering -------------------------------------------------------------------------
 
-    def _on_filter(self, change: object = None) -> None:
-        if self._quiet:
-            return
+    def _on_filter(self) -> None:
         self.model = self.base.filter(
             self.search.value,
             evolved_only=self.evolved_only.value,
             drifted_only=self.drifted_only.value,
         )
-        self.page_number = 0
         self._refresh()
 
     def _on_pick(self, change: object = None) -> None:
@@ -144,15 +140,12 @@ class ExplorePanel(StaticHtmlPanel):
             self._render_charts()
 
     def _refresh(self) -> None:
+        """The header and the first page of the rows as filtered now."""
         self.header.value = statistics_header_html(self.base, len(self.model.rows))
-        self._render_page()
+        self.pager.show(0)
 
-    def _render_page(self) -> None:
-        page = self.page
+    def _render_page(self, page: Page[FieldRow]) -> None:
         self.table.value = field_table_html(page, committed=self.model.committed)
-        self.position.value = str(page)
-        self.previous_button.disabled = page.number == 0
-        self.next_button.disabled = page.number >= page.pages - 1
         # the drift chart offers the most drifted fields and those on the page
         names = [r.name for r in (*self.model.top_drifted(self.top), *page.rows)]
         options = list(dict.fromkeys(names))

@@ -32,7 +32,7 @@ from toolkit.notebook.common import StaticHtmlPanel
 from toolkit.notebook.confirm import rewrite_confirmation
 from toolkit.notebook.explore_model import StatisticsModel
 from toolkit.notebook.explore_widget import ExplorePanel
-from toolkit.notebook.landings import LandingGrid, LandingPage, Show
+from toolkit.notebook.landings import LandingGrid, LandingPage, LandingRow, Show
 from toolkit.notebook.outcome import (
     CommitOutcome,
     TableSize,
@@ -40,6 +40,7 @@ from toolkit.notebook.outcome import (
     rewrite_question,
     rewrite_question_html,
 )
+from toolkit.notebook.paging_widget import Filters, Pager
 from toolkit.notebook.preview_html import (
     SHOW_TEXT,
     code_html,
@@ -267,9 +268,7 @@ class PreviewPanel(StaticHtmlPanel):
 
     def _landing_controls(self) -> None:
         """The grid's controls: a field box, a "Show" choice, Previous and Next."""
-        self._landing_quiet = False  # set while code sets the controls: one redraw
         self.landing_view: LandingGrid | None = None
-        self.landing_page_number = 0
         self.landing_field = widgets.Text(
             placeholder="words in a key or a column",
             description="Field",
@@ -277,19 +276,19 @@ class PreviewPanel(StaticHtmlPanel):
             layout={"width": "340px"},
         )
         self.landing_show = widgets.Dropdown(description="Show", layout={"width": "300px"})
-        self.landing_previous = widgets.Button(description="◀ Previous", layout={"width": "110px"})
-        self.landing_next = widgets.Button(description="Next ▶", layout={"width": "110px"})
-        self.landing_position = widgets.Label()
-        self.landing_table = widgets.HTML()
-        for control in (self.landing_field, self.landing_show):
-            control.observe(lambda _: self._on_landing_filter(), names="value")
-        self.landing_previous.on_click(
-            lambda _: self.show_landings_page(self.landing_page_number - 1)
+        self.landing_filters = Filters((self.landing_field, self.landing_show),
+                                       self._on_landing_filter)
+        self.landing_pager: Pager[LandingRow] = Pager(
+            lambda number: self.landings.page(number, self.landing_page_size),
+            self._render_landings,
         )
-        self.landing_next.on_click(lambda _: self.show_landings_page(self.landing_page_number + 1))
+        self.landing_previous, self.landing_next, self.landing_position = (
+            self.landing_pager.controls
+        )
+        self.landing_table = widgets.HTML()
         self.landings_box = widgets.VBox([
             widgets.HBox([self.landing_field, self.landing_show]),
-            widgets.HBox([self.landing_previous, self.landing_next, self.landing_position]),
+            widgets.HBox(self.landing_pager.controls),
             self.landing_table,
         ])
 
@@ -299,30 +298,27 @@ class PreviewPanel(StaticHtmlPanel):
         grid = self.landing_grid
         first = grid.first_view
         choices: list[Show] = ["every value", "drifting", "each drift", *grid.happenings]
-        self._landing_quiet = True
-        try:
+        with self.landing_filters.setting():  # new options pass through another value
             self.landing_show.options = [(SHOW_TEXT[c], c) for c in choices]
-        finally:
-            self._landing_quiet = False
-        self.filter_landings(show=first.show)
+            self.filter_landings(show=first.show)
 
     def filter_landings(self, field: str = "", show: Show = "every value") -> None:
         """Set the grid's field box and its "Show" choice, as a user would: rows whose key
         or column holds every word of ``field``, and whose happening ``show`` names."""
-        self._landing_quiet = True
-        try:
+        with self.landing_filters.setting():
             self.landing_field.value = field
             if show not in (key for _, key in self.landing_show.options):
                 self.landing_show.options = [*self.landing_show.options, (SHOW_TEXT[show], show)]
             self.landing_show.value = show
-        finally:
-            self._landing_quiet = False
-        self._on_landing_filter()
 
     def show_landings_page(self, number: int) -> None:
         """Show page ``number`` of the grid (from 0, clamped), as Previous and Next do."""
-        self.landing_page_number = self.landings.page(number, self.landing_page_size).number
-        self._render_landings()
+        self.landing_pager.show(number)
+
+    @property
+    def landing_page_number(self) -> int:
+        """The page of the grid shown now, from 0."""
+        return self.landing_pager.number
 
     @property
     def landings(self) -> LandingGrid:
@@ -332,23 +328,16 @@ class PreviewPanel(StaticHtmlPanel):
     @property
     def landings_page(self) -> LandingPage:
         """The page of the grid shown now."""
-        return self.landings.page(self.landing_page_number, self.landing_page_size)
+        return self.landing_pager.page
 
     def _on_landing_filter(self) -> None:
-        if self._landing_quiet:
-            return
         self.landing_view = self.landing_grid.filter(
             self.landing_field.value, self.landing_show.value or "every value"
         )
-        self.landing_page_number = 0
-        self._render_landings()
+        self.landing_pager.show(0)
 
-    def _render_landings(self) -> None:
-        page = self.landings_page
+    def _render_landings(self, page: LandingPage) -> None:
         self.landing_table.value = landing_grid_html(self.landing_grid, page)
-        self.landing_position.value = str(page)
-        self.landing_previous.disabled = page.number == 0
-        self.landing_next.disabled = page.number >= page.pages - 1
 
     # --- copy as code ---------------------------------------------------------------------
 
