@@ -4,6 +4,8 @@ thousands separators, never ``column(s)``."""
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
 from pathlib import Path
 
@@ -13,7 +15,9 @@ import toolkit
 from toolkit.cli import cli
 from toolkit.core.engine import Engine
 from toolkit.core.lineage import plan_lineage_properties
+from toolkit.core.quarantine import Quarantined
 from toolkit.core.types import Struct
+from toolkit.iceberg.quarantine import append_quarantined
 from toolkit.iceberg.schema import to_iceberg
 
 DATA = Path(toolkit.__file__).parent / "data"
@@ -38,7 +42,7 @@ def test_a_preview_gives_each_reason_as_a_sentence_and_its_rule_as_a_footnote(
                  "--batch-id", "b1")
     assert out.exit_code == 0, out.output
     lines = out.output.splitlines()
-    assert lines[0].startswith("db.events, batch b1: batch 1: 8 columns added")
+    assert lines[0].startswith("db.events, batch 1 (id b1): 8 columns added")
     assert "    The first batch had `coordinates` as a list of lists of lists of longs " \
            "(RULES 3.2)" in lines
     assert "    The first batch had `device` as a record (RULES 3.2)" in lines
@@ -63,3 +67,33 @@ def test_the_lineage_names_the_policy_and_gives_each_reason(tmp_path: Path) -> N
         "holds longs (RULES 3.3)",
         "  undo: - drop size_double",
     ]
+
+
+def test_the_quarantine_listing_gives_each_reason_in_words_and_help_gives_its_key(
+    tmp_path: Path,
+) -> None:
+    lake = tmp_path / "lake"
+    cat = toolkit.catalog(lake)
+    cat.create_namespace("db")
+    cat.create_table("db.t", schema=toolkit.simulate([[{"size": 4}]]).schema)
+    append_quarantined(cat, "db.t", [
+        Quarantined({"size": "big"}, "rewrite-not-approved", "size", "string", "long", "day2",
+                    "field 'size': ..."),
+        Quarantined("{oops", "malformed", None, None, None, "day2", "not JSON"),
+    ], "day2")
+    out = invoke("quarantine", "db.t", "--catalog", lake)
+    assert out.exit_code == 0, out.output
+    rows = [re.split(r"\s{2,}", line) for line in out.output.splitlines()[1:4]]
+    assert rows == [
+        ["batch", "field", "reason", "types", "value", "count"],
+        ["day2", "size", "a value needs a column rewrite nobody approved", "string into long",
+         '"big"', "1"],
+        ["day2", "-", "a line that is not valid JSON (cannot be replayed)", "-", "{oops", "1"],
+    ]
+    data = json.loads(invoke("quarantine", "db.t", "--catalog", lake, "--json").output)
+    assert [g["reason"] for g in data["groups"]] == ["rewrite-not-approved", "malformed"]
+    # the key --reason takes, beside the words the listing shows
+    helped = invoke("quarantine", "--help").output
+    assert "  rewrite-not-approved  a value needs a column rewrite nobody approved" in helped
+    only = invoke("quarantine", "db.t", "--catalog", lake, "--reason", "malformed")
+    assert "a line that is not valid JSON" in only.output and "big" not in only.output

@@ -54,7 +54,7 @@ def test_preview_prints_the_plan_and_saves_a_plan_file(tmp_path: Path) -> None:
     assert out.exit_code == 0
     data = json.loads(out.output)
     assert (data["table"], data["batch_id"], data["changes_schema"]) == ("db.events", "b1", True)
-    assert data["summary"][0].startswith("db.events, batch b1: batch 1: 8 columns added")
+    assert data["summary"][0].startswith("db.events, batch 1 (id b1): 8 columns added")
     planfile = loads(saved.read_text())
     assert planfile.options == {"policy": "widen", "on_incompatible": "quarantine",
                                 "detect_dates": True}
@@ -66,6 +66,45 @@ def test_preview_prints_the_plan_and_saves_a_plan_file(tmp_path: Path) -> None:
     exec(json.loads(code.output)["code"], {"catalog": toolkit.catalog(lake)})
     assert [f.name for f in toolkit.catalog(lake).load_table("db.events").schema().fields][:2] == [
         "coordinates", "device"]
+
+
+def test_the_rare_type_threshold_decides_which_types_are_set_aside(tmp_path: Path) -> None:
+    # 3 of 100 amounts are text: a column of their own without a threshold, a rare type
+    # set aside under a 5% threshold, not under 2% (3% is not under it)
+    lines = [{"id": i, "amount": i} for i in range(97)] + [{"amount": "n/a"}] * 3
+    source = tmp_path / "day1.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    lake = tmp_path / "lake"
+
+    def preview(*more: str) -> Result:
+        return CliRunner().invoke(cli, ["preview", str(source), "-t", "db.t", "--catalog",
+                                        str(lake), "--batch-id", "b1", *more])
+
+    rare = ("- 3 of 100 values of `amount` arrived as string (3%, under the 5% rare-type "
+            "threshold); set aside instead of adding amount as string and amount_long")
+    without = preview()
+    assert without.exit_code == 0 and "+ amount_long: long" in without.output
+    assert "rare" not in without.output
+    assert preview("--rare-type-percent", "2").output == without.output
+    under = preview("--rare-type-percent", "5", "--save", str(tmp_path / "p.json"))
+    assert under.exit_code == 0, under.output
+    assert under.output.splitlines()[0] == (
+        "db.t, batch 1 (id b1): 2 columns added, 1 rare type set aside (against a table "
+        "that does not exist yet)")
+    assert rare in under.output.splitlines() and "amount_long" not in under.output.split("- 3")[0]
+    # the plan file keeps the threshold, so `apply` ingests with it
+    assert loads((tmp_path / "p.json").read_text()).options["rare_type_percent"] == 5
+    for bad in ("0", "75", "nan"):
+        out = preview("--rare-type-percent", bad)
+        assert out.exit_code == 2
+        assert "is out of range: give a share in percent above 0 and at most 50 (1 means " \
+               "1%), or leave the option out for no threshold" in out.output
+    widen = preview("--rare-type-percent", "1", "--policy", "widen")
+    assert widen.exit_code == 2
+    assert "only the upsolver policy has a rare-type threshold; leave it out with --policy " \
+           "widen" in widen.output
+    assert "a type that makes up less than this percent" in " ".join(
+        preview("--help").output.split())
 
 
 def test_a_plan_that_rewrites_data_is_not_exported(tmp_path: Path) -> None:

@@ -73,7 +73,7 @@ def test_the_file_is_sorted_one_item_per_line_and_says_what_it_is() -> None:
     assert list(doc) == sorted(doc) and text.endswith("}\n")
     assert '\n  "format": "toolkit-plan",\n' in text
     assert doc["summary"] == [
-        "db.events, batch day2: batch 2: 1 column added (against schema id 0, snapshot 42)",
+        "db.events, batch 2 (id day2): 1 column added (against schema id 0, snapshot 42)",
         "+ size_double: double (id 2)  doc='upsolver_evolved_from:size'",
         "    This batch had `size` as a double, which none of its columns holds: `size` holds "
         "longs (RULES 3.3)",

@@ -16,6 +16,7 @@ from pyiceberg.types import BooleanType, IntegerType, LongType, NestedField
 import toolkit
 import toolkit.notebook.policies_model
 from tests.notebook_ui.panel_tables import sample_day
+from toolkit.core.quarantine import REASON_WORDS, REASONS, reason_words
 from toolkit.iceberg import catalog
 from toolkit.iceberg.operations import rewrite_cost
 from toolkit.notebook import PolicyComparisonPanel, compare_policies
@@ -67,6 +68,10 @@ def test_values_converted_by_hand() -> None:
     assert strict.pending == ("size: long -> double",) and strict.rewrites == ()
     assert strict.quarantined_by_reason == (("rewrite-not-approved", 1),)
     assert strict.rewrites_needed == widen.rewrites_needed == 1
+    # the reason in words, counted, not its key
+    assert dict(c.rows())["records quarantined"] == (
+        "0", "0", "1 record: a value needs a column rewrite nobody approved")
+    assert "rewrite-not-approved" not in str(c)
     # one batch of records is a sample too; nested records are counted value by value
     nested = policy_comparison([{"a": {"x": 1, "y": "t"}}, {"a": {"x": "one"}}])
     assert nested.batches == 1
@@ -105,6 +110,18 @@ def test_from_a_table(tmp_path: Path) -> None:
     assert text.startswith("2 records in 1 batch against db.t")
     assert "(each touches 2 rows," in text
     assert "1 not approved (records set aside): score: long -> string" in text
+    assert dict(c.rows())["records quarantined"] == (
+        "0", "1 record: a value its column cannot take, even widened",
+        "1 record: a value its column cannot take, even widened; "
+        "1 record: a value needs a column rewrite nobody approved",
+    )
+
+
+def test_every_reason_has_its_words() -> None:
+    # a reason added to the keys without words would show as its key in every face
+    assert set(REASON_WORDS) == set(REASONS)
+    assert all(" " in words and reason_words(r) == words for r, words in REASON_WORDS.items())
+    assert reason_words("from-a-later-version") == "from-a-later-version"
 
 
 def test_the_options_are_shared_but_the_policy_is_what_varies() -> None:

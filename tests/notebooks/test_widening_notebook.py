@@ -45,7 +45,9 @@ def test_widening_notebook(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
 
     compared = run.text(run.cell("toolkit.compare_policies("))
     assert "upsolver (suffixed columns)" in compared and "widen, no rewrites" in compared
-    assert re.search(r"records quarantined\s+0\s+1: incompatible 1\s+3:", compared)
+    assert re.search(r"records quarantined\s+0\s+1 record: a value its column cannot take, "
+                     r"even widened\s+2 records: a value needs a column rewrite nobody "
+                     r"approved; 1 record: a value its", compared)
     assert any("values converted" in w["value"] for w in run.widgets("HTMLModel"))
 
     # the editor: displayed, then driven by the next cell as its buttons would

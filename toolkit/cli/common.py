@@ -17,7 +17,12 @@ import click
 from pyiceberg.catalog import Catalog
 
 from toolkit.cli.progress import status
-from toolkit.core.options import POLICIES, POLICY_TERMS
+from toolkit.core.options import (
+    POLICIES,
+    POLICY_TERMS,
+    RARE_TYPE_PERCENT_MAX,
+    checked_rare_type_percent,
+)
 from toolkit.core.planfile import PlanFile, loads
 from toolkit.iceberg.catalog import without_password
 
@@ -34,6 +39,7 @@ __all__ = [
     "check_source",
     "emit",
     "evolution_options",
+    "evolution_settings",
     "existing_table",
     "json_option",
     "open_catalog",
@@ -78,9 +84,31 @@ def catalog_options(default: str | None = DEFAULT_CATALOG) -> Callable[[F], F]:
     return add
 
 
+def _rare_type_percent(
+    ctx: click.Context, param: click.Parameter, value: float | None
+) -> float | None:
+    """``--rare-type-percent`` checked by the range the API holds it to, said for a
+    terminal (no ``None``)."""
+    try:
+        return checked_rare_type_percent(value)
+    except ValueError:
+        raise click.BadParameter(
+            f"{value:g} is out of range: give a share in percent above 0 and at most "
+            f"{RARE_TYPE_PERCENT_MAX:g} (1 means 1%), or leave the option out for no "
+            "threshold") from None
+
+
 def policy_options(f: F) -> F:
-    """How records are evolved into the table: ``--policy``, ``--on-incompatible`` and
-    ``--detect-dates`` (what a replay or a stream passes on to ingest)."""
+    """How records are evolved into the table: ``--policy``, ``--on-incompatible``,
+    ``--detect-dates`` and ``--rare-type-percent`` (what a replay or a stream passes on to
+    ingest); :func:`evolution_settings` makes them the options."""
+    f = click.option(
+        "--rare-type-percent", type=float, metavar="PERCENT", callback=_rare_type_percent,
+        help="With the upsolver policy: a type that makes up less than this percent of a "
+        "top-level field's values in a batch (1 means 1%) gets no new column; the records "
+        "holding it are set aside in the quarantine, to replay later. Above 0, at most "
+        f"{RARE_TYPE_PERCENT_MAX:g} [default: off].",
+    )(f)
     f = click.option(
         "--detect-dates/--no-detect-dates", default=True, show_default=True,
         help="Type ISO-8601 date and date-time texts as date and timestamp (RULES 1).",
@@ -95,6 +123,23 @@ def policy_options(f: F) -> F:
         show_default=True,
         help="; ".join(t.line for t in POLICY_TERMS.values()) + ".",
     )(f)
+
+
+def evolution_settings(
+    policy: str, on_incompatible: str, detect_dates: bool, rare_type_percent: float | None
+) -> dict[str, Any]:
+    """The options :func:`policy_options` took, as ``make_options`` keywords (stored so in
+    plan files; the rare-type threshold only when given, so a plan file without it is as
+    before). ``--rare-type-percent`` with ``--policy widen`` is refused."""
+    if rare_type_percent is not None and policy != "upsolver":
+        raise click.BadParameter(
+            "only the upsolver policy has a rare-type threshold; leave it out with "
+            f"--policy {policy}", param_hint="--rare-type-percent")
+    options: dict[str, Any] = {
+        "policy": policy, "on_incompatible": on_incompatible, "detect_dates": detect_dates}
+    if rare_type_percent is not None:
+        options["rare_type_percent"] = rare_type_percent
+    return options
 
 
 def evolution_options(f: F) -> F:

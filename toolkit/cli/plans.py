@@ -15,6 +15,7 @@ from toolkit.cli.common import (
     check_source,
     emit,
     evolution_options,
+    evolution_settings,
     json_option,
     open_catalog,
     read_plan_file,
@@ -38,10 +39,6 @@ __all__ = ["apply", "export", "ingest", "preview"]
 
 #: ``export --as`` targets, and the dialect each is rendered in
 TARGETS = {"spark-sql": "spark", "trino": "trino", "pyiceberg": "pyiceberg"}
-
-
-def _options(policy: str, on_incompatible: str, detect_dates: bool) -> dict[str, Any]:
-    return {"policy": policy, "on_incompatible": on_incompatible, "detect_dates": detect_dates}
 
 
 def _plan_file(
@@ -90,20 +87,20 @@ def _planned(planfile: PlanFile, path: str | None, aside: int) -> dict[str, Any]
 @guarded
 def preview(
     source: str, table: str, catalog_spec: str, warehouse: str | None, source_format: str | None,
-    policy: str, on_incompatible: str, detect_dates: bool, batch_id: str | None,
-    save: str | None, as_json: bool,
+    policy: str, on_incompatible: str, detect_dates: bool, rare_type_percent: float | None,
+    batch_id: str | None, save: str | None, as_json: bool,
 ) -> None:
     """Plan SOURCE (all its records, one batch) against TABLE without changing anything.
 
     Prints the plan; with --save, writes the plan file: the plan, the table state it was
     made against, the batch id, the source and a summary (docs/plan-files.md).
     """
+    options = evolution_settings(policy, on_incompatible, detect_dates, rare_type_percent)
     source = check_source(source)
     where = open_catalog(catalog_spec, warehouse)
     planfile, aside = _plan_file(
         source, table, where.catalog, where.recorded, warehouse,
-        batch_id or uuid.uuid4().hex, source_format, _options(policy, on_incompatible,
-                                                              detect_dates),
+        batch_id or uuid.uuid4().hex, source_format, options,
     )
     if save:
         _write(planfile, save)
@@ -198,8 +195,8 @@ def apply(
 def ingest(
     source: str, table: str, catalog_spec: str, warehouse: str | None,
     source_format: str | None, policy: str, on_incompatible: str, detect_dates: bool,
-    batch_id: str | None, require_approval: bool, save: str | None,
-    spark_conf: tuple[str, ...], as_json: bool,
+    rare_type_percent: float | None, batch_id: str | None, require_approval: bool,
+    save: str | None, spark_conf: tuple[str, ...], as_json: bool,
 ) -> None:
     """Ingest SOURCE into TABLE as one batch: evolve the schema and write the rows.
 
@@ -208,10 +205,10 @@ def ingest(
     """
     from toolkit.pipeline.ingest import ingest as ingest_batch
 
+    options = evolution_settings(policy, on_incompatible, detect_dates, rare_type_percent)
     source = check_source(source)
     where = open_catalog(catalog_spec, warehouse)
     batch_id = batch_id or uuid.uuid4().hex
-    options = _options(policy, on_incompatible, detect_dates)
 
     def plan_or_stop() -> Plan:
         """The batch's plan if it changes nothing; else its plan file, and exit 3."""

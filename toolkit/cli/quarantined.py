@@ -13,6 +13,7 @@ import click
 from toolkit.cli.common import (
     catalog_options,
     emit,
+    evolution_settings,
     existing_table,
     json_option,
     open_catalog,
@@ -23,7 +24,7 @@ from toolkit.cli.common import (
     table_argument,
 )
 from toolkit.cli.exits import CommandFailed, ExitCode, guarded
-from toolkit.core.quarantine import REASONS, QuarantinedRow
+from toolkit.core.quarantine import REASON_WORDS, REASONS, QuarantinedRow, reason_words
 from toolkit.core.wording import counted
 
 if TYPE_CHECKING:
@@ -104,7 +105,8 @@ def _table_text(groups: list[dict[str, Any]]) -> list[str]:
     for g in groups:
         types = (f"{g['observed'] or '?'} into {g['table_type'] or '?'}"
                  if g["observed"] or g["table_type"] else "-")
-        reason = g["reason"] + ("" if g["replayable"] else " (cannot be replayed)")
+        # the reason in words; --json keeps its key, what --reason takes
+        reason = reason_words(g["reason"]) + ("" if g["replayable"] else " (cannot be replayed)")
         rows.append((g["batch_id"], g["field"] or "-", reason, types, g["value"],
                      f"{g['count']:,}"))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
@@ -124,10 +126,16 @@ _batch_option = click.option(
     "--batch-id", "batch_ids", multiple=True, metavar="BATCH",
     help="Only the records this batch set aside (repeatable).")
 _reason_option = click.option(
-    "--reason", type=click.Choice(REASONS), help="Only the records set aside for this reason.")
+    "--reason", type=click.Choice(REASONS), metavar="REASON",
+    help="Only the records set aside for this reason (the reasons are listed below).")
+
+#: the epilog of the commands taking --reason: each reason's key beside its words (\b: as
+#: laid out, so no key breaks at a hyphen)
+REASONS_EPILOG = "\b\nReasons (--reason takes the key on the left):\n" + "\n".join(
+    f"  {key.ljust(max(map(len, REASONS)))}  {REASON_WORDS[key]}" for key in REASONS)
 
 
-@click.command()
+@click.command(epilog=REASONS_EPILOG)
 @table_argument
 @catalog_options()
 @_batch_option
@@ -186,7 +194,7 @@ def _replayed(report: ReplayReport, unfit: Sequence[str]) -> tuple[str, dict[str
     return text, data
 
 
-@click.command()
+@click.command(epilog=REASONS_EPILOG)
 @table_argument
 @catalog_options()
 @_batch_option
@@ -201,8 +209,8 @@ def _replayed(report: ReplayReport, unfit: Sequence[str]) -> tuple[str, dict[str
 @guarded
 def replay(table: str, catalog_spec: str, warehouse: str | None, batch_ids: tuple[str, ...],
            reason: str | None, ids: tuple[str, ...], policy: str, on_incompatible: str,
-           detect_dates: bool, dry_run: bool, spark_conf: tuple[str, ...],
-           as_json: bool) -> None:
+           detect_dates: bool, rare_type_percent: float | None, dry_run: bool,
+           spark_conf: tuple[str, ...], as_json: bool) -> None:
     """Send TABLE's quarantined records (all that can be replayed, or those chosen) back
     through ingest, as one batch, and remove them from the quarantine.
 
@@ -215,6 +223,7 @@ def replay(table: str, catalog_spec: str, warehouse: str | None, batch_ids: tupl
     from toolkit.pipeline.replay import replay as replay_records
     from toolkit.pipeline.replay import replay_preview
 
+    options = evolution_settings(policy, on_incompatible, detect_dates, rare_type_percent)
     where = open_catalog(catalog_spec, warehouse, must_exist=True)
     existing_table(where, table)
     q = quarantine_of(where.catalog, table)
@@ -240,8 +249,6 @@ def replay(table: str, catalog_spec: str, warehouse: str | None, batch_ids: tupl
     # a selection by batch or id is passed as ids; by reason alone (or none), as is
     select: dict[str, Any] = (
         {"ids": wanted} if batch_ids or ids else {"reason": reason} if reason else {})
-    options: dict[str, Any] = {"policy": policy, "on_incompatible": on_incompatible,
-               "detect_dates": detect_dates}
     qtable = where.catalog.load_table(quarantine_table_id(table)) if q.exists else None
     pending = qtable is not None and pending_replay(qtable) is not None
     if not wanted and not pending:

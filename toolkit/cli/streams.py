@@ -20,6 +20,7 @@ from toolkit.cli.common import (
     catalog_options,
     duration_text,
     evolution_options,
+    evolution_settings,
     open_catalog,
     spark_options,
     start_spark,
@@ -216,9 +217,10 @@ def _watch(query: StreamingQuery, log: StreamLog, printer: _Printer, stop: _Stop
 def stream(
     directory: str, table: str, catalog_spec: str, warehouse: str | None,
     source_format: str | None, policy: str, on_incompatible: str, detect_dates: bool,
-    checkpoint: str | None, query_name: str | None, once: bool, run_for: dt.timedelta | None,
-    every: dt.timedelta | None, max_files_per_trigger: int | None,
-    maintain_every: int | None, spark_conf: tuple[str, ...], as_json: bool,
+    rare_type_percent: float | None, checkpoint: str | None, query_name: str | None,
+    once: bool, run_for: dt.timedelta | None, every: dt.timedelta | None,
+    max_files_per_trigger: int | None, maintain_every: int | None,
+    spark_conf: tuple[str, ...], as_json: bool,
 ) -> None:
     """Ingest each new file of the folder DIR into TABLE, one batch per micro-batch, and
     print one line per micro-batch (rows written, schema changes, records quarantined).
@@ -235,6 +237,7 @@ def stream(
     from toolkit.pipeline.stream import reports
     from toolkit.pipeline.stream import stream as start_stream
 
+    options = evolution_settings(policy, on_incompatible, detect_dates, rare_type_percent)
     if once and (run_for is not None or every is not None):
         raise click.BadParameter("--once processes what is there and exits; leave out "
                                  "--for and --every", param_hint="--once")
@@ -259,8 +262,7 @@ def stream(
             query_name=query_name, format=source_format,
             source_options=({"maxFilesPerTrigger": str(max_files_per_trigger)}
                             if max_files_per_trigger else None),
-            maintain_every=maintain_every, policy=policy, on_incompatible=on_incompatible,
-            detect_dates=detect_dates,
+            maintain_every=maintain_every, **options,
         )
     log = reports(query)
     printer, stop = _Printer(as_json), _Stop()

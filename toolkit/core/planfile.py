@@ -33,6 +33,7 @@ from toolkit.core.planner import AddColumn, Plan, Retype
 from toolkit.core.reasons import reason_text
 from toolkit.core.state import TableState
 from toolkit.core.types import Column, ColumnType, ListOf, MapOf, Opaque, Struct
+from toolkit.core.wording import batch_number
 from toolkit.errors import PlanFileError
 
 #: the ``format`` every plan file names, and the version this toolkit writes and reads
@@ -81,7 +82,7 @@ class PlanFile:
 
         >>> from toolkit.core.state import ABSENT
         >>> PlanFile("db.t", Plan(0, Struct(), Struct(), ()), ABSENT, "b1").summary
-        'db.t, batch b1: batch 1: no schema change (against a table that does not exist yet)'
+        'db.t, batch 1 (id b1): no schema change (against a table that does not exist yet)'
         """
         against = (
             "a table that does not exist yet"
@@ -89,8 +90,13 @@ class PlanFile:
             else f"schema id {self.state.schema_id}, snapshot {self.state.snapshot_id}"
         )
         head, *rest = str(self.plan).split("\n")
-        return "\n".join([f"{self.table}, batch {self.batch_id}: {head} (against {against})",
-                          *rest])
+        # the plan's head names the batch by number ("batch 2: 1 column added"); the file
+        # names it once, by number and by id (which a reviewer matches in logs and commands)
+        batch = f"batch {batch_number(self.plan.batch)}"
+        said = head.removeprefix(f"{batch}: ")
+        return "\n".join(
+            [f"{self.table}, {batch} (id {self.batch_id}): {said} (against {against})", *rest]
+        )
 
 
 def dumps(planfile: PlanFile) -> str:

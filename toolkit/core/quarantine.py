@@ -45,6 +45,29 @@ REASONS: tuple[Reason, ...] = (
     "rare-type",
 )
 
+#: Each reason in plain words, the one place a face takes them from (the keys stay what
+#: data, JSON and the quarantine table hold, and what ``reason=`` filters by). Each reads
+#: after a count: "3 records: a value needs a column rewrite nobody approved".
+REASON_WORDS: Final[dict[Reason, str]] = {
+    "incompatible": "a value its column cannot take, even widened",
+    "rewrite-not-approved": "a value needs a column rewrite nobody approved",
+    "malformed": "a line that is not valid JSON",
+    "not-a-record": "JSON that is not an object",
+    "invalid-value": "a value that cannot be typed or stored",
+    "rare-type": "a value of a type under the rare-type threshold",
+}
+
+
+def reason_words(reason: str) -> str:
+    """A reason key in plain words; an unknown key (a quarantine table written by another
+    version) as it is.
+
+    >>> reason_words("rewrite-not-approved"), reason_words("gone-missing")
+    ('a value needs a column rewrite nobody approved', 'gone-missing')
+    """
+    return REASON_WORDS.get(cast(Reason, reason), reason)
+
+
 #: What to do with a record the table cannot take as it is.
 OnIncompatible: TypeAlias = Literal["fail", "quarantine"]
 
@@ -329,6 +352,7 @@ __all__ = [
     "fields_set_aside",
     "set_aside_line",
     "REASONS",
+    "REASON_WORDS",
     "UNREPLAYABLE",
     "IncompatibleRecordError",
     "OnIncompatible",
@@ -339,5 +363,6 @@ __all__ = [
     "Reason",
     "detail_text",
     "group_label",
+    "reason_words",
 ]
 
