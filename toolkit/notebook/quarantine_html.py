@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from html import escape
 
+from toolkit.core.quarantine import reason_words
 from toolkit.core.wording import counted
 from toolkit.notebook.common import fixed_table, scroll_box, wrap
 from toolkit.notebook.outcome import headline_html
@@ -26,14 +27,15 @@ def groups_html(model: QuarantineModel) -> str:
         sample = g.samples[0] if g.samples else ""
         rows.append(
             "<tr>"
-            f"<td>{n}</td><td>{escape(g.reason)}{note}</td>"
+            f'<td>{n}</td><td title="{escape(g.reason)}">{escape(reason_words(g.reason))}'
+            f"{note}</td>"
             f"<td><code>{escape(g.field or '—')}</code></td>"
             f"<td>{escape(g.observed or '—')} → {escape(g.table_type or '—')}</td>"
             f"<td>{g.count}</td><td>{escape(', '.join(g.batches))}</td>"
             f"<td><code>{escape(sample)}</code></td>"
             "</tr>"
         )
-    columns = [("#", "2.5em"), ("reason", "14%"), ("field", "22%"), ("observed → table", "14%"),
+    columns = [("#", "2.5em"), ("reason", "20%"), ("field", "18%"), ("observed → table", "14%"),
                ("records", "8%"), ("batches", "12%"), ("sample", "")]
     return wrap(f"<p>{head}</p>{scroll_box(fixed_table(columns, rows))}")
 
