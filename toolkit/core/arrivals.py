@@ -39,6 +39,7 @@ from typing import Any
 
 from toolkit.core.profile import SAMPLES_PER_TYPE, Profile, add_counts
 from toolkit.core.types import RECORD, Shape
+from toolkit.core.wording import VALUE_WIDTH, clip, value_text
 
 __all__ = [
     "BATCH_SAMPLES",
@@ -64,8 +65,8 @@ _VERSION = 1
 SAMPLES_PER_DRIFT = 2
 #: At most this many sample texts in one batch's arrivals, over all its fields
 BATCH_SAMPLES = 100
-#: A sample's text is cut to this many characters (the notebook's cell width)
-SAMPLE_WIDTH = 60
+#: A sample's text is cut to this many characters (a table cell's, as the notebook shows it)
+SAMPLE_WIDTH = VALUE_WIDTH
 #: Arrivals added up keep this many (distinct, latest first) per field and type, as many
 #: as a profile shows
 SAMPLES_KEPT = SAMPLES_PER_TYPE
@@ -75,9 +76,9 @@ SampleTexts = Mapping[tuple[str, ...], Mapping[str, tuple[str, ...]]]
 
 
 def sample_text(shape: Shape, value: Any) -> str:
-    """A sample value as the notebook shows it: JSON text (``"7"`` for a string, ``7``
-    for a number), records and arrays as the profile's short text already is; cut to
-    :data:`SAMPLE_WIDTH` characters.
+    """A sample value as a panel shows a value (:func:`~toolkit.core.wording.value_text`):
+    JSON text (``"7"`` for a string, ``7`` for a number), records and arrays as the
+    profile's short text already is; cut to :data:`SAMPLE_WIDTH` characters.
 
     >>> from toolkit.core.types import Shape
     >>> sample_text(Shape("string", 0), "x" * 80)[-3:], sample_text(Shape("long", 0), 7)
@@ -86,16 +87,8 @@ def sample_text(shape: Shape, value: Any) -> str:
     ("{'a': 1}", '"2024-06-01"')
     """
     if isinstance(value, str) and (shape.type == RECORD or shape.dim):
-        text = value  # the profile keeps records and arrays as short repr texts
-    else:
-        if isinstance(value, str) and len(value) > SAMPLE_WIDTH:
-            value = value[:SAMPLE_WIDTH]  # cut first: a sample may be a huge text
-        try:
-            text = json.dumps(value, ensure_ascii=False, default=str)
-        except (TypeError, ValueError):
-            text = repr(value)
-    # as toolkit.notebook.common.clip cuts a cell, so a panel shows both alike
-    return text if len(text) <= SAMPLE_WIDTH else text[: SAMPLE_WIDTH - 1] + "…"
+        return clip(value, SAMPLE_WIDTH)  # the profile keeps them as short repr texts
+    return value_text(value, SAMPLE_WIDTH)
 
 
 def merge_samples(

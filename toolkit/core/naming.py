@@ -86,3 +86,21 @@ class TakenNames:
         """The names below ``prefix`` (a struct's Iceberg full name), relative to it."""
         head = ".".join(prefix).lower() + "." if prefix else ""
         return self._under.get(head, frozenset())
+
+    def claim(self, wanted: str, prefix: tuple[str, ...] = (), dim: int = 0) -> str:
+        """The name a new column gets in the struct at ``prefix`` (:func:`free_name` of
+        ``wanted`` against the names under it), now taken with its list elements' names
+        (``name.element``...): the next column of the batch cannot take it.
+
+        >>> taken = TakenNames()
+        >>> taken.add("rec.tags")
+        >>> taken.claim("Tags", ("rec",), dim=1), taken.claim("tags", ("rec",))
+        ('Tags_2', 'tags_3')
+        >>> sorted(taken.under(("rec",)))
+        ['tags', 'tags_2', 'tags_2.element', 'tags_3']
+        """
+        name = free_name(wanted, self.under(prefix), dim)
+        full = ".".join((*prefix, name))
+        for d in range(dim + 1):
+            self.add(full + ".element" * d)
+        return name

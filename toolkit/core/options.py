@@ -35,6 +35,7 @@ from typing import (
 from toolkit.core.conversions import Conversions, EpochUnit, LongTimestampUnit
 from toolkit.core.lattice import STRICT, UPSOLVER, Lattice
 from toolkit.core.quarantine import OnIncompatible
+from toolkit.core.wording import or_join
 from toolkit.errors import UnknownOptionError
 
 #: ``upsolver``: suffixed columns (RULES 2-4); ``widen``: one column per key widened by the
@@ -181,7 +182,7 @@ class OptionDoc:
     @property
     def accepted(self) -> str:
         """The accepted values, for reading: ``'s', 'ms' or 'us'``, ``float or None``."""
-        return _or(_alternatives(self.accepts))
+        return or_join(_alternatives(self.accepts))
 
     @property
     def choices(self) -> tuple[object, ...]:
@@ -214,10 +215,6 @@ def _alternatives(annotation: object) -> list[str]:
         else:
             shown.append(getattr(arm, "__name__", str(arm)))
     return shown
-
-
-def _or(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} or {items[-1]}"
 
 
 def _shown(default: object) -> str:

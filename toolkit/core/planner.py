@@ -29,7 +29,7 @@ from typing import Literal, Protocol, Self
 from toolkit.core.families import accepts, families, list_ids, wrap_type
 from toolkit.core.lattice import Lattice
 from toolkit.core.layout import TableLayout
-from toolkit.core.naming import TakenNames, evolved_doc, free_name, suffixed
+from toolkit.core.naming import TakenNames, evolved_doc, suffixed
 from toolkit.core.operations import Adding, MakeOptional, Operation, Widening
 from toolkit.core.options import Options
 from toolkit.core.reasons import because
@@ -347,7 +347,7 @@ class RareType:
 
     def __str__(self) -> str:
         instead = (
-            "instead of adding " + " and ".join(self.instead)
+            "instead of adding " + and_join(self.instead)
             if self.instead
             else "instead of evolving the schema for it"
         )
@@ -579,7 +579,7 @@ class _Planner:
             else:
                 wanted += self._first_batch(key, kinds)
 
-        named = self._name(wanted, {c.name.lower() for c in struct.fields}, prefix)
+        named = self._name(wanted, prefix)
 
         fields = []
         for col in struct.fields:  # existing record columns evolve recursively (RULES 3.4)
@@ -629,12 +629,10 @@ class _Planner:
         doc = None if (w.original and name == w.key) else evolved_doc(w.key)
         return Column(col_id, name, wrap_type(leaf, w.shape.dim, element_ids), doc)
 
-    def _name(
-        self, wanted: list[_Wanted], taken: set[str], prefix: tuple[str, ...]
-    ) -> list[tuple[str, _Wanted]]:
+    def _name(self, wanted: list[_Wanted], prefix: tuple[str, ...]) -> list[tuple[str, _Wanted]]:
         """RULES 4 names; originals first so a suffix never takes a key's own name.
-        RULES 3.3: the columns a batch adds are ordered by name."""
-        taken |= self.full_names.under(prefix)
+        RULES 3.3: the columns a batch adds are ordered by name. The struct's own fields
+        are among the names under ``prefix``: every struct planned is registered first."""
         named = []
         originals = sorted((w for w in wanted if w.original), key=lambda w: w.key)
         others = sorted(
@@ -642,11 +640,7 @@ class _Planner:
         )
         for w in originals + others:
             wanted_name = w.key if w.original else suffixed(w.key, w.shape)
-            name = free_name(wanted_name, taken, w.shape.dim)
-            for d in range(w.shape.dim + 1):  # the column, and its list elements' names
-                taken.add(".".join(struct_prefix((name,), d)).lower())
-                self.full_names.add(".".join(struct_prefix((*prefix, name), d)))
-            named.append((name, w))
+            named.append((self.full_names.claim(wanted_name, prefix, w.shape.dim), w))
         return sorted(named, key=lambda nw: nw[0])
 
     def _first_batch(self, key: str, kinds: list[Kind]) -> list[_Wanted]:

@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from toolkit.core.wording import and_join
+
 
 @dataclass(frozen=True)
 class TableState:
@@ -45,7 +47,7 @@ class TableState:
                 parts.append(f"its schema went from id {self.schema_id} to {now.schema_id}")
             if self.snapshot_id != now.snapshot_id:
                 parts.append(f"its snapshot went from {self.snapshot_id} to {now.snapshot_id}")
-        return " and ".join(parts)
+        return and_join(parts)
 
 
 #: the state of a table that does not exist yet

@@ -45,6 +45,7 @@ from typing import Any, Final
 
 from toolkit.core.conversions import epoch_unit_of
 from toolkit.core.types import Kind, Shape
+from toolkit.core.wording import and_join
 
 __all__ = [
     "EPOCH_UNITS",
@@ -252,10 +253,6 @@ def looks_like_time(name: str) -> bool:
     return any(w.lower() in TIME_WORDS for w in _WORD.findall(name))
 
 
-def _and(parts: list[str]) -> str:
-    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
-
-
 @dataclass(frozen=True)
 class TimestampReport:
     """The timestamp formats and epoch units one field arrived in."""
@@ -300,7 +297,7 @@ class TimestampReport:
         if fmts:
             (n0, w0), *rest = fmts
             head = f"{n0:,} {'value is' if n0 == 1 else 'values are'} {_one(w0, n0)}"
-            parts.append(_and([head, *(f"{n:,} {_one(w, n)}" for n, w in rest)]))
+            parts.append(and_join([head, *(f"{n:,} {_one(w, n)}" for n, w in rest)]))
         units = [(n, EPOCH_UNITS[k]) for k, n in _ordered(self.units, EPOCH_UNITS)]
         if units:
             (n0, w0), *rest = units
@@ -309,14 +306,14 @@ class TimestampReport:
                        *(f"{n:,} like epoch {w}" for n, w in rest)]
             if self.other_longs:
                 phrases.append(f"{self.other_longs:,} like no epoch time of 2000-2100")
-            parts.append(_and(phrases))
+            parts.append(and_join(phrases))
         elif self.other_longs:
             verb = "whole number looks" if self.other_longs == 1 else "whole numbers look"
             parts.append(f"{self.other_longs:,} {verb} like no epoch time of 2000-2100")
         verdict = [w for w, on in (("formats", self.mixed_formats), ("units", self.mixed_units))
                    if on]
         text = f"{'.'.join(self.path)}: {'; '.join(parts)}"
-        return text + (f": mixed {' and '.join(verdict)}" if verdict else "")
+        return text + (f": mixed {and_join(verdict)}" if verdict else "")
 
     def as_json(self) -> dict[str, Any]:
         return {

@@ -29,7 +29,7 @@ from typing import Any
 
 from toolkit.core.conversions import LOSSY, Conversions
 from toolkit.core.families import families, wrap_type
-from toolkit.core.naming import TakenNames, evolved_doc, free_name
+from toolkit.core.naming import TakenNames, evolved_doc
 from toolkit.core.observe import Classifier
 from toolkit.core.options import Options
 from toolkit.core.planner import (
@@ -264,9 +264,7 @@ def _new_column(
     if shape is None:
         return None  # RULES 3.5: only nulls so far
     leaf_type, dim = shape
-    name = free_name(key, ctx.taken.under(prefix), dim)
-    for d in range(dim + 1):
-        ctx.taken.add(".".join(struct_prefix((*prefix, name), d)))
+    name = ctx.taken.claim(key, prefix, dim)
     col_id = ctx.next_id()
     element_ids = [ctx.next_id() for _ in range(dim)]
     leaf: str | Struct

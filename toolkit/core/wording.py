@@ -1,10 +1,15 @@
-"""Counts, numbers and types as a person reads them: one helper each, for every face (the
-notebook panels, the command line, errors and the reasons of plans).
+"""Counts, lists, values and types as a person reads them: one helper each, for every face
+(the notebook panels, the command line, errors and the reasons of plans).
 
 Counts carry thousands separators and the right plural, never ``batch(es)``:
 
->>> counted(1, "batch"), counted(2, "batch"), counted(5000, "column"), number(5000)
-('1 batch', '2 batches', '5,000 columns', '5,000')
+>>> counted(1, "batch"), counted(2, "batch"), counted(5000, "column")
+('1 batch', '2 batches', '5,000 columns')
+
+Values read as JSON texts, clipped to a table cell:
+
+>>> value_text("7"), value_text(7), clip("abcdef", 4)
+('"7"', '7', 'abc…')
 
 Types are words, not notation (``long[][]``), where a sentence names them:
 
@@ -16,27 +21,30 @@ Types are words, not notation (``long[][]``), where a sentence names them:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
+from typing import Any
 
 from toolkit.core.types import Shape
 from toolkit.errors import batch_number  # errors' messages count batches too (layer below)
 
 __all__ = [
+    "VALUE_WIDTH",
     "a_shape",
     "and_join",
     "batch_number",
+    "clip",
     "counted",
-    "number",
+    "or_join",
     "ordinal",
     "plural",
     "shape_words",
+    "value_text",
     "with_article",
 ]
 
-
-def number(n: int) -> str:
-    """``n`` with thousands separators: ``5,000``."""
-    return f"{n:,}"
+#: how long a value's text may get in a table cell before it is clipped
+VALUE_WIDTH = 60
 
 
 def plural(noun: str) -> str:
@@ -75,10 +83,47 @@ def ordinal(n: int) -> str:
 
 def and_join(items: Iterable[str]) -> str:
     """``a``, ``a and b``, ``a, b and c``."""
+    return _joined(items, "and")
+
+
+def or_join(items: Iterable[str]) -> str:
+    """``a``, ``a or b``, ``a, b or c``.
+
+    >>> or_join(["'s'", "'ms'", "'us'"]), or_join(["float", "None"])
+    ("'s', 'ms' or 'us'", 'float or None')
+    """
+    return _joined(items, "or")
+
+
+def _joined(items: Iterable[str], word: str) -> str:
     words = list(items)
     if len(words) <= 1:
         return "".join(words)
-    return f"{', '.join(words[:-1])} and {words[-1]}"
+    return f"{', '.join(words[:-1])} {word} {words[-1]}"
+
+
+def clip(text: str, width: int = VALUE_WIDTH) -> str:
+    """``text`` cut to ``width`` characters, its last one ``…`` when it was cut."""
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def value_text(value: Any, width: int = VALUE_WIDTH) -> str:
+    """A value as JSON text (``"7"`` for a string, ``7`` for a number), clipped to
+    ``width`` characters (:func:`clip`).
+
+    >>> value_text("x" * 80, 8), value_text({"a": [1, None]})
+    ('"xxxxxx…', '{"a": [1, null]}')
+    """
+    if isinstance(value, str) and len(value) > width:
+        # cut before encoding, as a value may be a huge text: the JSON text of its first
+        # ``width`` characters is longer than ``width`` and starts as the whole one's does,
+        # so the clipped text is the same
+        value = value[:width]
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return clip(text, width)
 
 
 def with_article(words: str) -> str:

@@ -13,11 +13,14 @@ the static HTML a panel carries besides its widget (see :class:`StaticHtmlPanel`
 from __future__ import annotations
 
 import base64
-import json
 import re
 from collections.abc import Iterable, Sequence
 from html import escape, unescape
 from typing import Any
+
+# values as texts are core's (toolkit.core.arrivals stores samples as a panel shows them);
+# a panel imports them from here with the rest
+from toolkit.core.wording import VALUE_WIDTH, clip, value_text
 
 __all__ = [
     "PANEL_CLASS",
@@ -40,13 +43,6 @@ __all__ = [
     "wrap",
 ]
 
-#: how long a value's text may get in a table cell before it is clipped
-VALUE_WIDTH = 60
-
-
-def clip(text: str, width: int = VALUE_WIDTH) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
-
 
 def clip_middle(text: str, width: int = VALUE_WIDTH) -> str:
     """``text`` cut in the middle to ``width`` characters: two long names that share their
@@ -59,15 +55,6 @@ def clip_middle(text: str, width: int = VALUE_WIDTH) -> str:
         return text
     head = (width - 1) // 2 + (width - 1) % 2
     return text[:head] + "…" + text[len(text) - (width - 1 - head):]
-
-
-def value_text(value: Any, width: int = VALUE_WIDTH) -> str:
-    """A value as JSON text (``"7"`` for a string, ``7`` for a number), clipped."""
-    try:
-        text = json.dumps(value, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return clip(text, width)
 
 
 #: one small stylesheet, every class prefixed so a notebook's own styles are untouched.

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias, cast
 
 from toolkit.core.maintenance import size_text
 from toolkit.core.state import ABSENT, TableState
-from toolkit.core.wording import counted
+from toolkit.core.wording import and_join, counted
 from toolkit.errors import MalformedLineError, NotARecordError, PlanChangedError, StalePlanError
 from toolkit.notebook.common import clip, value_text, wrap
 
@@ -185,7 +185,7 @@ def _moved(planned: TableState, now: TableState) -> str:
         parts.append(
             f"new data was committed (snapshot {planned.snapshot_id} -> {now.snapshot_id})"
         )
-    return " and ".join(parts) or "another writer committed first"
+    return and_join(parts) or "another writer committed first"
 
 
 # --- HTML ---------------------------------------------------------------------------------
