@@ -35,6 +35,7 @@ MODULES = [
     "toolkit.spark.maintenance",
     "toolkit.spark.logs",
     "toolkit.spark.progress",
+    "toolkit.spark.tally",
     "toolkit.spark.router",
     "toolkit.notebook.progress",
     "toolkit.notebook.paging",

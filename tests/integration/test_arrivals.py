@@ -11,10 +11,12 @@ from urllib.parse import urlparse
 
 import pytest
 from pyiceberg.catalog import Catalog
+from pyiceberg.serializers import FromInputFile
+from pyiceberg.table import Table
 from pyspark.sql import SparkSession
 
 import toolkit
-from toolkit.iceberg.statistics import SNAPSHOT_ARRIVALS_PREFIX
+from toolkit.iceberg.statistics import EXPIRED_ARRIVALS_PROPERTY, SNAPSHOT_ARRIVALS_PREFIX
 
 pytestmark = pytest.mark.spark
 
@@ -87,6 +89,20 @@ def test_arrived_counts_come_from_metadata_alone(
         "long": 30, "string": 11}
 
 
+def folded_and_kept(table: Table) -> list[tuple[int, ...]]:
+    """Per metadata version of ``table`` (those its log keeps, then the current one): the
+    snapshots folded into the expired arrivals that still had their own arrivals property
+    in that version."""
+    versions = [FromInputFile.table_metadata(table.io.new_input(e.metadata_file))
+                for e in table.metadata.metadata_log]
+    out = []
+    for meta in [*versions, table.metadata]:
+        head = meta.properties.get(EXPIRED_ARRIVALS_PROPERTY, "").partition(":")[0]
+        out.append(tuple(int(i) for i in head.split(",") if i
+                         and f"{SNAPSHOT_ARRIVALS_PREFIX}{i}" in meta.properties))
+    return out
+
+
 def test_arrivals_outlive_snapshot_expiry(lakehouse: Catalog, spark: SparkSession) -> None:
     name = "arrivals.expired"
     for i in range(4):
@@ -107,6 +123,8 @@ def test_arrivals_outlive_snapshot_expiry(lakehouse: Catalog, spark: SparkSessio
     # the expired snapshots' own properties went with them (their counts are folded)
     assert [k for k in table.metadata.properties if k.startswith(SNAPSHOT_ARRIVALS_PREFIX)] \
         == [f"{SNAPSHOT_ARRIVALS_PREFIX}{table.current_snapshot().snapshot_id}"]
+    # ... in the very commit that folded them: no version of the table kept both
+    assert set(folded_and_kept(table)) == {()}
 
     # expiring again folds only what is new
     toolkit.ingest([{"n": 9}], name, lakehouse, spark, batch_id="d9")

@@ -31,6 +31,7 @@ from toolkit.iceberg.schema import from_iceberg
 from toolkit.pipeline import ingest as pipeline
 from toolkit.pipeline.ingest import ingest
 from toolkit.spark import batches as spark_batches
+from toolkit.spark.router import JvmRouting
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -114,10 +115,10 @@ def test_a_batch_the_jvm_router_refuses_is_routed_in_python(
     made = spark_batches.jvm_routing
 
     def without_texts(*args: Any) -> Any:
-        table = copy.deepcopy(made(*args))  # the table made is shared (cached per schema)
+        table = copy.deepcopy(made(*args).table)  # the table made is shared (cached)
         for col in table["columns"]:  # kind code 4: a text
             col["rules"] = [r for r in col["rules"] if r[0] != 4]
-        return table
+        return JvmRouting.of(table)
 
     monkeypatch.setattr(spark_batches, "jvm_routing", without_texts)
     path = tmp_path / "day.jsonl"

@@ -19,9 +19,11 @@ from tests.spark.test_tally import EDGE_LINES, frame, to_line
 from toolkit.core.conversions import render_double
 from toolkit.core.engine import make_plan
 from toolkit.core.options import Options
-from toolkit.core.types import Struct, iter_ids
+from toolkit.core.routing import Router
+from toolkit.core.types import Column, Struct, iter_ids
 from toolkit.spark.batches import observe_on_spark, spark_schema
-from toolkit.spark.router import jvm_routing, route_on_jvm
+from toolkit.spark.router import jvm_routing, route_on_jvm, routing_table
+from toolkit.spark.tally import KindCodes
 from toolkit.spark.workers import route_partition
 
 if TYPE_CHECKING:
@@ -41,15 +43,15 @@ def both_routes(
         assert seen.codes is not None, "the JVM tallied every line"
         schema = make_plan(schema, seen.summary, options, i, max(iter_ids(schema), default=0)).after
     assert seen is not None and df is not None
-    table = jvm_routing(schema, seen.codes, options)
-    if table is None:
+    routing = jvm_routing(schema, seen.codes, options)
+    if routing is None:
         return None
     target = spark_schema(spark, schema)
     fn = functools.partial(route_partition, mode="json", options=options, schema=schema,
                            arrow_schema=to_arrow_schema(target))
     python = df.mapInArrow(fn, target)
     # as Spark's JSON texts: exact for every value (Python datetimes stop at year 1 local)
-    return route_on_jvm(df, table, target, options).toJSON().collect(), python.toJSON().collect()
+    return route_on_jvm(df, routing, target, options).toJSON().collect(), python.toJSON().collect()
 
 
 def assert_same(spark: SparkSession, batches: list[list[str | None]], options: Options,
@@ -183,9 +185,23 @@ def test_lines_the_router_refuses(jvm: SparkSession, line: str, why: str) -> Non
     clean = frame(jvm, ['{"s": "ok", "n": 2}'], parts=1)
     seen = observe_on_spark(clean, "json", Options(), 0)
     schema = make_plan(Struct(), seen.summary, Options(), 0).after
-    table = jvm_routing(schema, seen.codes, Options())
-    assert table is not None
+    routing = jvm_routing(schema, seen.codes, Options())
+    assert routing is not None
     df = frame(jvm, ['{"s": "ok", "n": 3}', line], parts=1)
-    routed = route_on_jvm(df, table, spark_schema(jvm, schema), Options())
+    routed = route_on_jvm(df, routing, spark_schema(jvm, schema), Options())
     with pytest.raises(Exception, match=why):
         routed.collect()
+
+
+def test_the_routing_table_and_its_json_are_made_once_per_schema_and_codes() -> None:
+    """A stream's batches mostly share schema, codes and options: each hands the JVM the
+    same text, written once (no JVM needed)."""
+    schema = Struct((Column(1, "a", "double"), Column(2, "b", "string")))
+    codes = {("a",): frozenset({1, 4}), ("b",): frozenset({4})}
+    routing = jvm_routing(schema, codes, Options())
+    assert routing is not None
+    assert json.loads(routing.text) == routing.table == routing_table(
+        schema, Router(Options()), codes, KindCodes(Options()))
+    assert jvm_routing(schema, dict(codes), Options()) is routing
+    other = jvm_routing(schema, {("a",): frozenset({1})}, Options())
+    assert other is not None and other is not routing and other.text != routing.text

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -17,9 +18,19 @@ from toolkit.core.jsonlines import parse_line
 from toolkit.core.options import Options
 from toolkit.core.profile import Profile, profile_of
 from toolkit.core.summary import Summary, summarize
-from toolkit.core.types import Shape
+from toolkit.core.types import RECORD, Shape
 from toolkit.spark.batches import observe_on_spark, observe_partitions
-from toolkit.spark.tally import Tallied, observe_json
+from toolkit.spark.router import SCALAR_CODES, codes_note
+from toolkit.spark.tally import (
+    ARRAY_SHIFT,
+    RECORD_CODE,
+    REPRESENTATIVES,
+    SOURCE,
+    KindCodes,
+    Tallied,
+    is_array_code,
+    observe_json,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -216,3 +227,29 @@ def test_deep_lines_are_left_to_the_python_path(jvm: SparkSession) -> None:
     assert seen.summary == summary
     assert comparable(seen.profile) == comparable(prof)
     assert seen.aside == sum(n for _, _, n, _ in python)
+
+
+def test_array_codes_sit_above_every_other_code() -> None:
+    """Tally.java's kind codes: a scalar's or a record's is its index in REPRESENTATIVES,
+    an array's ``depth << ARRAY_SHIFT | mask`` with a depth of at least 1. is_array_code
+    is the one test of it; Tally.java's constants say the same (no JVM needed)."""
+    java = SOURCE.read_text()
+
+    def constant(name: str) -> int:
+        found = re.search(rf"static final int {name} = (\d+);", java)
+        assert found is not None, name
+        return int(found.group(1))
+
+    assert constant("ARRAY_SHIFT") == ARRAY_SHIFT
+    assert constant("SCALARS") == len(REPRESENTATIVES) <= ARRAY_SHIFT  # a mask bit each
+    assert constant("RECORD") == RECORD_CODE
+    assert not any(is_array_code(c) for c in SCALAR_CODES)
+    empty = 1 << ARRAY_SHIFT  # the smallest array code: depth 1, no leaf seen
+    assert is_array_code(empty) and not is_array_code(empty - 1)
+    kinds = KindCodes(Options())
+    assert kinds(RECORD_CODE).shape == Shape(RECORD, 0)
+    assert kinds(empty).dim == 1
+    assert kinds(2 << ARRAY_SHIFT | 1 << RECORD_CODE).shape == Shape(RECORD, 2)
+    # the table property keeps array codes only
+    assert codes_note({}, {("a",): frozenset({*SCALAR_CODES, empty})}) == {
+        "toolkit.kind-codes": f'[[["a"], [{empty}]]]'}

@@ -201,17 +201,17 @@ def write_batch(
     planned = spark_schema(spark, schema)  # once: a JVM round trip that grows with width
     arrow_schema = to_arrow_schema(planned)
     assert [c.name for c in schema.fields] == arrow_schema.names, "Spark and PyIceberg disagree"
-    jvm_table = jvm_routing(schema, codes, options) if mode in JVM_MODES and clean else None
+    routing = jvm_routing(schema, codes, options) if mode in JVM_MODES and clean else None
     write_id = _new_write(table, batch_id)
     attempt = 0
     while True:
         target = spark.table(spark_name).schema
         # the JVM routes into the plan's own schema: padding for another writer's columns
         # is left to the Python path
-        on_jvm = jvm_table is not None and target == planned
+        on_jvm = routing is not None and target == planned
         if on_jvm:
-            assert jvm_table is not None
-            frame = route_on_jvm(df, jvm_table, target, options)
+            assert routing is not None
+            frame = route_on_jvm(df, routing, target, options)
         else:
             fn = functools.partial(
                 _routed_as, target=to_arrow_schema(target), route=route_partition, mode=mode,
@@ -235,7 +235,7 @@ def write_batch(
             # anything was committed: the Python router does the batch.
             log.warning("batch %s: the JVM router refused it (%s); routing in Python "
                         "workers", batch_id, str(exc).splitlines()[0][:300])
-            jvm_table = None
+            routing = None
     return publish_write(table, write_id, batch_id, "jvm" if on_jvm else "python", notes)
 
 

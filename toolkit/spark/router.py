@@ -21,21 +21,23 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from toolkit.core.options import Options
 from toolkit.core.policies import policy_of
 from toolkit.core.routing import Router
 from toolkit.core.types import RECORD, Struct
-from toolkit.spark.tally import ARRAY_SHIFT, REPRESENTATIVES, KindCodes, jvm_class
+from toolkit.spark.tally import REPRESENTATIVES, KindCodes, is_array_code, jvm_class
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
 __all__ = [
-    "KIND_CODES_PROPERTY", "SCALAR_CODES", "codes_note", "fitting_codes", "jvm_routing",
-    "kept_codes", "payload_texts", "route_on_jvm", "route_tallied", "routing_table",
+    "KIND_CODES_PROPERTY", "SCALAR_CODES", "JvmRouting", "codes_note", "fitting_codes",
+    "jvm_routing", "kept_codes", "payload_texts", "route_on_jvm", "route_tallied",
+    "routing_table",
 ]
 
 #: Router.java's names for the ways a value lands (routing.Rule.how); -1: it does not
@@ -88,13 +90,28 @@ def routing_table(
     return {"columns": columns}
 
 
+@dataclass(frozen=True, eq=False)
+class JvmRouting:
+    """A routing table (:func:`routing_table`) and the JSON text Router.java reads, made
+    together: the text is what each batch hands the JVM, and a wide table's takes a while
+    to write. Build one with :meth:`of`, so that the two agree."""
+
+    table: Mapping[str, Any]
+    text: str
+
+    @classmethod
+    def of(cls, table: Mapping[str, Any]) -> JvmRouting:
+        return cls(table, json.dumps(table))
+
+
 def jvm_routing(
     schema: Struct, codes: Mapping[tuple[str, ...], frozenset[int]] | None, options: Options
-) -> dict[str, Any] | None:
-    """The routing table for a batch the JVM can route under ``options``, or None (with
-    the reason logged): a policy the JVM cannot route (the widening one routes by its own
-    plan, in Python), and a batch the tally did not read in full has no codes. The table
-    is made once per schema, codes and options, and shared: read it, do not change it."""
+) -> JvmRouting | None:
+    """The routing table for a batch the JVM can route under ``options``, with its JSON,
+    or None (with the reason logged): a policy the JVM cannot route (the widening one
+    routes by its own plan, in Python), and a batch the tally did not read in full has no
+    codes. Both are made once per schema, codes and options, and shared: read the table,
+    do not change it."""
     if not policy_of(options).jvm_routes or codes is None:
         return None
     if not schema.fields:  # rows without columns: what Python workers do with them stays
@@ -105,22 +122,22 @@ def jvm_routing(
 @functools.lru_cache(maxsize=32)
 def _routing(
     schema: Struct, codes: frozenset[tuple[tuple[str, ...], frozenset[int]]], options: Options
-) -> dict[str, Any]:
-    """:func:`routing_table`, made once per schema, codes and options: a stream's batches
-    mostly share all three, and a wide table's routing table takes a while to make. The
-    callers only read it (it becomes JSON for the JVM)."""
-    return routing_table(schema, Router(options), dict(codes), KindCodes(options))
+) -> JvmRouting:
+    """:func:`routing_table` and its JSON, made once per schema, codes and options: a
+    stream's batches mostly share all three, and a wide table's routing table takes a
+    while to make and to write as JSON."""
+    return JvmRouting.of(routing_table(schema, Router(options), dict(codes), KindCodes(options)))
 
 
 def route_on_jvm(
-    df: DataFrame, table: Mapping[str, Any], schema: StructType, options: Options
+    df: DataFrame, routing: JvmRouting, schema: StructType, options: Options
 ) -> DataFrame:
     """The routed rows of ``df`` (one string column of JSON lines) as a DataFrame of
     ``schema``, the Spark schema of the plan's table."""
     from pyspark.sql import DataFrame
 
     jdf = jvm_class(df.sparkSession, ROUTER_CLASS).route(
-        df._jdf, json.dumps(table), schema.json(), options.detect_dates,
+        df._jdf, routing.text, schema.json(), options.detect_dates,
         options.timestamp_unit, options.long_timestamp_unit,
     )
     return DataFrame(jdf, df.sparkSession)
@@ -178,8 +195,7 @@ def codes_note(
     >>> codes_note({("a",): frozenset({1025})}, {("a",): frozenset({1, 1025})})
     {}
     """
-    arrays = {path: frozenset(c for c in codes if c >= 1 << ARRAY_SHIFT)
-              for path, codes in seen.items()}
+    arrays = {path: frozenset(filter(is_array_code, codes)) for path, codes in seen.items()}
     if all(codes <= kept.get(path, frozenset()) for path, codes in arrays.items()):
         return {}
     merged = {path: kept.get(path, frozenset()) | arrays.get(path, frozenset())
@@ -204,7 +220,7 @@ def foreseen(
 
 
 def route_tallied(
-    df: DataFrame, table: Mapping[str, Any], schema: StructType, options: Options
+    df: DataFrame, routing: JvmRouting, schema: StructType, options: Options
 ) -> tuple[DataFrame, Any, int]:
     """:func:`route_on_jvm` that also tallies every line it routes: the routed DataFrame,
     the accumulator its tasks add their tally payloads to (read it once the write is done:
@@ -216,7 +232,7 @@ def route_tallied(
     payloads = spark.sparkContext._jsc.sc().collectionAccumulator()
     router = jvm_class(spark, ROUTER_CLASS)
     jdf = router.routeTallied(
-        df._jdf, json.dumps(table), schema.json(), options.detect_dates,
+        df._jdf, routing.text, schema.json(), options.detect_dates,
         options.timestamp_unit, options.long_timestamp_unit, payloads,
     )
     return DataFrame(jdf, spark), payloads, router.partitions(df._jdf)

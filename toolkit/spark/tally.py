@@ -48,8 +48,8 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 __all__ = [
-    "TALLY_CLASS", "Tallied", "jvm_class", "jvm_tally_ready", "observe_json",
-    "tallied_payloads", "tally_jar",
+    "TALLY_CLASS", "Tallied", "is_array_code", "jvm_class", "jvm_tally_ready",
+    "observe_json", "tallied_payloads", "tally_jar",
 ]
 
 log = logging.getLogger(__name__)
@@ -74,9 +74,21 @@ REPRESENTATIVES: tuple[Any, ...] = (
     "9999-12-31T23:59:59.999999",  # TIMESTAMP_FAR
     {},  # RECORD
 )
+#: an array's kind code is ``depth << ARRAY_SHIFT | mask`` (Tally.arrayCode): a depth of
+#: at least 1, and a bit of ``mask`` per leaf code above, which must all fit below the shift
 ARRAY_SHIFT = 10
 #: Tally.RECORD: the code of a record, and its bit in an array code's mask of leaf codes
 RECORD_CODE = REPRESENTATIVES.index({})
+
+
+def is_array_code(code: int) -> bool:
+    """Whether a kind code of Tally.java is an array's (every other code is a scalar's or
+    a record's): the one test of it, in Python.
+
+    >>> is_array_code(RECORD_CODE), is_array_code(1 << ARRAY_SHIFT | 1 << RECORD_CODE)
+    (False, True)
+    """
+    return code >= 1 << ARRAY_SHIFT
 
 
 # --------------------------------------------------------------------------- the jar
@@ -199,7 +211,7 @@ class KindCodes:
         return k
 
     def _resolve(self, code: int) -> Kind:
-        if code < ARRAY_SHIFT:
+        if not is_array_code(code):
             value = REPRESENTATIVES[code]
         else:
             depth, mask = code >> ARRAY_SHIFT, code & ((1 << ARRAY_SHIFT) - 1)
