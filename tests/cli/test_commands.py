@@ -80,7 +80,7 @@ def test_the_rare_type_threshold_decides_which_types_are_set_aside(tmp_path: Pat
         return CliRunner().invoke(cli, ["preview", str(source), "-t", "db.t", "--catalog",
                                         str(lake), "--batch-id", "b1", *more])
 
-    rare = ("- 3 of 100 values of `amount` arrived as string (3%, under the 5% rare-type "
+    rare = ("- 3 of 100 values of `amount` arrived as strings (3%, under the 5% rare-type "
             "threshold); set aside instead of adding amount as string and amount_long")
     without = preview()
     assert without.exit_code == 0 and "+ amount_long: long" in without.output

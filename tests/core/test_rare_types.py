@@ -28,7 +28,7 @@ DAY1 = [{"id": i, "price": i + 0.5} for i in range(2000)]
 DAY2 = [{"id": 2000 + i, "price": 1.25 if i not in (10, 500, 1999) else "n/a"}
         for i in range(2000)]
 SENTENCE = (
-    "3 of 2,000 values of `price` arrived as string (0.15%, under the 1% rare-type "
+    "3 of 2,000 values of `price` arrived as strings (0.15%, under the 1% rare-type "
     "threshold); set aside instead of adding price_string"
 )
 
@@ -94,7 +94,7 @@ def test_a_rare_type_in_a_first_batch_leaves_the_original_name_to_the_common_one
     assert [(c.name, c.type) for c in sim.table_schema.fields] == [("price", "double")]
     (q,) = sim.quarantined
     assert q.record == {"price": "n/a"} and q.detail == (
-        "1 of 100 values of `price` arrived as string (1%, under the 5% rare-type threshold); "
+        "1 of 100 values of `price` arrived as a string (1%, under the 5% rare-type threshold); "
         "set aside instead of adding price as string and price_double"
     )
 
@@ -105,7 +105,7 @@ def test_an_array_shape_is_a_type_of_its_own() -> None:
     assert names(sim.table_schema) == ["tags"]
     assert [(q.observed, q.detail) for q in sim.quarantined] == [(
         "string[]",
-        "1 of 200 values of `tags` arrived as string[] (0.5%, under the 1% rare-type "
+        "1 of 200 values of `tags` arrived as a list of strings (0.5%, under the 1% rare-type "
         "threshold); set aside instead of adding tags_array_string",
     )]
     off = toolkit.simulate([[{"tags": "x"}], batch])
@@ -199,7 +199,7 @@ def test_every_public_entry_point_takes_the_threshold(tmp_path: Path) -> None:
     assert toolkit.profile(DAY2, rare_type_percent=1) is not None
     preview = plan_preview(DAY1 + DAY2, "db.prices", lake, rare_type_percent=1)
     assert [str(r) for r in preview.plan.rare] == [
-        "3 of 4,000 values of `price` arrived as string (0.075%, under the 1% rare-type "
+        "3 of 4,000 values of `price` arrived as strings (0.075%, under the 1% rare-type "
         "threshold); set aside instead of adding price as string and price_double"
     ]
     panel = toolkit.compare_policies([DAY1, DAY2], rare_type_percent=1)

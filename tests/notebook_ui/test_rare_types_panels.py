@@ -21,7 +21,7 @@ from toolkit.pipeline.preview import plan_preview
 #: 400 amounts: 396 longs, 4 texts (1%, rare under 2%)
 BATCH = [{"id": i, "amount": "unknown" if i % 100 == 3 else i} for i in range(400)]
 SENTENCE = (
-    "4 of 400 values of `amount` arrived as string (1%, under the 2% rare-type threshold); "
+    "4 of 400 values of `amount` arrived as strings (1%, under the 2% rare-type threshold); "
     "set aside instead of adding amount as string and amount_long"
 )
 

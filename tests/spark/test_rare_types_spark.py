@@ -30,7 +30,7 @@ DAY1 = [{"id": i, "price": i + 0.5} for i in range(200)]
 #: 400 records, 3 prices as text: 0.75%, under a 1% threshold
 DAY2 = [{"id": 1000 + i, "price": "n/a" if i in (7, 150, 399) else 2.25} for i in range(400)]
 SENTENCE = (
-    "3 of 400 values of `price` arrived as string (0.75%, under the 1% rare-type threshold); "
+    "3 of 400 values of `price` arrived as strings (0.75%, under the 1% rare-type threshold); "
     "set aside instead of adding price_string"
 )
 

@@ -291,7 +291,7 @@ def plan_batch(
     >>> batch = [{"price": 1.5}] * 99 + [{"price": "n/a"}]
     >>> plan = plan_batch(Struct(), observe_struct(batch, opts), opts)
     >>> [c.column.name for c in plan.changes], [str(r) for r in plan.rare]
-    (['price'], ['1 of 100 values of `price` arrived as string (1%, under the 5% rare-type \
+    (['price'], ['1 of 100 values of `price` arrived as a string (1%, under the 5% rare-type \
 threshold); set aside instead of adding price as string and price_double'])
     """
     percent = options.rare_type_percent
@@ -352,7 +352,8 @@ class RareType:
             else "instead of evolving the schema for it"
         )
         return (
-            f"{self.count:,} of {self.total:,} values of `{self.key}` arrived as {self.shape} "
+            f"{self.count:,} of {self.total:,} values of `{self.key}` arrived as "
+            f"{a_shape(self.shape) if self.count == 1 else shape_words(self.shape, many=True)} "
             f"({_share_text(self.share, self.percent)}%, under the {self.percent:g}% rare-type "
             f"threshold); set aside {instead}"
         )
