@@ -224,7 +224,7 @@ class UndoMovedError(OperationError):
         self.what = operation.split(" ", 1)[-1]
         #: why it cannot be undone, in words: the message less its "nothing was applied"
         self.why = (
-            f"the table changed since lineage entry {seq}: undoing it would {self.what}, now "
+            f"the table changed since lineage entry {seq}; undoing it would {self.what}, now "
             f"another column than the one this entry changed (field ID {current}, not "
             f"{logged})"
         )

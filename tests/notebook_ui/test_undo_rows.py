@@ -178,7 +178,7 @@ def test_an_added_column_dropped_and_added_again_elsewhere_is_not_dropped(lake: 
     assert button.disabled and button.description == "Cannot undo"
     # the error's own sentence (UndoMovedError), less its "nothing was applied"
     assert (
-        "It can no longer be undone automatically: the table changed since lineage entry 1: "
+        "It can no longer be undone automatically: the table changed since lineage entry 1; "
         "undoing it would drop x, now another column than the one this entry changed "
         "(field ID 11, not 10).</span>"
     ) in status
