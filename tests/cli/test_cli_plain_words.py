@@ -97,3 +97,9 @@ def test_the_quarantine_listing_gives_each_reason_in_words_and_help_gives_its_ke
     assert "  rewrite-not-approved  a value needs a column rewrite nobody approved" in helped
     only = invoke("quarantine", "db.t", "--catalog", lake, "--reason", "malformed")
     assert "a line that is not valid JSON" in only.output and "big" not in only.output
+    # replay refuses a chosen record that is not a JSON object, saying why in words
+    (oops,) = data["groups"][1]["ids"]
+    refused = CliRunner().invoke(cli, ["replay", "db.t", "--catalog", str(lake), "--id", oops])
+    assert refused.exit_code == 2, refused.output
+    assert ("1 chosen record cannot be replayed, as only JSON objects can ('{oops' is not "
+            "valid JSON); leave out its --id") in refused.output

@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import pyarrow as pa
 import pytest
 from click.testing import CliRunner, Result
 from pyiceberg.catalog import Catalog
@@ -15,9 +16,12 @@ from pyiceberg.catalog import Catalog
 import toolkit
 from toolkit.cli import cli
 from toolkit.core.planfile import PlanFile, dumps, loads
+from toolkit.core.quarantine import Quarantined
 from toolkit.core.state import ABSENT
 from toolkit.core.types import Column, Struct
 from toolkit.iceberg.catalog import embedded_folder
+from toolkit.iceberg.ledger import BATCH_ID_PROPERTY
+from toolkit.iceberg.quarantine import append_quarantined
 from toolkit.iceberg.schema import to_iceberg
 
 if TYPE_CHECKING:
@@ -101,8 +105,8 @@ def test_the_rare_type_threshold_decides_which_types_are_set_aside(tmp_path: Pat
                "1%), or leave the option out for no threshold" in out.output
     widen = preview("--rare-type-percent", "1", "--policy", "widen")
     assert widen.exit_code == 2
-    assert "only the upsolver policy has a rare-type threshold; leave it out with --policy " \
-           "widen" in widen.output
+    assert "the widen policy has no rare-type threshold; leave the option out with --policy " \
+           "widen" in " ".join(widen.output.split())
     assert "a type that makes up less than this percent" in " ".join(
         preview("--help").output.split())
 
@@ -161,3 +165,114 @@ def test_a_plan_file_opens_in_the_notebook_preview_panel(tmp_path: Path) -> None
     panel.approve()  # what the button does: commits exactly the file's plan and batch
     assert [(r.table, r.batch_id, r.approved, r.expected) for r in asked] == [
         ("db.events", "b1", planfile.plan, planfile.state)]
+
+
+def test_the_notebook_preview_of_a_plan_file_sets_aside_its_rare_types(tmp_path: Path) -> None:
+    # the panel shows the file's plan: its rare types too, so the records holding one are
+    # shown set aside and the threshold's line names them (not "no type ... is rare")
+    lines = [{"id": i, "amount": i} for i in range(97)] + [{"amount": "n/a"}] * 3
+    source = tmp_path / "day1.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    saved = tmp_path / "p.json"
+    out = invoke("preview", source, "-t", "db.t", "--catalog", tmp_path / "lake",
+                 "--batch-id", "b1", "--rare-type-percent", "5", "--save", saved)
+    assert out.exit_code == 0, out.output
+    planfile = loads(saved.read_text())
+    assert len(planfile.plan.rare) == 1
+    panel = toolkit.preview(plan=saved, commit=lambda request: None)
+    assert panel.preview.plan == planfile.plan
+    model = panel.model
+    assert model.rare_types == (str(planfile.plan.rare[0]),)
+    assert model.rare_types_text == (
+        "rare-type threshold 5%: 3 of 100 values of `amount` arrived as strings (3%, under the "
+        "5% rare-type threshold); set aside instead of adding amount as string and amount_long")
+    assert model.quarantine is not None and model.quarantine.by_reason == (("rare-type", 3),)
+
+
+class _Stopped(Exception):
+    """What the fake pipeline raises once it has seen its keywords (no Spark, no write)."""
+
+
+@pytest.fixture
+def seen(monkeypatch: pytest.MonkeyPatch) -> dict[str, dict[str, object]]:
+    """The keywords each command passed the pipeline: ingest, stream and replay are
+    replaced by fakes that keep them and stop, and Spark never starts."""
+    import toolkit.cli.plans
+    import toolkit.cli.quarantined
+    import toolkit.cli.streams
+    import toolkit.pipeline.ingest
+    import toolkit.pipeline.replay
+    import toolkit.pipeline.stream
+
+    calls: dict[str, dict[str, object]] = {}
+
+    def fake(name: str) -> object:
+        def run(*args: object, **kwargs: object) -> None:
+            calls[name] = kwargs
+            raise _Stopped(name)
+        return run
+
+    for module in (toolkit.cli.plans, toolkit.cli.streams, toolkit.cli.quarantined):
+        monkeypatch.setattr(module, "start_spark", lambda catalog, conf: None)
+    monkeypatch.setattr(toolkit.pipeline.ingest, "ingest", fake("ingest"))
+    monkeypatch.setattr(toolkit.pipeline.stream, "stream", fake("stream"))
+    monkeypatch.setattr(toolkit.pipeline.replay, "replay", fake("replay"))
+    return calls
+
+
+def test_every_command_that_ingests_passes_the_rare_type_threshold_on(
+    tmp_path: Path, seen: dict[str, dict[str, object]]
+) -> None:
+    lines = [{"id": i, "amount": i} for i in range(97)] + [{"amount": "n/a"}] * 3
+    source = tmp_path / "day1.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    lake, saved = tmp_path / "lake", tmp_path / "p.json"
+    where = ["--catalog", str(lake)]
+
+    def run(*args: str | Path) -> None:
+        out = CliRunner().invoke(cli, [str(a) for a in args])
+        assert out.exit_code == 1 and "_Stopped" in out.output, out.output  # at the fake
+
+    # 50, the most the threshold can be, is accepted
+    made = invoke("preview", source, "-t", "db.t", *where, "--batch-id", "b1",
+                  "--rare-type-percent", "50", "--save", saved)
+    assert made.exit_code == 0, made.output
+    run("apply", saved)
+    assert seen["ingest"]["rare_type_percent"] == 50
+    run("ingest", source, "-t", "db.t", *where, "--rare-type-percent", "5")
+    assert seen["ingest"]["rare_type_percent"] == 5
+    run("stream", tmp_path, "-t", "db.t", *where, "--once", "--rare-type-percent", "5")
+    assert seen["stream"]["rare_type_percent"] == 5
+
+    cat = toolkit.catalog(lake)
+    cat.create_namespace("db")
+    cat.create_table("db.t", schema=to_iceberg(Struct((Column(1, "amount", "long"),))))
+    append_quarantined(cat, "db.t", [
+        Quarantined(r, "incompatible", "amount", "double" if i < 97 else "string", "long",
+                    "d2", "amount: not a long")
+        for i, r in enumerate([{"amount": i + 0.5} for i in range(97)]
+                              + [{"amount": "n/a"}] * 3)
+    ], "d2")
+    run("replay", "db.t", *where, "--rare-type-percent", "5")
+    assert seen["replay"]["rare_type_percent"] == 5
+    # a dry run plans without Spark: the plan it prints sets the rare strings aside
+    dry = invoke("replay", "db.t", *where, "--rare-type-percent", "5", "--dry-run")
+    assert dry.exit_code == 0, dry.output
+    assert "- 3 of 100 values of `amount` arrived as strings (3%, under the 5% rare-type " \
+           "threshold); set aside" in dry.output
+
+
+def test_a_plan_file_applied_again_names_its_batch_by_id(tmp_path: Path) -> None:
+    source = shutil.copy(DATA / "sample_day1.jsonl", tmp_path / "day1.jsonl")
+    lake, saved = tmp_path / "lake", tmp_path / "p.json"
+    invoke("preview", source, "-t", "db.t", "--catalog", lake, "--batch-id", "b1",
+           "--save", saved)
+    cat = toolkit.catalog(lake)
+    cat.create_namespace("db")
+    table = cat.create_table("db.t", schema=to_iceberg(Struct((Column(1, "n", "long"),))))
+    # the batch as an earlier run left it: a snapshot holding its id (no Spark needed)
+    table.append(pa.table({"n": pa.array([1], pa.int64())}),
+                 snapshot_properties={BATCH_ID_PROPERTY: "b1"})
+    out = invoke("apply", saved)
+    assert (out.exit_code, out.output) == (
+        0, "db.t: the batch with id b1 was already applied; nothing written\n")

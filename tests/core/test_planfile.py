@@ -4,6 +4,7 @@ plan and table state it was written from."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 
 from tests.core.plan_strategies import costed_plans
 from toolkit.core.engine import Engine
+from toolkit.core.options import make_options
 from toolkit.core.planfile import (
     FORMAT,
     VERSION,
@@ -23,7 +25,7 @@ from toolkit.core.planfile import (
 )
 from toolkit.core.planner import Plan
 from toolkit.core.state import ABSENT, TableState
-from toolkit.core.types import Column, ListOf, MapOf, Opaque, Struct
+from toolkit.core.types import Column, ListOf, MapOf, Opaque, Shape, Struct
 
 states = st.just(ABSENT) | st.builds(
     TableState, st.integers(0, 2**31), st.none() | st.integers(-(2**63), 2**63 - 1)
@@ -117,3 +119,30 @@ def test_a_plan_file_an_older_version_wrote_still_loads_reads_well_and_applies()
         "size arrived as double, which fits none of size::long (RULES 3.3)"
     )
     assert old.plan.same_changes(plan) and plan.same_changes(old.plan)
+
+
+def test_a_plan_saved_with_a_rare_type_threshold_keeps_its_rare_types() -> None:
+    """The rare types a plan sets aside are in the file, kinds and all (the notebook's
+    preview of the file routes records by them), and the summary of the loaded file still
+    says what is set aside; a file written before plans kept them loads with none."""
+    engine = Engine(make_options(rare_type_percent=5))
+    # strings mostly: 2 longs a double cannot hold exactly and 1 array of records and
+    # strings are rare, each a kind of its own
+    records = [{"n": "x"}] * 97 + [{"n": 2**60 + 1}] * 2 + [{"n": [{"a": 1}, "x"]}]
+    plan = engine.plan(Struct(), engine.observe(records))
+    assert {(r.shape, r.count) for r in plan.rare} == {
+        (Shape("long", 0), 2), (Shape("record", 1, "string"), 1)}
+    written = PlanFile("db.t", plan, ABSENT, "b1", options={"rare_type_percent": 5})
+    text = dumps(written)
+    again = loads(text)
+    assert again.plan.rare == plan.rare and again == written
+    assert dumps(again) == text
+    assert again.summary == written.summary
+    assert again.summary.split("\n")[0] == (
+        "db.t, batch 1 (id b1): 1 column added, 2 rare types set aside (against a table that "
+        "does not exist yet)")
+    assert "- 2 of 100 values of `n` arrived as longs (2%, under the 5% rare-type threshold); " \
+           "set aside instead of adding " in again.summary
+    doc = json.loads(text)
+    del doc["plan"]["rare"]
+    assert loads(json.dumps(doc)).plan == replace(plan, rare=())

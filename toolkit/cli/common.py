@@ -22,6 +22,7 @@ from toolkit.core.options import (
     POLICY_TERMS,
     RARE_TYPE_PERCENT_MAX,
     checked_rare_type_percent,
+    make_options,
 )
 from toolkit.core.planfile import PlanFile, loads
 from toolkit.iceberg.catalog import without_password
@@ -130,15 +131,21 @@ def evolution_settings(
 ) -> dict[str, Any]:
     """The options :func:`policy_options` took, as ``make_options`` keywords (stored so in
     plan files; the rare-type threshold only when given, so a plan file without it is as
-    before). ``--rare-type-percent`` with ``--policy widen`` is refused."""
-    if rare_type_percent is not None and policy != "upsolver":
-        raise click.BadParameter(
-            "only the upsolver policy has a rare-type threshold; leave it out with "
-            f"--policy {policy}", param_hint="--rare-type-percent")
+    before). ``--rare-type-percent`` with a policy that has no such threshold (``widen``)
+    is refused."""
     options: dict[str, Any] = {
         "policy": policy, "on_incompatible": on_incompatible, "detect_dates": detect_dates}
     if rare_type_percent is not None:
         options["rare_type_percent"] = rare_type_percent
+        # the API says which policies take a threshold (the range was checked and the
+        # other options are click's choices, so its only refusal here is that one); its
+        # message names keywords, so a terminal gets one naming the command's options
+        try:
+            make_options(**options)
+        except ValueError:
+            raise click.BadParameter(
+                f"the {policy} policy has no rare-type threshold; leave the option out with "
+                f"--policy {policy}", param_hint="--rare-type-percent") from None
     return options
 
 

@@ -127,7 +127,10 @@ def _report(report: IngestReport, already: bool = False) -> tuple[str, dict[str,
 
 
 def _already_applied(planfile: PlanFile) -> tuple[str, dict[str, Any]]:
-    text = f"{planfile.table}: batch {planfile.batch_id} was already applied; nothing written"
+    # named by its id alone (the summary's "batch 2 (id day2)"): the id is what the table
+    # holds, while the number is the one this plan would have given the batch
+    text = (f"{planfile.table}: the batch with id {planfile.batch_id} was already applied; "
+            "nothing written")
     return text, {"table": planfile.table, "batch_id": planfile.batch_id,
                   "already_applied": True, "rows_written": 0, "snapshot_id": None}
 

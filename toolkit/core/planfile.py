@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from toolkit.core.operations import MakeOptional
-from toolkit.core.planner import AddColumn, Plan, Retype
+from toolkit.core.planner import AddColumn, Plan, RareType, Retype
 from toolkit.core.reasons import reason_text
 from toolkit.core.state import TableState
-from toolkit.core.types import Column, ColumnType, ListOf, MapOf, Opaque, Struct
+from toolkit.core.types import Column, ColumnType, Kind, ListOf, MapOf, Opaque, Shape, Struct
 from toolkit.core.wording import batch_number
 from toolkit.errors import PlanFileError
 
@@ -176,7 +176,8 @@ def _optional_int(value: Any) -> int | None:
 
 
 def plan_to_json(plan: Plan) -> dict[str, Any]:
-    """A plan as JSON values: its batch, schemas before and after, and every change."""
+    """A plan as JSON values: its batch, schemas before and after, every change, and the
+    rare types it sets aside."""
     return {
         "batch": plan.batch,
         "before": schema_to_json(plan.before),
@@ -196,6 +197,7 @@ def plan_to_json(plan: Plan) -> dict[str, Any]:
             for o in plan.optionals
         ],
         "pending": [_retype_to_json(r) for r in plan.pending],
+        "rare": [_rare_to_json(r) for r in plan.rare],
     }
 
 
@@ -220,6 +222,8 @@ def plan_from_json(data: Mapping[str, Any]) -> Plan:
             for o in data.get("optionals", ())
         ),
         pending=tuple(_retype_from_json(r) for r in data.get("pending", ())),
+        # files written before plans kept their rare types have none to read
+        rare=tuple(_rare_from_json(r) for r in data.get("rare", ())),
     )
 
 
@@ -239,6 +243,42 @@ def _retype_from_json(data: Mapping[str, Any]) -> Retype:
         tuple(data["path"]), int(data["column_id"]), data["before"], data["after"],
         bool(data["in_place"]), reason_text(data["reason"]), data.get("rows"), data.get("bytes"),
         data.get("new_id"),
+    )
+
+
+def _rare_to_json(r: RareType) -> dict[str, Any]:
+    return {
+        "key": r.key,
+        "shape": {"type": r.shape.type, "dim": r.shape.dim, "mixed": r.shape.mixed},
+        # sorted, so the same plan always gives the same bytes
+        "kinds": [
+            {"type": k.type, "dim": k.dim, "lossy": sorted(k.lossy), "mixed": k.mixed}
+            for k in sorted(r.kinds, key=_kind_order)
+        ],
+        "count": r.count,
+        "total": r.total,
+        "percent": r.percent,
+        "instead": list(r.instead),
+    }
+
+
+def _kind_order(k: Kind) -> tuple[str, int, list[str], str]:
+    return (k.type or "", k.dim, sorted(k.lossy), k.mixed or "")
+
+
+def _rare_from_json(data: Mapping[str, Any]) -> RareType:
+    shape = data["shape"]
+    return RareType(
+        _text(data["key"]),
+        Shape(shape["type"], int(shape["dim"]), shape.get("mixed")),
+        frozenset(
+            Kind(k["type"], int(k["dim"]), frozenset(k.get("lossy", ())), k.get("mixed"))
+            for k in data["kinds"]
+        ),
+        int(data["count"]),
+        int(data["total"]),
+        float(data["percent"]),
+        tuple(data.get("instead", ())),
     )
 
 

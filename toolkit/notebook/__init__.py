@@ -325,6 +325,8 @@ def preview(
     def table_statistics() -> WrittenDataStatistics:
         return statistics(cat.load_table(name))
 
+    # a plan file's panel shows the file's plan whole, its rare types too (the records they
+    # set aside are shown set aside); only the records come from planning the source again
     first = make() if saved is None else replace(
         plan_preview(_records_to_preview(src, fmt, name), name, cat, **options),
         plan=saved.plan, state=saved.state,
