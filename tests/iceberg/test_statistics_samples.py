@@ -70,15 +70,19 @@ def test_samples_of_a_drifting_field_come_from_metadata_alone(
 
     # expiring folds the counts, not the samples
     folded = fold_arrivals(table, [stats.snapshots[0].snapshot_id])
-    body = folded[EXPIRED_ARRIVALS_PROPERTY].partition(":")[2]
+    assert folded.ids == {day1.snapshot_id}
+    body = folded.properties[EXPIRED_ARRIVALS_PROPERTY].partition(":")[2]
     assert Arrivals.decode(body).arrived("price") == {"long": 20}  # day1's
     assert Arrivals.decode(body).sample_texts == {}
 
-    # once folded, the batch's own arrivals property (samples and all) may be removed
-    assert stale_arrivals_properties(table) == ()
-    with table.transaction() as tx:
-        tx.set_properties(folded)
+    # once folded, the batch's own arrivals property (samples and all) may be removed,
+    # and no other: in the commit that sets the fold, or after it
     key = f"{SNAPSHOT_ARRIVALS_PREFIX}{day1.snapshot_id}"
+    assert stale_arrivals_properties(table) == ()
+    assert stale_arrivals_properties(table, folded.ids) == (
+        (key,) if key in table.metadata.properties else ())
+    with table.transaction() as tx:
+        tx.set_properties(folded.properties)
     assert stale_arrivals_properties(table) == (
         (key,) if key in table.metadata.properties else ())
     after = toolkit.statistics(table)

@@ -17,6 +17,7 @@ from pyspark.sql import SparkSession
 
 import toolkit
 from toolkit.iceberg.statistics import EXPIRED_ARRIVALS_PROPERTY, SNAPSHOT_ARRIVALS_PREFIX
+from toolkit.spark import maintenance as procedures
 
 pytestmark = pytest.mark.spark
 
@@ -132,6 +133,53 @@ def test_arrivals_outlive_snapshot_expiry(lakehouse: Catalog, spark: SparkSessio
                      steps=("expire_snapshots",))
     assert toolkit.statistics(lakehouse.load_table(name)).arrived("n") == {
         "long": 5, "string": 4}
+
+
+def test_arrivals_outlive_an_expiry_that_fails_or_expires_fewer(
+    lakehouse: Catalog, spark: SparkSession, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Maintenance folds what the snapshots to expire brought in one commit, and Spark
+    expires them in another: whatever Spark does, each batch is counted once."""
+    name = "arrivals.expiry_fails"
+    for i in range(3):
+        toolkit.ingest([{"n": i}, {"n": f"x{i}"}], name, lakehouse, spark, batch_id=f"d{i}")
+    table = lakehouse.load_table(name)
+    snapshots = [s.snapshot_id for s in table.snapshots()]
+    assert toolkit.statistics(table).arrived("n") == {"long": 3, "string": 3}
+
+    def expire() -> Any:
+        return toolkit.maintain(name, lakehouse, spark, older_than=dt.timedelta(0),
+                                retain_last=1, steps=("expire_snapshots",))
+
+    def fails(*args: Any, **kwargs: Any) -> dict[str, int]:
+        raise RuntimeError("the expiry failed")
+
+    monkeypatch.setattr(procedures, "expire_snapshots", fails)
+    with pytest.raises(RuntimeError, match="the expiry failed"):
+        expire()
+    table = lakehouse.load_table(name)
+    assert [s.snapshot_id for s in table.snapshots()] == snapshots  # all still there
+    stats = toolkit.statistics(table)
+    assert stats.arrived("n") == {"long": 3, "string": 3}
+    assert [s.batch_id for s in stats.snapshots if s.arrivals is not None] == ["d2"]
+
+    # an expiry that leaves some (say, a tag was added meanwhile) counts the rest once too
+    monkeypatch.undo()
+    real = procedures.expire_snapshots
+    monkeypatch.setattr(procedures, "expire_snapshots",
+                        lambda spark, catalog, table, ids: real(spark, catalog, table, ids[:1]))
+    expire()
+    table = lakehouse.load_table(name)
+    assert [s.snapshot_id for s in table.snapshots()] == snapshots[1:]
+    assert toolkit.statistics(table).arrived("n") == {"long": 3, "string": 3}
+
+    # and a later expiry that succeeds neither loses nor adds any
+    monkeypatch.undo()
+    toolkit.ingest([{"n": 9}], name, lakehouse, spark, batch_id="d9")
+    expire()
+    table = lakehouse.load_table(name)
+    assert len(table.snapshots()) == 1
+    assert toolkit.statistics(table).arrived("n") == {"long": 4, "string": 3}
 
 
 def test_a_replay_adds_nothing_to_what_arrived(lakehouse: Catalog, spark: SparkSession) -> None:

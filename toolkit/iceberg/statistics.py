@@ -55,10 +55,10 @@ only: rows removed by row-level delete files (merge-on-read) are still counted, 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Literal, TypeAlias
+from typing import Literal, NamedTuple, TypeAlias
 
 from pyiceberg.manifest import (
     DataFile,
@@ -446,10 +446,20 @@ def expired_arrivals(table: Table) -> tuple[Arrivals, frozenset[int]]:
     return Arrivals.decode(body), frozenset(int(i) for i in head.split(",") if i)
 
 
-def fold_arrivals(table: Table, expiring: Sequence[int]) -> dict[str, str]:
-    """The table property update that folds the arrivals of the snapshots ``expiring``
-    into :data:`EXPIRED_ARRIVALS_PROPERTY` (empty when none of them recorded any). Their
-    counts are folded; their samples are dropped."""
+class ArrivalsFold(NamedTuple):
+    """A fold of arrivals into :data:`EXPIRED_ARRIVALS_PROPERTY`."""
+
+    #: the table property update that sets the fold (empty when nothing new is folded)
+    properties: dict[str, str]
+    #: the snapshots the fold counts once set, folded earlier or now: statistics read
+    #: these from the fold alone, so their own arrivals properties may then be removed
+    ids: frozenset[int]
+
+
+def fold_arrivals(table: Table, expiring: Sequence[int]) -> ArrivalsFold:
+    """The fold of the arrivals of the snapshots ``expiring`` into
+    :data:`EXPIRED_ARRIVALS_PROPERTY`. Their counts are folded; their samples are
+    dropped."""
     total, folded = expired_arrivals(table)
     by_id = {s.snapshot_id: s for s in table.metadata.snapshots}
     added = []
@@ -461,9 +471,10 @@ def fold_arrivals(table: Table, expiring: Sequence[int]) -> dict[str, str]:
             total = total + found
             added.append(sid)
     if not added:
-        return {}
-    ids = ",".join(str(i) for i in sorted({*folded, *added}))
-    return {EXPIRED_ARRIVALS_PROPERTY: f"{ids}:{total.without_samples().encode()}"}
+        return ArrivalsFold({}, folded)
+    ids = frozenset({*folded, *added})
+    text = f"{','.join(str(i) for i in sorted(ids))}:{total.without_samples().encode()}"
+    return ArrivalsFold({EXPIRED_ARRIVALS_PROPERTY: text}, ids)
 
 
 # --- the schema walk ----------------------------------------------------------------------
@@ -704,12 +715,19 @@ def _text_table(
 SNAPSHOT_ARRIVALS_PREFIX = "toolkit.arrivals."
 
 
-def stale_arrivals_properties(table: Table) -> tuple[str, ...]:
+def stale_arrivals_properties(
+    table: Table, folded: Collection[int] | None = None,
+) -> tuple[str, ...]:
     """The per-snapshot arrivals properties maintenance can remove: those of snapshots
     folded into :data:`EXPIRED_ARRIVALS_PROPERTY` or gone from the table. Every table
     property is rewritten with each commit's metadata, so they should not outlive their
-    snapshots (nor the samples in them the data they came from)."""
-    _, folded = expired_arrivals(table)
+    snapshots (nor the samples in them the data they came from).
+
+    ``folded``: the ids the fold counts, by default the table's; pass a new
+    :class:`ArrivalsFold`'s ``ids`` to remove, in the commit that sets it, what it makes
+    redundant (and nothing it does not count)."""
+    if folded is None:
+        _, folded = expired_arrivals(table)
     alive = {s.snapshot_id for s in table.metadata.snapshots}
     stale = []
     for key in table.metadata.properties:

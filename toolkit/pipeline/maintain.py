@@ -42,11 +42,7 @@ from toolkit.core.state import TableState
 from toolkit.errors import StalePlanError
 from toolkit.iceberg.ledger import remember_batches
 from toolkit.iceberg.maintenance import refs_of, retention_rules, table_facts
-from toolkit.iceberg.statistics import (
-    SNAPSHOT_ARRIVALS_PREFIX,
-    fold_arrivals,
-    stale_arrivals_properties,
-)
+from toolkit.iceberg.statistics import fold_arrivals, stale_arrivals_properties
 from toolkit.spark import maintenance as procedures
 from toolkit.spark.progress import tracking
 
@@ -236,19 +232,18 @@ def _expire(
     tbl.refresh()
     present = {s.snapshot_id for s in tbl.metadata.snapshots}
     ids = [i for i in step.expire if i in present]
-    folded = fold_arrivals(tbl, ids)  # and what their batches brought, for statistics
+    fold = fold_arrivals(tbl, ids)  # and what their batches brought, for statistics
     # One commit: the fold, and the removal of the arrivals properties of single snapshots
-    # it makes redundant (statistics count a folded snapshot from the fold only: each of
-    # ``ids`` with such a property is folded by now) or that outlived their snapshot; every
-    # commit rewrites every table property. The expiry is Spark's own commit: PyIceberg's
-    # would leave behind the files only the expired snapshots needed.
-    own = (f"{SNAPSHOT_ARRIVALS_PREFIX}{i}" for i in ids)
-    stale = dict.fromkeys([*stale_arrivals_properties(tbl),
-                           *(key for key in own if key in tbl.metadata.properties)])
-    if folded or stale:
+    # that outlived their snapshot or that this fold counts (every commit rewrites every
+    # table property). Only those the fold counts: statistics then read a folded snapshot
+    # from the fold alone, so no count is lost if the expiry below fails or expires fewer.
+    # The expiry is Spark's own commit: PyIceberg's would leave behind the files only the
+    # expired snapshots needed.
+    stale = stale_arrivals_properties(tbl, fold.ids)
+    if fold.properties or stale:
         with tbl.transaction() as tx:
-            if folded:
-                tx.set_properties(folded)
+            if fold.properties:
+                tx.set_properties(fold.properties)
             if stale:
                 tx.remove_properties(*stale)
     counts = procedures.expire_snapshots(spark, catalog.name, name, ids)
