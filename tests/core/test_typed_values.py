@@ -65,7 +65,7 @@ def test_when_every_value_of_a_field_is_set_aside_the_summary_says_so() -> None:
     assert len(sim.schema.fields) == 0  # the schema alone cannot tell why
     assert sim.summary.startswith(
         "2 records in 1 batch, 0 written; 0 columns; all 2 records were set aside "
-        "(invalid-value: 2), nothing was written; every value of field 't' was set aside, "
+        "(value cannot be stored: 2), nothing was written; every value of field 't' was set aside, "
         "so it has no column: field 't': value datetime.timedelta(days=1)"
     )
     sim = toolkit.simulate([[{"t": dt.timedelta(1), "a": 1}, {"a": 2}]])

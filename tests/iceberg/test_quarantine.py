@@ -159,18 +159,18 @@ def test_rows_grouped_by_reason_field_and_types(lake: Catalog) -> None:
     }
     groups = q.groups()
     assert [(g.label, g.count, g.replayable) for g in groups] == [
-        ("incompatible: flag (string into boolean)", 2, True),
-        ("incompatible: size (bytes into long)", 1, True),
-        ("malformed", 1, False),
-        ("not-a-record", 1, False),
+        ("incompatible type: flag (string into boolean)", 2, True),
+        ("incompatible type: size (bytes into long)", 1, True),
+        ("not valid JSON", 1, False),
+        ("not a JSON object", 1, False),
     ]
     assert set(groups[0].ids) == {r.id for r in q.rows if r.field == "flag"}
     assert [r.record["id"] for r in q.select(reason="incompatible", field="flag").rows] == [1, 2]
     assert len(q.select(observed="bytes")) == 1
     text = str(q)
     assert "db.events__quarantine: 5 records" in text
-    assert "     2  incompatible: flag (string into boolean)" in text
-    assert "malformed  (cannot be replayed; discard(ids) removes them)" in text
+    assert "     2  incompatible type: flag (string into boolean)" in text
+    assert "not valid JSON  (cannot be replayed; discard(ids) removes them)" in text
 
 
 def test_a_table_without_quarantine_reads_as_a_clear_empty_result(lake: Catalog) -> None:

@@ -235,7 +235,7 @@ def test_the_inspector_replays_the_chosen_group_under_the_plan_it_shows(
     quarantined_day2(lakehouse, spark, table)
     panel = toolkit.inspect_quarantine(lakehouse, table, spark=spark)
     assert [g.label for g in panel.model.groups] == [
-        "incompatible: flag (string into boolean) — 2", "malformed — 1",
+        "incompatible type: flag (string into boolean) — 2", "not valid JSON — 1",
     ]
     panel.choose("g0")
     assert panel.replay_plan is not None

@@ -108,4 +108,5 @@ def test_a_reason_never_numbers_a_record_from_0() -> None:
                          "record 0: expected a JSON object, got list [1, 2]", "day1", 0, None)
     model = QuarantineModel.from_quarantine(Quarantine("db.t", "db.t__quarantine", True, (old,)))
     assert model.groups[0].detail == "expected a JSON object, got list [1, 2]"
-    assert model.summary.startswith("1 record in 1 group: 1 not-a-record")
+    assert model.summary.startswith("1 record in 1 group; 1 cannot be replayed")
+    assert model.groups[0].label == "not a JSON object (list) — 1"

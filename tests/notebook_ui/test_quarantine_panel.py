@@ -76,18 +76,16 @@ def test_the_model_groups_by_reason_with_counts_and_samples(lake: Catalog) -> No
     assert m.exists and m.total == 6 and m.replayable == 5
     assert m.counts == (("incompatible", 5), ("malformed", 1))
     assert [(g.key, g.label, g.replayable) for g in m.groups] == [
-        ("g0", "incompatible: flag (string into boolean) — 4", True),
-        ("g1", "incompatible: size (bytes into long) — 1", True),
-        ("g2", "malformed — 1", False),
+        ("g0", "incompatible type: flag (string into boolean) — 4", True),
+        ("g1", "incompatible type: size (bytes into long) — 1", True),
+        ("g2", "not valid JSON — 1", False),
     ]
     first = m.groups[0]
     assert first.samples == ('{"id":1,"flag":"yes"}', '{"id":2,"flag":"no"}')
     assert first.detail == "flag: a string ('yes') cannot go into a boolean column"
     assert first.batches == ("day2",) and m.groups[1].batches == ("day3",)
-    assert m.summary == (
-        "6 records in 3 groups: 5 incompatible, 1 malformed; 1 cannot be replayed "
-        "(not JSON objects)"
-    )
+    # the count per reason is the table's, in words
+    assert m.summary == "6 records in 3 groups; 1 cannot be replayed (not JSON objects)"
     q = quarantine(lake, TABLE)
     assert set(m.replay_ids(["g0", "g2"])) == set(q.select(field="flag").ids)
     assert m.discard_ids(["g0", "g2"]) == q.select(reason="malformed").ids
@@ -110,6 +108,9 @@ def test_the_html_escapes_what_came_from_data(lake: Catalog) -> None:
     samples = samples_html(m.groups[:1])
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in samples and "<script>" not in samples
     assert "(cannot be replayed)" in table and "<td>day3</td>" in table
+    # a group's label in words, its key (what reason= takes) on hover
+    assert '<b title="incompatible">incompatible type: flag (string into boolean) — 4</b>' in (
+        samples)
 
 
 def test_docstring_examples() -> None:
@@ -128,7 +129,7 @@ def test_choosing_a_group_shows_its_records_and_the_plan_a_replay_needs(lake: Ca
     )
     assert "6 records in 3 groups" in panel.table.value
     assert [label for label, _ in panel.selector.options][0] == (
-        "incompatible: flag (string into boolean) — 4"
+        "incompatible type: flag (string into boolean) — 4"
     )
     assert panel.replay_button.disabled  # nothing chosen yet
     panel.choose("g0")

@@ -262,7 +262,8 @@ def test_the_quarantine_page_shows_the_groups_and_their_records(tmp_path: Path) 
     page = panel.to_html()
     assert_self_contained(page)
     shown = text_of(page)
-    assert "3 records in 1 group: 3 incompatible" in shown
+    assert "3 records in 1 group." in shown  # the count per reason is the table's
+    assert "incompatible type: flag (string into boolean) — 3" in shown  # the selector
     # the table's reason reads as words (the key, which reason= takes, shows on hover)
     assert "a value its column cannot take, even widened flag string → boolean 3 day2" in shown
     assert '{"id":3,"flag":"<script>alert(1)</script>"}' in shown  # a sample, as text

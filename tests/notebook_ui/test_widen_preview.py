@@ -109,7 +109,12 @@ def test_the_widening_preview_shows_widenings_rewrites_optionals_and_quarantine(
         1, "flag", "string", "boolean",
     )
     assert '"flag":"maybe"' in sample.raw
-    assert "would go to the quarantine table" in panel.tabs.children[3].value
+    quarantine_tab = panel.tabs.children[3].value
+    assert "would go to the quarantine table" in quarantine_tab
+    # each reason in words, its key (what reason= filters by) on hover
+    assert ('<td title="incompatible">a value its column cannot take, even widened</td>'
+            "<td>1</td>") in quarantine_tab
+    assert '<td title="incompatible">incompatible type</td>' in quarantine_tab  # the sample
     # the heading names the table; the sentence after it does not say it again
     assert "Preview of db.t</b>: 3 records planned against the table as it is now (" in (
         panel.header.value

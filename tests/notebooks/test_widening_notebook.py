@@ -46,8 +46,8 @@ def test_widening_notebook(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     compared = run.text(run.cell("toolkit.compare_policies("))
     assert "upsolver (suffixed columns)" in compared and "widen, no rewrites" in compared
     assert re.search(r"records quarantined\s+0\s+1 record: a value its column cannot take, "
-                     r"even widened\s+2 records: a value needs a column rewrite nobody "
-                     r"approved; 1 record: a value its", compared)
+                     r"even widened\s+3 records — 2: a value needs a column rewrite nobody "
+                     r"approved; 1: a value its", compared)
     assert any("values converted" in w["value"] for w in run.widgets("HTMLModel"))
 
     # the editor: displayed, then driven by the next cell as its buttons would

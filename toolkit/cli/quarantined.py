@@ -4,7 +4,6 @@ through ingest once the table or the policy can take them (RULES 5)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -24,16 +23,19 @@ from toolkit.cli.common import (
     table_argument,
 )
 from toolkit.cli.exits import CommandFailed, ExitCode, guarded
-from toolkit.core.quarantine import REASON_WORDS, REASONS, QuarantinedRow, reason_words
-from toolkit.core.wording import counted
+from toolkit.core.quarantine import (
+    REASON_WORDS,
+    REASONS,
+    QuarantinedRow,
+    reason_name,
+    reason_words,
+)
+from toolkit.core.wording import clip, counted, value_text
 
 if TYPE_CHECKING:
     from toolkit.pipeline.replay import ReplayReport
 
 __all__ = ["quarantine", "replay", "value_of"]
-
-#: how much of a value a line shows
-SHOWN = 60
 
 
 def _walk(value: Any, path: Sequence[str]) -> Any:
@@ -60,7 +62,8 @@ def _walk(value: Any, path: Sequence[str]) -> Any:
 
 def value_of(row: QuarantinedRow) -> str:
     """The value that sent ``row`` to quarantine, as JSON text (the whole record's text
-    when no field is at fault or the record is not an object), clipped.
+    when no field is at fault or the record is not an object), clipped as every face
+    clips a value (:func:`~toolkit.core.wording.value_text`).
 
     >>> from toolkit.core.quarantine import QuarantinedRow
     >>> row = QuarantinedRow("id", '{"a": {"b.c": "x"}}', "incompatible", "a.b.c", "string",
@@ -71,13 +74,10 @@ def value_of(row: QuarantinedRow) -> str:
     """
     if row.field is not None and row.reason != "malformed":
         try:
-            found = _walk(row.record, row.field.split("."))
-            text = json.dumps(found, ensure_ascii=False, default=str)
+            return value_text(_walk(row.record, row.field.split(".")))
         except (KeyError, ValueError):
-            text = row.raw
-    else:
-        text = row.raw
-    return text if len(text) <= SHOWN else text[: SHOWN - 3] + "..."
+            pass  # the field is not in the record (or it does not parse): show it whole
+    return clip(row.raw)
 
 
 def _groups(rows: Sequence[QuarantinedRow]) -> list[dict[str, Any]]:
@@ -242,8 +242,9 @@ def replay(table: str, catalog_spec: str, warehouse: str | None, batch_ids: tupl
     unfit = [r for r in chosen if not r.replayable]
     if ids and unfit:
         raise CommandFailed(
-            f"{counted(len(unfit), 'chosen record')} cannot be replayed ({unfit[0].reason}: "
-            f"{unfit[0].raw[:60]!r}): they are not JSON objects; leave out their --id",
+            f"{counted(len(unfit), 'chosen record')} cannot be replayed, as only JSON objects "
+            f"can ({clip(unfit[0].raw)!r} is {reason_name(unfit[0].reason)}); leave out "
+            f"{'its' if len(unfit) == 1 else 'their'} --id",
             ExitCode.BAD_INPUT, as_json)
     wanted = [r.id for r in chosen if r.replayable]
     # a selection by batch or id is passed as ids; by reason alone (or none), as is

@@ -45,9 +45,10 @@ REASONS: tuple[Reason, ...] = (
     "rare-type",
 )
 
-#: Each reason in plain words, the one place a face takes them from (the keys stay what
-#: data, JSON and the quarantine table hold, and what ``reason=`` filters by). Each reads
-#: after a count: "3 records: a value needs a column rewrite nobody approved".
+#: Each reason in plain words; with :data:`REASON_NAMES`, the one place a face takes them
+#: from (the keys stay what data, JSON and the quarantine table hold, and what ``reason=``
+#: filters by). Each reads after a count: "3 records: a value needs a column rewrite
+#: nobody approved".
 REASON_WORDS: Final[dict[Reason, str]] = {
     "incompatible": "a value its column cannot take, even widened",
     "rewrite-not-approved": "a value needs a column rewrite nobody approved",
@@ -66,6 +67,28 @@ def reason_words(reason: str) -> str:
     ('a value needs a column rewrite nobody approved', 'gone-missing')
     """
     return REASON_WORDS.get(cast(Reason, reason), reason)
+
+
+#: Each reason as a short name, where a line has little room for a sentence: a group's
+#: label in a selector ("incompatible type: flag (string into boolean)") or counts in
+#: parentheses ("rare type: 2").
+REASON_NAMES: Final[dict[Reason, str]] = {
+    "incompatible": "incompatible type",
+    "rewrite-not-approved": "rewrite not approved",
+    "malformed": "not valid JSON",
+    "not-a-record": "not a JSON object",
+    "invalid-value": "value cannot be stored",
+    "rare-type": "rare type",
+}
+
+
+def reason_name(reason: str) -> str:
+    """A reason key as a short name; an unknown key as it is.
+
+    >>> reason_name("not-a-record"), reason_name("gone-missing")
+    ('not a JSON object', 'gone-missing')
+    """
+    return REASON_NAMES.get(cast(Reason, reason), reason)
 
 
 #: What to do with a record the table cannot take as it is.
@@ -168,7 +191,7 @@ class QuarantineGroup:
 
     @property
     def label(self) -> str:
-        """``incompatible: flag (string into boolean)``, in plain words."""
+        """``incompatible type: flag (string into boolean)``, in plain words."""
         return group_label(self.reason, self.field, self.observed, self.table_type)
 
 
@@ -192,16 +215,20 @@ def detail_text(detail: str) -> str:
 def group_label(
     reason: str, field: str | None, observed: str | None, table_type: str | None
 ) -> str:
-    """A group of quarantined records in plain words.
+    """A group of quarantined records in plain words, short enough for a selector.
 
     >>> group_label("incompatible", "flag", "string", "boolean")
-    'incompatible: flag (string into boolean)'
+    'incompatible type: flag (string into boolean)'
+    >>> group_label("not-a-record", None, "list", None)
+    'not a JSON object (list)'
     """
-    text = reason
+    text = reason_name(reason)
     if field is not None:
         text += f": {field}"
-    if observed is not None or table_type is not None:
-        text += f" ({observed or '?'} into {table_type or '?'})"
+    if observed is not None and table_type is not None:
+        text += f" ({observed} into {table_type})"
+    elif observed is not None or table_type is not None:  # no column, or no type seen
+        text += f" ({observed})" if table_type is None else f" (into {table_type})"
     return text
 
 
@@ -320,14 +347,14 @@ def set_aside_line(records: int, struct: Struct, quarantined: Iterable[Quarantin
     >>> q = Quarantined({"t": 1}, "invalid-value", "t", None, None, 0, "field 't': ...")
     >>> for part in set_aside_line(2, Struct(), [q, q]).split("; "):
     ...     print(part)
-    all 2 records were set aside (invalid-value: 2), nothing was written
+    all 2 records were set aside (value cannot be stored: 2), nothing was written
     every value of field 't' was set aside, so it has no column: field 't': ...
     """
     items = list(quarantined)
     if not items:
         return ""
     reasons = Counter(q.reason for q in items)
-    counts = ", ".join(f"{r}: {n:,}" for r, n in sorted(reasons.items()))
+    counts = ", ".join(f"{reason_name(r)}: {n:,}" for r, n in sorted(reasons.items()))
     if len(items) >= records:
         every = "the one record was" if records == 1 else f"all {records:,} records were"
         line = f"{every} set aside ({counts}), nothing was written"
@@ -352,6 +379,7 @@ __all__ = [
     "fields_set_aside",
     "set_aside_line",
     "REASONS",
+    "REASON_NAMES",
     "REASON_WORDS",
     "UNREPLAYABLE",
     "IncompatibleRecordError",
@@ -363,6 +391,7 @@ __all__ = [
     "Reason",
     "detail_text",
     "group_label",
+    "reason_name",
     "reason_words",
 ]
 

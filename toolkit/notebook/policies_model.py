@@ -195,21 +195,27 @@ class PolicyComparison:
 
 
 def _set_aside(o: PolicyOutcome) -> str:
-    """The records a policy set aside, counted per reason in words: ``0``, or
-    ``3 records: a value needs a column rewrite nobody approved``.
+    """The records a policy set aside, counted per reason in words: ``0``,
+    ``3 records: a value needs a column rewrite nobody approved``, or with several
+    reasons the total first, as the other rows lead with theirs.
 
     >>> c = policy_comparison([[{"n": 1, "f": True}], [{"n": "x"}, {"f": "maybe"}, {"f": "no"}]])
     >>> _set_aside(c.outcome("upsolver"))
     '0'
+    >>> _set_aside(c.outcome("widen"))
+    '2 records: a value its column cannot take, even widened'
     >>> for part in _set_aside(c.outcome("widen-no-rewrites")).split("; "):
     ...     print(part)
-    2 records: a value its column cannot take, even widened
-    1 record: a value needs a column rewrite nobody approved
+    3 records — 2: a value its column cannot take, even widened
+    1: a value needs a column rewrite nobody approved
     """
     if not o.quarantined_by_reason:
         return f"{o.quarantined:,}"
-    return "; ".join(f"{counted(n, 'record')}: {reason_words(reason)}"
-                     for reason, n in o.quarantined_by_reason)
+    if len(o.quarantined_by_reason) == 1:
+        [(reason, n)] = o.quarantined_by_reason
+        return f"{counted(n, 'record')}: {reason_words(reason)}"
+    return f"{counted(o.quarantined, 'record')} — " + "; ".join(
+        f"{n:,}: {reason_words(reason)}" for reason, n in o.quarantined_by_reason)
 
 
 # --- the sample and the starting schema ----------------------------------------------------

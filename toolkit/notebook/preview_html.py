@@ -14,6 +14,7 @@ from html import escape
 from typing import Final
 
 from toolkit.core.planner import MakeOptional, Retype
+from toolkit.core.quarantine import reason_name, reason_words
 from toolkit.core.wording import counted
 from toolkit.notebook.common import (
     REPORT_ROWS,
@@ -331,9 +332,14 @@ def quarantine_preview_html(q: QuarantinePreview | None) -> str:
         if q.fails
         else "would go to the quarantine table, whole, with the reason (nothing is dropped)"
     )
-    counts = "".join(f"<tr><td>{escape(r)}</td><td>{n}</td></tr>" for r, n in q.by_reason)
+    # each reason in words, its key (what reason= filters by) on hover
+    counts = "".join(
+        f'<tr><td title="{escape(r)}">{escape(reason_words(r))}</td><td>{n}</td></tr>'
+        for r, n in q.by_reason
+    )
     samples = "".join(
-        f"<tr><td>{s.index + 1}</td><td>{escape(s.reason)}</td>"
+        f'<tr><td>{s.index + 1}</td><td title="{escape(s.reason)}">'
+        f"{escape(reason_name(s.reason))}</td>"
         f"<td><code>{escape(s.field or '-')}</code></td><td>{escape(s.observed or '-')}</td>"
         f"<td>{escape(s.table_type or '-')}</td><td><code>{escape(s.raw)}</code></td></tr>"
         for s in q.samples

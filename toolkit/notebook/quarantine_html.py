@@ -48,7 +48,7 @@ def samples_html(groups: Iterable[GroupRow]) -> str:
         more = g.count - len(g.samples)
         tail = f'<li class="tknb-muted">… and {more} more</li>' if more > 0 else ""
         parts.append(
-            f"<p><b>{escape(g.label)}</b><br>"
+            f'<p><b title="{escape(g.reason)}">{escape(g.label)}</b><br>'
             f'<span class="tknb-muted">{escape(g.detail)}</span></p><ul>{records}{tail}</ul>'
         )
     if not parts:

@@ -62,7 +62,7 @@ class GroupRow:
 
     @property
     def label(self) -> str:
-        """``incompatible: flag (string into boolean) — 3``, for a selector."""
+        """``incompatible type: flag (string into boolean) — 3``, for a selector."""
         text = group_label(self.reason, self.field, self.observed, self.table_type)
         return f"{text} — {self.count}"
 
@@ -113,9 +113,8 @@ class QuarantineModel:
             return f"nothing was ever quarantined for {self.table}"
         if not self.total:
             return f"the quarantine of {self.table} is empty"
-        reasons = ", ".join(f"{n:,} {reason}" for reason, n in self.counts)
-        text = (f"{counted(self.total, 'record')} in {counted(len(self.groups), 'group')}: "
-                f"{reasons}")
+        # the count per reason is left to the table, which gives each reason in words
+        text = f"{counted(self.total, 'record')} in {counted(len(self.groups), 'group')}"
         stuck = self.total - self.replayable
         if stuck:
             text += f"; {stuck:,} cannot be replayed (not JSON objects)"
