@@ -191,7 +191,7 @@ def report(res: Result) -> str:
         f"{n:,} records ({res.bytes_per_record:.0f} B/record), {res.batches} batches, "
         f"median of {res.repeat}; Python {platform.python_version()}, "
         f"orjson {orjson.__version__}\nfinal schema: {res.columns} top-level columns, "
-        f"{res.changes} added by drift after batch 0"
+        f"{res.changes} added by drift after the first batch"
     )
     table = [("measurement", "median s", "gc s", "records/s", "vs parse")]
     for t in (res.parse, res.simulate, res.rows, res.with_rows):
