@@ -45,11 +45,8 @@ POLL = 1
 def _changes(report: IngestReport) -> str:
     """The plan's changes in a few words: ``1 column added (+ n_string: string)``."""
     plan = report.plan
-    if not plan.changed and not plan.pending:
-        return "no schema change"
-    head = str(plan).split("\n", 1)[0].split(": ", 1)[-1]
     ops = [str(op).split("\n", 1)[0].split(" (id", 1)[0] for op in plan.operations]
-    return f"{head} ({'; '.join(ops)})" if ops else head
+    return f"{plan.headline} ({'; '.join(ops)})" if ops else plan.headline
 
 
 def batch_line(report: IngestReport) -> str:

@@ -89,14 +89,12 @@ class PlanFile:
             if self.state.schema_id < 0
             else f"schema id {self.state.schema_id}, snapshot {self.state.snapshot_id}"
         )
-        head, *rest = str(self.plan).split("\n")
-        # the plan's head names the batch by number ("batch 2: 1 column added"); the file
-        # names it once, by number and by id (which a reviewer matches in logs and commands)
-        batch = f"batch {batch_number(self.plan.batch)}"
-        said = head.removeprefix(f"{batch}: ")
-        return "\n".join(
-            [f"{self.table}, {batch} (id {self.batch_id}): {said} (against {against})", *rest]
-        )
+        # the batch by number and by id (which a reviewer matches in logs and commands)
+        batch = f"batch {batch_number(self.plan.batch)} (id {self.batch_id})"
+        return "\n".join([
+            f"{self.table}, {batch}: {self.plan.headline} (against {against})",
+            *self.plan.details,
+        ])
 
 
 def dumps(planfile: PlanFile) -> str:

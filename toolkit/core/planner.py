@@ -232,9 +232,15 @@ class Plan:
             f"add {'.'.join(c.path)} {type_to_str(c.column.type)}" for c in self.changes
         )
 
-    def __str__(self) -> str:
+    @property
+    def headline(self) -> str:
+        """What the plan does, in a few words, without naming its batch.
+
+        >>> Plan(0, Struct(), Struct(), ()).headline
+        'no schema change'
+        """
         if not self.changed and not self.pending and not self.rare:
-            return f"batch {batch_number(self.batch)}: no schema change"
+            return "no schema change"
         parts = [f"{counted(len(self.changes), 'column')} added"] if self.changes else []
         if self.rare and not self.changed:
             parts.append("no schema change")
@@ -247,11 +253,18 @@ class Plan:
             parts.append(f"{counted(len(self.pending), 'rewrite')} awaiting approval")
         if self.rare:
             parts.append(f"{counted(len(self.rare), 'rare type')} set aside")
-        lines = [f"batch {batch_number(self.batch)}: " + ", ".join(parts)]
-        lines += [str(c) for c in (*self.changes, *self.retypes, *self.optionals)]
+        return ", ".join(parts)
+
+    @property
+    def details(self) -> list[str]:
+        """A line per change, per rewrite awaiting approval and per rare type set aside."""
+        lines = [str(c) for c in (*self.changes, *self.retypes, *self.optionals)]
         lines += [f"{r} [not approved]" for r in self.pending]
         lines += [f"- {r}" for r in self.rare]
-        return "\n".join(lines)
+        return lines
+
+    def __str__(self) -> str:
+        return "\n".join([f"batch {batch_number(self.batch)}: {self.headline}", *self.details])
 
 
 def max_field_id(struct: Struct) -> int:
