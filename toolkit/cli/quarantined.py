@@ -24,11 +24,11 @@ from toolkit.cli.common import (
 )
 from toolkit.cli.exits import CommandFailed, ExitCode, guarded
 from toolkit.core.quarantine import (
-    REASON_WORDS,
     REASONS,
     QuarantinedRow,
     reason_name,
     reason_words,
+    types_text,
 )
 from toolkit.core.wording import clip, counted, value_text
 
@@ -103,8 +103,7 @@ def _groups(rows: Sequence[QuarantinedRow]) -> list[dict[str, Any]]:
 def _table_text(groups: list[dict[str, Any]]) -> list[str]:
     rows = [("batch", "field", "reason", "types", "value", "count")]
     for g in groups:
-        types = (f"{g['observed'] or '?'} into {g['table_type'] or '?'}"
-                 if g["observed"] or g["table_type"] else "-")
+        types = types_text(g["observed"] or None, g["table_type"] or None) or "-"
         # the reason in words; --json keeps its key, what --reason takes
         reason = reason_words(g["reason"]) + ("" if g["replayable"] else " (cannot be replayed)")
         rows.append((g["batch_id"], g["field"] or "-", reason, types, g["value"],
@@ -132,7 +131,7 @@ _reason_option = click.option(
 #: the epilog of the commands taking --reason: each reason's key beside its words (\b: as
 #: laid out, so no key breaks at a hyphen)
 REASONS_EPILOG = "\b\nReasons (--reason takes the key on the left):\n" + "\n".join(
-    f"  {key.ljust(max(map(len, REASONS)))}  {REASON_WORDS[key]}" for key in REASONS)
+    f"  {key.ljust(max(map(len, REASONS)))}  {reason_words(key)}" for key in REASONS)
 
 
 @click.command(epilog=REASONS_EPILOG)

@@ -19,7 +19,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Final, Literal, TypeAlias, cast
+from typing import Any, Final, Literal, NamedTuple, TypeAlias, cast, get_args
 
 from toolkit.core.conversions import render_json
 from toolkit.core.jsonlines import parse_line
@@ -36,27 +36,35 @@ Reason: TypeAlias = Literal[
     "invalid-value",  # a value the engine cannot type or store (too deep, NaN...)
     "rare-type",  # a type under the upsolver policy's rare-type threshold (docs/rules.md)
 ]
-REASONS: tuple[Reason, ...] = (
-    "incompatible",
-    "rewrite-not-approved",
-    "malformed",
-    "not-a-record",
-    "invalid-value",
-    "rare-type",
-)
+REASONS: tuple[Reason, ...] = get_args(Reason)
 
-#: Each reason in plain words; with :data:`REASON_NAMES`, the one place a face takes them
-#: from (the keys stay what data, JSON and the quarantine table hold, and what ``reason=``
-#: filters by). Each reads after a count: "3 records: a value needs a column rewrite
-#: nobody approved".
-REASON_WORDS: Final[dict[Reason, str]] = {
-    "incompatible": "a value its column cannot take, even widened",
-    "rewrite-not-approved": "a value needs a column rewrite nobody approved",
-    "malformed": "a line that is not valid JSON",
-    "not-a-record": "JSON that is not an object",
-    "invalid-value": "a value that cannot be typed or stored",
-    "rare-type": "a value of a type under the rare-type threshold",
+
+class ReasonTerms(NamedTuple):
+    """How texts name one reason. The key stays what data, JSON and the quarantine table
+    hold, and what ``reason=`` / ``--reason`` filter by."""
+
+    #: a short name, where a line has little room: a group's label in a selector
+    #: ("incompatible type: flag (string into boolean)"), counts in parentheses
+    name: str
+    #: the reason in a phrase that reads after a count ("3 records: a value needs a column
+    #: rewrite nobody approved")
+    words: str
+
+
+#: Every reason in words: the one place a face takes them from.
+REASON_TERMS: Final[dict[Reason, ReasonTerms]] = {
+    "incompatible": ReasonTerms(
+        "incompatible type", "a value its column cannot take, even widened"),
+    "rewrite-not-approved": ReasonTerms(
+        "rewrite not approved", "a value needs a column rewrite nobody approved"),
+    "malformed": ReasonTerms("not valid JSON", "a line that is not valid JSON"),
+    "not-a-record": ReasonTerms("not a JSON object", "JSON that is not an object"),
+    "invalid-value": ReasonTerms(
+        "value cannot be stored", "a value that cannot be typed or stored"),
+    "rare-type": ReasonTerms("rare type", "a value of a type under the rare-type threshold"),
 }
+REASON_WORDS: Final[dict[Reason, str]] = {k: t.words for k, t in REASON_TERMS.items()}
+REASON_NAMES: Final[dict[Reason, str]] = {k: t.name for k, t in REASON_TERMS.items()}
 
 
 def reason_words(reason: str) -> str:
@@ -69,19 +77,6 @@ def reason_words(reason: str) -> str:
     return REASON_WORDS.get(cast(Reason, reason), reason)
 
 
-#: Each reason as a short name, where a line has little room for a sentence: a group's
-#: label in a selector ("incompatible type: flag (string into boolean)") or counts in
-#: parentheses ("rare type: 2").
-REASON_NAMES: Final[dict[Reason, str]] = {
-    "incompatible": "incompatible type",
-    "rewrite-not-approved": "rewrite not approved",
-    "malformed": "not valid JSON",
-    "not-a-record": "not a JSON object",
-    "invalid-value": "value cannot be stored",
-    "rare-type": "rare type",
-}
-
-
 def reason_name(reason: str) -> str:
     """A reason key as a short name; an unknown key as it is.
 
@@ -89,6 +84,20 @@ def reason_name(reason: str) -> str:
     ('not a JSON object', 'gone-missing')
     """
     return REASON_NAMES.get(cast(Reason, reason), reason)
+
+
+def types_text(observed: str | None, table_type: str | None) -> str | None:
+    """The type a value arrived as and its column's, as far as they are known (None when
+    neither is).
+
+    >>> types_text("string", "boolean"), types_text("list", None), types_text(None, "long")
+    ('string into boolean', 'list', 'into long')
+    """
+    if observed is not None and table_type is not None:
+        return f"{observed} into {table_type}"
+    if observed is not None:  # no column
+        return observed
+    return None if table_type is None else f"into {table_type}"  # no type seen
 
 
 #: What to do with a record the table cannot take as it is.
@@ -225,11 +234,8 @@ def group_label(
     text = reason_name(reason)
     if field is not None:
         text += f": {field}"
-    if observed is not None and table_type is not None:
-        text += f" ({observed} into {table_type})"
-    elif observed is not None or table_type is not None:  # no column, or no type seen
-        text += f" ({observed})" if table_type is None else f" (into {table_type})"
-    return text
+    types = types_text(observed, table_type)
+    return text if types is None else f"{text} ({types})"
 
 
 def _key(r: QuarantinedRow) -> tuple[str, str, str, str]:
@@ -380,7 +386,9 @@ __all__ = [
     "set_aside_line",
     "REASONS",
     "REASON_NAMES",
+    "REASON_TERMS",
     "REASON_WORDS",
+    "ReasonTerms",
     "UNREPLAYABLE",
     "IncompatibleRecordError",
     "OnIncompatible",
@@ -393,5 +401,6 @@ __all__ = [
     "group_label",
     "reason_name",
     "reason_words",
+    "types_text",
 ]
 
