@@ -43,7 +43,6 @@ class ExplorePanel(StaticHtmlPanel):
         self.top = top
         self.mix_figure: go.Figure | None = None
         self.drift_figure: go.Figure | None = None
-        self._quiet = False  # set while code sets the field picker: no redraw
 
         self.header = widgets.HTML()
         self.search = widgets.Text(
@@ -71,7 +70,7 @@ class ExplorePanel(StaticHtmlPanel):
 
         self.filters = Filters((self.search, self.evolved_only, self.drifted_only),
                                self._on_filter)
-        self.field_picker.observe(self._on_pick, names="value")
+        self.picking = Filters((self.field_picker,), self._render_charts)
 
         self.widget = widgets.VBox(
             [
@@ -105,16 +104,10 @@ class ExplorePanel(StaticHtmlPanel):
         """Show the drift of ``field`` (a dotted field name, or a column of its family)."""
         name = self.model.field(field).name
         options = list(self.field_picker.options)
-        if name not in options:
-            self._quiet = True
-            try:
+        with self.picking.setting():  # one redraw of the charts
+            if name not in options:
                 self.field_picker.options = [*options, name]
-            finally:
-                self._quiet = False
-        if self.field_picker.value == name:
-            self._render_charts()
-        else:
-            self.field_picker.value = name  # the observer redraws the charts
+            self.field_picker.value = name
 
     @property
     def page_number(self) -> int:
@@ -135,10 +128,6 @@ class ExplorePanel(StaticHtmlPanel):
         )
         self._refresh()
 
-    def _on_pick(self, change: object = None) -> None:
-        if not self._quiet:
-            self._render_charts()
-
     def _refresh(self) -> None:
         """The header and the first page of the rows as filtered now."""
         self.header.value = statistics_header_html(self.base, len(self.model.rows))
@@ -150,15 +139,11 @@ class ExplorePanel(StaticHtmlPanel):
         names = [r.name for r in (*self.model.top_drifted(self.top), *page.rows)]
         options = list(dict.fromkeys(names))
         current = self.field_picker.value
-        self._quiet = True
-        try:
+        with self.picking.setting():  # the charts, once, whether the pick changed or not
             self.field_picker.options = options
             self.field_picker.value = current if current in options else (
                 options[0] if options else None
             )
-        finally:
-            self._quiet = False
-        self._render_charts()
 
     def _render_charts(self) -> None:
         self.mix_figure = type_mix_figure(self.model, self.top)

@@ -24,10 +24,11 @@ __all__ = ["Filters", "Pager"]
 
 
 class Filters:
-    """Controls whose values choose the rows: each change a user makes calls ``refilter``
-    once. Code that sets several controls does it inside :meth:`setting`, so that they
-    refilter once, when it is done, not once per control (and not for the passing value a
-    dropdown takes when its options are replaced)."""
+    """Controls whose values choose what is shown (the rows; the explorer's field to
+    chart): each change a user makes calls ``refilter`` once. Code that sets several
+    controls does it inside :meth:`setting`, so that they refilter once, when it is done,
+    not once per control (and not for the passing value a dropdown takes when its options
+    are replaced)."""
 
     def __init__(self, controls: Sequence[widgets.ValueWidget], refilter: Callable[[], None]):
         self._refilter = refilter

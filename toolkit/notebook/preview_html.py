@@ -334,7 +334,7 @@ def quarantine_preview_html(q: QuarantinePreview | None) -> str:
     )
     # each reason in words, its key (what reason= filters by) on hover
     counts = "".join(
-        f'<tr><td title="{escape(r)}">{escape(reason_words(r))}</td><td>{n}</td></tr>'
+        f'<tr><td title="{escape(r)}">{escape(reason_words(r))}</td><td>{n:,}</td></tr>'
         for r, n in q.by_reason
     )
     samples = "".join(

@@ -31,7 +31,7 @@ def groups_html(model: QuarantineModel) -> str:
             f"{note}</td>"
             f"<td><code>{escape(g.field or '—')}</code></td>"
             f"<td>{escape(g.observed or '—')} → {escape(g.table_type or '—')}</td>"
-            f"<td>{g.count}</td><td>{escape(', '.join(g.batches))}</td>"
+            f"<td>{g.count:,}</td><td>{escape(', '.join(g.batches))}</td>"
             f"<td><code>{escape(sample)}</code></td>"
             "</tr>"
         )
