@@ -60,7 +60,8 @@ KEEP_DATA := $(if $(BENCH_DATA),--keep-data $(BENCH_DATA))
 
 # the pure engine, then Spark and Iceberg on 1M generated records: three timed runs with
 # alternating order (the first big job in a fresh JVM is slower, whichever it is), medians;
-# then streaming batches, 1M and 4M records against plain appends (benchmarks/bench_stream.py);
+# then streaming batches and 1M records against plain appends, and 4M records against 1M
+# (benchmarks/bench_stream.py);
 # then a Parquet file and a pandas frame of 200k typed rows, ingested vs plain Spark appends
 bench: sysdeps install
 	$(BIN)/python -m benchmarks

@@ -22,9 +22,10 @@ run (``python -m benchmarks --stream``):
    default driver memory): left to itself, G1 grows the heap toward that cap the longer a
    run lasts, whatever it holds, so the JVM's peak mostly measured the run's length. Even
    so, the kernel makes a page resident only once it is touched, so that peak can still
-   grow a little with a longer run. What ingest keeps is the sound measure, shown too:
-   the JVM's heap still in use after a full collection once the ingest is done, 4M / 1M
-   (target <= 1.2).
+   grow a little with a longer run, and at this heap size it mostly shows growth outside
+   the heap. What the driver keeps is shown too (what it retains, not a peak): the JVM's
+   heap still in use after a full collection once the ingest is done, 4M / 1M (target
+   <= 1.2).
    ``--no-scale`` skips it (generating 4M records takes a few minutes, kept with
    ``--keep-data``).
 

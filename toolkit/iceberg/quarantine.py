@@ -188,7 +188,7 @@ def ensure_quarantine_table(catalog: Catalog, table_id: str) -> Table:
     ensure_namespace(catalog, qid.rsplit(".", 1)[0])
     try:
         return catalog.create_table(qid, schema=QUARANTINE_SCHEMA,
-                                    properties=NEW_TABLE_PROPERTIES)
+                                    properties=dict(NEW_TABLE_PROPERTIES))
     except TableAlreadyExistsError:  # another writer created it meanwhile
         return catalog.load_table(qid)
 

@@ -92,16 +92,22 @@ def routing_table(
 
 @dataclass(frozen=True, eq=False)
 class JvmRouting:
-    """A routing table (:func:`routing_table`) and the JSON text Router.java reads, made
-    together: the text is what each batch hands the JVM, and a wide table's takes a while
-    to write. Build one with :meth:`of`, so that the two agree."""
+    """A routing table (:func:`routing_table`) as the JSON text Router.java reads: what
+    each batch hands the JVM, written once (a wide table's takes a while to write). Build
+    one with :meth:`of`."""
 
-    table: Mapping[str, Any]
     text: str
 
     @classmethod
     def of(cls, table: Mapping[str, Any]) -> JvmRouting:
-        return cls(table, json.dumps(table))
+        return cls(json.dumps(table))
+
+    @property
+    def table(self) -> dict[str, Any]:
+        """The routing table itself (a new copy each time: to read, or to change in a
+        test)."""
+        table: dict[str, Any] = json.loads(self.text)
+        return table
 
 
 def jvm_routing(
