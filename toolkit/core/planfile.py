@@ -248,11 +248,9 @@ def _rare_to_json(r: RareType) -> dict[str, Any]:
     return {
         "key": r.key,
         "shape": {"type": r.shape.type, "dim": r.shape.dim, "mixed": r.shape.mixed},
-        # sorted, so the same plan always gives the same bytes
-        "kinds": [
-            {"type": k.type, "dim": k.dim, "lossy": sorted(k.lossy), "mixed": k.mixed}
-            for k in sorted(r.kinds, key=_kind_order)
-        ],
+        # the kinds a rare type covers are all of its shape (planner.rare_kinds): only
+        # which of their values were lossy tells them apart; sorted, for the same bytes
+        "lossy": sorted(sorted(k.lossy) for k in r.kinds),
         "count": r.count,
         "total": r.total,
         "percent": r.percent,
@@ -260,19 +258,13 @@ def _rare_to_json(r: RareType) -> dict[str, Any]:
     }
 
 
-def _kind_order(k: Kind) -> tuple[str, int, list[str], str]:
-    return (k.type or "", k.dim, sorted(k.lossy), k.mixed or "")
-
-
 def _rare_from_json(data: Mapping[str, Any]) -> RareType:
-    shape = data["shape"]
+    shape = Shape(data["shape"]["type"], int(data["shape"]["dim"]), data["shape"].get("mixed"))
     return RareType(
         _text(data["key"]),
-        Shape(shape["type"], int(shape["dim"]), shape.get("mixed")),
-        frozenset(
-            Kind(k["type"], int(k["dim"]), frozenset(k.get("lossy", ())), k.get("mixed"))
-            for k in data["kinds"]
-        ),
+        shape,
+        frozenset(Kind(shape.type, shape.dim, frozenset(lossy), shape.mixed)
+                  for lossy in data["lossy"]),
         int(data["count"]),
         int(data["total"]),
         float(data["percent"]),
