@@ -31,7 +31,7 @@ from toolkit.core.observe import Classifier, FieldObservation, StructObservation
 from toolkit.core.options import Options
 from toolkit.core.timestamps import TimestampReport
 from toolkit.core.types import RECORD, Shape
-from toolkit.core.wording import batch_number
+from toolkit.core.wording import batch_number, clip
 from toolkit.errors import NotARecordError
 
 K = TypeVar("K")
@@ -272,5 +272,4 @@ _SHORT = _ShortRepr()
 
 def _summary(v: Any) -> Any:
     """Records and arrays are sampled as short texts, not whole nested values."""
-    text = _SHORT.repr(v)
-    return text if len(text) <= 60 else text[:57] + "..."
+    return clip(_SHORT.repr(v))
