@@ -357,6 +357,12 @@ class CatalogURLError(ToolkitError, ValueError):
     URL with its secrets masked."""
 
 
+class CatalogUnreachableError(ToolkitError, ConnectionError):
+    """A catalog database that could not be reached or refused the connection (a server
+    down, a wrong password, a port out of range); the message names the URL with its
+    secrets masked, and the driver's reason."""
+
+
 class PlanFileError(ToolkitError, ValueError):
     """A file that is not a plan file this toolkit reads: another format, a newer
     version, or a key missing or of the wrong kind (the message names it)."""
@@ -371,6 +377,7 @@ __all__ = [
     "batch_number",
     "AlreadyUndoneError",
     "CatalogURLError",
+    "CatalogUnreachableError",
     "CheckpointLostError",
     "ExportError",
     "IncompatibleRecordError",

@@ -34,10 +34,10 @@ from pyiceberg.table.update import (
 )
 from pyiceberg.utils.datetime import datetime_to_millis
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError
+from sqlalchemy.exc import ArgumentError, DBAPIError
 
 from toolkit.core.secrets import masked
-from toolkit.errors import CatalogURLError, TableNameError
+from toolkit.errors import CatalogUnreachableError, CatalogURLError, TableNameError
 
 DEFAULT_FOLDER = "lakehouse"
 #: Properties of every table the toolkit creates. Iceberg's Java API writes zstd as the
@@ -272,6 +272,12 @@ def _from_url(url: str, name: str, properties: dict[str, str]) -> Catalog:
             "(the password as :password after the user, or ?password=), sqlite:///file, "
             "or https://... for a REST catalog"
         ) from None
+    except DBAPIError as exc:
+        # the driver's first line says why ("password authentication failed for user
+        # ..."); not chained, as above
+        reason = str(exc.orig or exc).strip().splitlines()[0]
+        raise CatalogUnreachableError(
+            f"cannot open the catalog {masked(url)!r}: {masked(reason)}") from None
 
 
 def _parses(uri: str) -> bool:
