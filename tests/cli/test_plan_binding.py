@@ -122,6 +122,15 @@ def test_apply_refuses_a_plan_whose_source_file_changed_since(
     assert not ingested
 
 
+def test_the_notebook_preview_of_a_plan_file_refuses_it_too(
+    reviewed: tuple[Path, Path, Path]
+) -> None:
+    source, _, saved = reviewed
+    source.write_text('{"id": 1}\n')
+    with pytest.raises(toolkit.UnreviewedPlanError, match="the source file day1.jsonl changed"):
+        toolkit.preview(plan=saved, commit=lambda request: None)
+
+
 def test_apply_refuses_a_plan_file_edited_after_the_review(
     reviewed: tuple[Path, Path, Path], ingested: list[dict[str, object]], tmp_path: Path
 ) -> None:
