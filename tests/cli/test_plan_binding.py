@@ -170,6 +170,8 @@ def test_apply_refuses_another_catalog_than_the_plan_was_made_on(
     elsewhere = tmp_path / "another-lake"
     error = refused(saved, lake, "--catalog", elsewhere)
     assert f"--catalog names {elsewhere}, not the catalog the plan was made on ({lake})" in error
+    assert "--warehouse names file:///elsewhere, not the warehouse the plan was made with " \
+           "(none)" in refused(saved, lake, "--warehouse", "file:///elsewhere")
     assert not elsewhere.exists() and not ingested
 
 

@@ -92,6 +92,19 @@ def test_no_output_plan_file_or_error_holds_the_password(
     assert all(secret not in text for text in everything)
 
 
+def test_spark_gets_the_user_and_password_of_the_query_form(
+    postgres_server: servers.PostgresServer, tmp_path: Path
+) -> None:
+    from toolkit.spark.session import spark_conf
+
+    pg = postgres_server
+    conf = spark_conf(toolkit.catalog(query_url(pg), warehouse=f"file://{tmp_path}/wh"))
+    prefix = "spark.sql.catalog.lakehouse"
+    assert conf[f"{prefix}.uri"] == pg.jdbc_url  # no password in the JDBC URL itself
+    assert (conf[f"{prefix}.jdbc.user"], conf[f"{prefix}.jdbc.password"]) == (
+        pg.user, pg.password)
+
+
 @pytest.mark.spark
 def test_a_plan_made_on_the_database_catalog_applies_there_and_only_as_reviewed(
     postgres_server: servers.PostgresServer, tmp_path: Path
