@@ -26,6 +26,7 @@ MODULES = [
     "toolkit.notebook.schema_tree",
     "toolkit.pipeline.sources",
     "toolkit.pipeline.files",
+    "toolkit.pipeline.reviewed",
     "toolkit.arrow",
     "toolkit.ops",
     "toolkit.iceberg.ledger",

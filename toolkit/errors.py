@@ -259,6 +259,20 @@ class PlanChangedError(ToolkitError, RuntimeError):
         )
 
 
+class UnreviewedPlanError(ToolkitError, RuntimeError):
+    """A plan file that no longer binds what was reviewed: its source's files, its
+    catalog, table or options are not those it was made with (docs/plan-files.md); the
+    plan was not applied."""
+
+    def __init__(self, where: str, changes: Sequence[str]) -> None:
+        #: what differs, in words ("the source file day1.jsonl changed since the plan was made")
+        self.where, self.changes = where, tuple(changes)
+        super().__init__(
+            f"{where}: {'; '.join(self.changes)}. Nothing was applied: preview the source "
+            "again and review the new plan"
+        )
+
+
 class RewriteNotApprovedError(ToolkitError, ValueError):
     """A widening needs a data rewrite that the plan did not approve; nothing was applied."""
 
@@ -337,6 +351,18 @@ class CheckpointLostError(ToolkitError, RuntimeError):
     under its query name: its epochs would restart at 0 and be skipped as already ingested."""
 
 
+class CatalogURLError(ToolkitError, ValueError):
+    """A catalog URL that names no catalog the toolkit can open (a port that is not a
+    number, an unknown scheme, a storage location, no warehouse); the message shows the
+    URL with its secrets masked."""
+
+
+class CatalogUnreachableError(ToolkitError, ConnectionError):
+    """A catalog database that could not be reached or refused the connection (a server
+    down, a wrong password, a port out of range); the message names the URL with its
+    secrets masked, and the driver's reason."""
+
+
 class PlanFileError(ToolkitError, ValueError):
     """A file that is not a plan file this toolkit reads: another format, a newer
     version, or a key missing or of the wrong kind (the message names it)."""
@@ -350,6 +376,8 @@ class ExportError(ToolkitError, ValueError):
 __all__ = [
     "batch_number",
     "AlreadyUndoneError",
+    "CatalogURLError",
+    "CatalogUnreachableError",
     "CheckpointLostError",
     "ExportError",
     "IncompatibleRecordError",
@@ -371,5 +399,6 @@ __all__ = [
     "ToolkitError",
     "UndoMovedError",
     "UnknownIdsError",
+    "UnreviewedPlanError",
     "UnsupportedValueError",
 ]

@@ -25,7 +25,7 @@ from toolkit.core.options import (
     make_options,
 )
 from toolkit.core.planfile import PlanFile, loads
-from toolkit.iceberg.catalog import without_password
+from toolkit.core.secrets import MASK, masked
 
 if TYPE_CHECKING:
     from pyiceberg.table import Table
@@ -46,6 +46,7 @@ __all__ = [
     "open_catalog",
     "policy_options",
     "read_plan_file",
+    "recorded_catalog",
     "spark_options",
     "start_spark",
     "status",
@@ -219,7 +220,8 @@ def duration_text(span: dt.timedelta) -> str:
 
 class CatalogChoice:
     """How ``--catalog`` was read: the catalog, and how a plan file records it (a folder
-    as an absolute path, a URL without its password, a configured name as it is)."""
+    as an absolute path, a URL with its secrets masked (:func:`toolkit.core.secrets.masked`),
+    a configured name as it is)."""
 
     def __init__(self, catalog: Catalog, recorded: str) -> None:
         self.catalog = catalog
@@ -235,6 +237,17 @@ def _configured(name: str) -> bool:
         return False
 
 
+def recorded_catalog(spec: str) -> str:
+    """How a plan file records the catalog ``--catalog`` names, without opening it: a URL
+    with its secrets masked, a configured name as it is, else the folder's absolute path."""
+    if "://" in spec:
+        return masked(spec)
+    folder = Path(spec).expanduser()
+    if not folder.exists() and _configured(spec):
+        return spec
+    return str(folder.resolve())
+
+
 def open_catalog(spec: str, warehouse: str | None, *, must_exist: bool = False) -> CatalogChoice:
     """The catalog ``--catalog`` names: a URL (``scheme://``), else a configured catalog
     name when no folder of that name exists, else a folder (created unless
@@ -244,11 +257,11 @@ def open_catalog(spec: str, warehouse: str | None, *, must_exist: bool = False) 
     props = {} if warehouse is None else {"warehouse": warehouse}
     try:
         if "://" in spec:
-            if "***" in spec:
+            if MASK in spec:
                 raise click.BadParameter(
-                    f"{spec}: the password was left out of the plan file; pass --catalog "
-                    "with the full URL", param_hint="--catalog")
-            return CatalogChoice(toolkit.catalog(spec, **props), without_password(spec))
+                    f"{masked(spec)}: the password was left out of the plan file; pass "
+                    "--catalog with the full URL", param_hint="--catalog")
+            return CatalogChoice(toolkit.catalog(spec, **props), masked(spec))
         folder = Path(spec).expanduser()
         if not folder.exists() and _configured(spec):
             return CatalogChoice(toolkit.catalog(name=spec, **props), spec)
@@ -258,7 +271,9 @@ def open_catalog(spec: str, warehouse: str | None, *, must_exist: bool = False) 
                 "in .pyiceberg.yaml", param_hint="--catalog")
         return CatalogChoice(toolkit.catalog(folder, **props), str(folder.resolve()))
     except (ValueError, ModuleNotFoundError) as exc:
-        raise click.BadParameter(str(exc), param_hint="--catalog") from exc
+        # the catalog's errors mask its URL already; a folder's or a name's error is
+        # masked here, in case a mistyped URL was taken for one
+        raise click.BadParameter(masked(str(exc)), param_hint="--catalog") from None
 
 
 def existing_table(where: CatalogChoice, table: str) -> Table:

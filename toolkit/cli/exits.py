@@ -19,6 +19,7 @@ from typing import IO, Any, ParamSpec, TypeVar
 
 import click
 
+from toolkit.core.secrets import masked
 from toolkit.errors import (
     ExportError,
     IrreversibleError,
@@ -31,6 +32,7 @@ from toolkit.errors import (
     StalePlanError,
     ToolkitError,
     UnknownIdsError,
+    UnreviewedPlanError,
 )
 
 __all__ = ["CommandFailed", "ExitCode", "code_of", "guarded"]
@@ -50,14 +52,15 @@ class ExitCode(IntEnum):
     #: ``ingest --require-approval``: the batch needs a schema change; a plan file was
     #: written for review, nothing else happened (approve it with ``toolkit apply``)
     NEEDS_APPROVAL = 3
-    #: the plan no longer fits: the table moved since the preview, or the data needs other
-    #: changes than the plan; nothing was written (preview again)
+    #: the plan no longer fits: the table moved since the preview, the data needs other
+    #: changes than the plan, or the source, catalog, table or options are not those the
+    #: plan was made with (reviewed); nothing was written (preview again)
     STALE = 4
 
 
 #: errors by the code they exit with (the first base that matches decides)
 _CODES: tuple[tuple[type[BaseException] | tuple[type[BaseException], ...], ExitCode], ...] = (
-    ((StalePlanError, PlanChangedError), ExitCode.STALE),
+    ((StalePlanError, PlanChangedError, UnreviewedPlanError), ExitCode.STALE),
     (
         (PlanFileError, ExportError, SourceFormatError, MalformedLineError, NotARecordError,
          FileNotFoundError, IsADirectoryError, click.BadParameter, IrreversibleError,
@@ -80,7 +83,9 @@ class CommandFailed(click.ClickException):
     message also goes to standard output as ``{"error": ..., "exit_code": ...}``."""
 
     def __init__(self, message: str, code: ExitCode, as_json: bool = False) -> None:
-        super().__init__(message)
+        # whatever failed, a password given on the command line is not printed back (a
+        # driver's or a parser's message may quote the URL it was given)
+        super().__init__(masked(message))
         # click declares exit_code per class; each instance here carries its own
         setattr(self, "exit_code", int(code))  # noqa: B010
         self.code = code

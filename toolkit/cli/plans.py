@@ -19,12 +19,14 @@ from toolkit.cli.common import (
     json_option,
     open_catalog,
     read_plan_file,
+    recorded_catalog,
     spark_options,
     start_spark,
     status,
 )
 from toolkit.cli.exits import ExitCode, guarded
-from toolkit.core.planfile import PlanFile, dumps
+from toolkit.core.planfile import PlanFile, dumps, plan_file_name
+from toolkit.core.secrets import masked
 from toolkit.core.state import TableState
 from toolkit.core.wording import counted
 from toolkit.errors import PlanChangedError, StalePlanError
@@ -46,14 +48,17 @@ def _plan_file(
     batch_id: str, source_format: str | None, options: dict[str, Any],
 ) -> tuple[PlanFile, int]:
     """Plan ``source`` against ``table`` now (no Spark); the plan file, and the records
-    the batch would set aside."""
+    the batch would set aside. The source's files are hashed first: should one change
+    while it is planned, the plan file binds the content before, and is refused."""
     from toolkit.pipeline.preview import plan_preview
+    from toolkit.pipeline.reviewed import source_digest
 
     with status("Planning..."):
+        digest = source_digest(source)
         made = plan_preview(source, table, catalog, format=source_format, **options)
     planfile = PlanFile(
         table, made.plan, made.state, batch_id, source, source_format, options, recorded,
-        warehouse,
+        None if warehouse is None else masked(warehouse), source_digest=digest,
     )
     return planfile, len(made.aside)
 
@@ -147,19 +152,26 @@ def apply(
 ) -> None:
     """Commit exactly the plan of PLAN_FILE and write its batch.
 
-    Refused as stale (exit 4, nothing written) if the table moved since the preview or
-    the data needs other changes than the plan. Applying a plan file again writes nothing
-    (its batch id is already in the table) and exits 0.
+    Refused as stale (exit 4, nothing written) if the table moved since the preview, the
+    data needs other changes than the plan, or the plan file no longer binds what was
+    reviewed: a source file changed, its table, catalog or options were edited, or
+    --catalog names another catalog (docs/plan-files.md). Applying a plan file again
+    writes nothing (its batch id is already in the table) and exits 0.
     """
     from toolkit.iceberg.catalog import load_table
     from toolkit.iceberg.ledger import ingested_batches
     from toolkit.pipeline.ingest import ingest as ingest_batch
+    from toolkit.pipeline.reviewed import check_parts, check_source
 
     planfile = read_plan_file(plan_file)
     if planfile.source is None:
         raise click.BadParameter(
             f"{plan_file}: the plan file names no source to read (its records were given in "
             "Python); apply it with toolkit.ingest", param_hint="PLAN_FILE")
+    # before the catalog is opened: an edited catalog would be created by opening it
+    check_parts(planfile, plan_file,
+                catalog=None if catalog_spec is None else recorded_catalog(catalog_spec),
+                warehouse=None if warehouse is None else masked(warehouse))
     where = open_catalog(catalog_spec or planfile.catalog or "lakehouse",
                          warehouse or planfile.warehouse)
     # both checks again inside ingest, atomically; here they answer before Spark starts
@@ -167,6 +179,7 @@ def apply(
     if table is not None and planfile.batch_id in ingested_batches(table):
         emit(as_json, *_already_applied(planfile))
         return
+    check_source(planfile, plan_file)
     if TableState.of(table) != planfile.state:
         raise StalePlanError(planfile.table, planfile.state, TableState.of(table))
     spark = start_spark(where.catalog, spark_conf)
@@ -191,7 +204,10 @@ def apply(
               "instead of evolving the table.")
 @click.option("--save", type=click.Path(dir_okay=False), metavar="PLAN_FILE",
               help="Where --require-approval writes the plan file "
-              "[default: TABLE.BATCH_ID.plan.json].")
+              "[default: TABLE.BATCH_ID.plan.json in --plan-dir].")
+@click.option("--plan-dir", type=click.Path(file_okay=False), default=".", metavar="FOLDER",
+              help="The folder of the plan file --require-approval names itself (from the "
+              "table and batch id, made safe as a file name) [default: the working folder].")
 @spark_options
 @json_option
 @guarded
@@ -199,7 +215,7 @@ def ingest(
     source: str, table: str, catalog_spec: str, warehouse: str | None,
     source_format: str | None, policy: str, on_incompatible: str, detect_dates: bool,
     rare_type_percent: float | None, batch_id: str | None, require_approval: bool,
-    save: str | None, spark_conf: tuple[str, ...], as_json: bool,
+    save: str | None, plan_dir: str, spark_conf: tuple[str, ...], as_json: bool,
 ) -> None:
     """Ingest SOURCE into TABLE as one batch: evolve the schema and write the rows.
 
@@ -219,7 +235,9 @@ def ingest(
                                      batch_id, source_format, options)
         if not planfile.plan.changed:
             return planfile.plan
-        path = save or f"{table}.{batch_id}.plan.json"
+        # a name of its own stays in its folder whatever the table and batch id hold
+        path = save or str(Path(plan_dir) / plan_file_name(table, batch_id))
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
         _write(planfile, path)
         text = (f"{planfile.summary}\nThe batch needs approval: plan written to {path}; "
                 f"review it, then run: toolkit apply {path}")

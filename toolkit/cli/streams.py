@@ -27,6 +27,7 @@ from toolkit.cli.common import (
     status,
 )
 from toolkit.cli.exits import CommandFailed, ExitCode, guarded
+from toolkit.core.secrets import masked
 from toolkit.core.wording import counted
 
 if TYPE_CHECKING:
@@ -276,7 +277,7 @@ def stream(
     summary = (f"{table}: {counted(len(log), 'micro-batch')}, {counted(rows, 'row')} written, "
                f"{counted(changes, 'schema change')}, {aside:,} quarantined; ")
     if failed is not None:
-        reason = failure_of(failed.desc if hasattr(failed, "desc") else str(failed))
+        reason = masked(failure_of(failed.desc if hasattr(failed, "desc") else str(failed)))
         message = (f"{summary}a micro-batch failed: {reason}. Fix the cause and run again: "
                    "the query resumes from its checkpoint")
         if not as_json:

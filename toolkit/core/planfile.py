@@ -12,18 +12,19 @@ described in ``docs/plan-files.md``.
 >>> engine = Engine()
 >>> plan = engine.plan(Struct(), engine.observe([{"size": 4}]))
 >>> text = dumps(PlanFile("db.events", plan, ABSENT, "day1", source="/data/day1.jsonl"))
->>> for line in text.splitlines()[:4]: print(line)
+>>> for line in text.splitlines()[:3]: print(line)
 {
   "batch_id": "day1",
-  "catalog": null,
-  "format": "toolkit-plan",
+  "bound": {
 >>> loads(text).plan == plan
 True
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -43,10 +44,14 @@ VERSION: Final = 1
 __all__ = [
     "FORMAT",
     "VERSION",
+    "BOUND_PARTS",
     "PlanFile",
     "PlanFileError",
+    "bound_digests",
     "dumps",
     "loads",
+    "plan_file_name",
+    "sha256_text",
     "plan_from_json",
     "plan_to_json",
     "schema_from_json",
@@ -64,7 +69,14 @@ class PlanFile:
     names the source's kind when its name cannot tell it. ``options`` are the keyword
     options of :func:`toolkit.core.options.make_options` the plan was made with (JSON
     values: ``{"policy": "widen"}``). ``catalog`` and ``warehouse`` say where the table
-    lives (a folder, a URL without its password, or a configured catalog name)."""
+    lives (a folder, a URL with its secrets masked, or a configured catalog name).
+
+    What was reviewed is bound (docs/plan-files.md, "What a plan file binds"):
+    ``source_digest`` holds the SHA-256 of each file of ``source`` when the plan was made
+    (by name; None when it was not taken: records given in Python, a remote source, a file
+    written before), and ``reviewed`` the digests of the table, catalog and options as the
+    file holds them (:func:`bound_digests`; None for a plan file made here, or one written
+    before plan files held them). Neither takes part in comparing two plan files."""
 
     table: str
     plan: Plan
@@ -75,6 +87,8 @@ class PlanFile:
     options: Mapping[str, Any] = field(default_factory=dict)
     catalog: str | None = None
     warehouse: str | None = None
+    source_digest: Mapping[str, str] | None = field(default=None, compare=False)
+    reviewed: Mapping[str, str] | None = field(default=None, compare=False)
 
     @property
     def summary(self) -> str:
@@ -115,6 +129,10 @@ def dumps(planfile: PlanFile) -> str:
             "snapshot_id": planfile.state.snapshot_id,
         },
         "plan": plan_to_json(planfile.plan),
+        "bound": {
+            **bound_digests(planfile),
+            "source": None if planfile.source_digest is None else dict(planfile.source_digest),
+        },
         # for a reviewer only: loads() rebuilds everything from the keys above
         "summary": planfile.summary.split("\n"),
     }
@@ -144,6 +162,10 @@ toolkit reads (it reads version 1); use the toolkit that wrote it
         )
     try:
         state = doc["state"]
+        bound = doc.get("bound")  # none in files written before plan files bound their parts
+        if bound is not None and not isinstance(bound, dict):
+            raise TypeError(f"\"bound\" holds {bound!r}, not the digests of what was reviewed")
+        digest = None if bound is None else bound.get("source")
         return PlanFile(
             table=_text(doc["table"]),
             plan=plan_from_json(doc["plan"]),
@@ -154,10 +176,81 @@ toolkit reads (it reads version 1); use the toolkit that wrote it
             options=dict(doc.get("options") or {}),
             catalog=doc.get("catalog"),
             warehouse=doc.get("warehouse"),
+            source_digest=None if digest is None else {
+                _text(k): _text(v) for k, v in dict(digest).items()},
+            reviewed=None if bound is None else {
+                k: _text(bound[k]) for k in BOUND_PARTS if k in bound},
         )
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         what = f"key {exc.args[0]!r} is missing" if isinstance(exc, KeyError) else str(exc)
         raise PlanFileError(f"{where}: not a valid plan file: {what}") from None
+
+
+#: the parts of a plan file bound by a digest of their own, besides its source's files; a
+#: changed part is named by this word in :class:`~toolkit.errors.UnreviewedPlanError`
+BOUND_PARTS: Final = ("table", "catalog", "options")
+
+
+def sha256_text(value: Any) -> str:
+    """``sha256:`` and the hex SHA-256 of a JSON value's canonical text (sorted keys, no
+    spaces): the same value always gives the same digest.
+
+    >>> sha256_text({"b": 1, "a": [True, None]}) == sha256_text({"a": [True, None], "b": 1})
+    True
+    >>> sha256_text("db.t")[:15]
+    'sha256:4ef17c2d'
+    """
+    raw = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(raw.encode("utf-8")).hexdigest()
+
+
+def bound_digests(planfile: PlanFile) -> dict[str, str]:
+    """The digests that bind a plan file's table, catalog (and warehouse) and options (and
+    source format) to what was reviewed, by :data:`BOUND_PARTS`' names. ``dumps`` writes
+    them; ``toolkit apply`` refuses a file whose parts no longer give the digests it holds.
+
+    >>> from toolkit.core.state import ABSENT
+    >>> made = PlanFile("db.t", Plan(0, Struct(), Struct(), ()), ABSENT, "b1",
+    ...                 options={"policy": "upsolver"}, catalog="/data/lake")
+    >>> edited = PlanFile("db.t", made.plan, ABSENT, "b1", options={"policy": "widen"},
+    ...                   catalog="/data/lake")
+    >>> [k for k, v in bound_digests(made).items() if bound_digests(edited)[k] != v]
+    ['options']
+    """
+    return {
+        "table": sha256_text(planfile.table),
+        "catalog": sha256_text([planfile.catalog, planfile.warehouse]),
+        "options": sha256_text([dict(planfile.options), planfile.format]),
+    }
+
+
+#: characters a plan file's own name keeps from a table name or a batch id: letters,
+#: digits, ``_``, ``-`` and single dots (no path separator, no control character, no ``..``)
+_UNSAFE_NAME: Final = re.compile(r"[^\w.\-]|\.{2,}", re.ASCII)
+_NAME_PART_MAX: Final = 80
+
+
+def plan_file_name(table: str, batch_id: str) -> str:
+    """The name ``toolkit ingest --require-approval`` gives the plan file it writes:
+    ``TABLE.BATCH_ID.plan.json``, each part kept to a plain file name (a character that
+    could leave the folder, hide or disturb a terminal becomes ``_``; a part that had
+    any, or that is long, is clipped and ends with a short digest of the whole, so two
+    ids never share a name). The file stays in the folder it is written to.
+
+    >>> plan_file_name("db.events", "day-2")
+    'db.events.day-2.plan.json'
+    >>> plan_file_name("db.events", "sub/../../../x")
+    'db.events.sub_______x-5c091655.plan.json'
+    >>> plan_file_name("db.t", "\\x1b[2J")
+    'db.t.__2J-05704e8a.plan.json'
+    """
+    def part(text: str) -> str:
+        safe = _UNSAFE_NAME.sub("_", text)[:_NAME_PART_MAX].strip(".") or "_"
+        if safe == text:
+            return safe
+        return f"{safe}-{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"
+
+    return f"{part(table)}.{part(batch_id)}.plan.json"
 
 
 def _text(value: Any) -> str:

@@ -34,8 +34,10 @@ from pyiceberg.table.update import (
 )
 from pyiceberg.utils.datetime import datetime_to_millis
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError
 
-from toolkit.errors import TableNameError
+from toolkit.core.secrets import masked
+from toolkit.errors import CatalogUnreachableError, CatalogURLError, TableNameError
 
 DEFAULT_FOLDER = "lakehouse"
 #: Properties of every table the toolkit creates. Iceberg's Java API writes zstd as the
@@ -60,7 +62,6 @@ __all__ = [
     "embedded",
     "embedded_folder",
     "load_table",
-    "without_password",
 ]
 
 
@@ -237,14 +238,14 @@ def _from_url(url: str, name: str, properties: dict[str, str]) -> Catalog:
     if scheme in ("http", "https"):
         return load_catalog(name, **{"type": "rest", "uri": url, **properties})
     if scheme in ("file", "gs", "abfs", *S3_SCHEMES):
-        raise ValueError(
-            f"{url!r} is a storage location, not a catalog: pass it as warehouse= with the "
+        raise CatalogURLError(
+            f"{masked(url)!r} is a storage location, not a catalog: pass it as warehouse= with the "
             "catalog's database URL (or a folder for the embedded catalog)"
         )
     uri = f"{_SQL_DRIVERS.get(scheme, scheme)}://{rest}"
     if "warehouse" not in properties and not uri.startswith("sqlite"):
-        raise ValueError(
-            f"catalog({without_password(url)!r}) needs warehouse=: where the tables' files go "
+        raise CatalogURLError(
+            f"catalog({masked(url)!r}) needs warehouse=: where the tables' files go "
             "(e.g. 's3://bucket/path'; executors on a cluster must all reach it)"
         )
     if any(key.startswith("s3.") for key in properties):
@@ -253,27 +254,38 @@ def _from_url(url: str, name: str, properties: dict[str, str]) -> Catalog:
         os.environ.setdefault("AWS_REQUEST_CHECKSUM_CALCULATION", "when_required")
         os.environ.setdefault("AWS_RESPONSE_CHECKSUM_VALIDATION", "when_required")
     try:
+        make_url(uri)  # parsed first: SQLAlchemy's own errors may quote the URL whole
         return CachingSqlCatalog(name, uri=uri, **properties)
     except ModuleNotFoundError as exc:
         raise ModuleNotFoundError(
-            f"Opening {without_password(url)!r} needs the database driver {exc.name!r}: "
+            f"Opening {masked(url)!r} needs the database driver {exc.name!r}: "
             "pip install 'toolkit[postgres]'"
         ) from exc
+    except (ValueError, ArgumentError) as exc:  # NoSuchModuleError too: an unknown scheme
+        if not isinstance(exc, ArgumentError) and _parses(uri):
+            raise  # not the URL's fault
+        # not chained (a traceback would show the original, URL and all), and its words
+        # masked too
+        raise CatalogURLError(
+            f"{masked(url)!r} is not a catalog URL this toolkit can open "
+            f"({masked(str(exc))}): write it as postgresql://user@host:port/database "
+            "(the password as :password after the user, or ?password=), sqlite:///file, "
+            "or https://... for a REST catalog"
+        ) from None
+    except DBAPIError as exc:
+        # the driver's first line says why ("password authentication failed for user
+        # ..."); not chained, as above
+        reason = str(exc.orig or exc).strip().splitlines()[0]
+        raise CatalogUnreachableError(
+            f"cannot open the catalog {masked(url)!r}: {masked(reason)}") from None
 
 
-def without_password(url: str) -> str:
-    """``url`` with its password shown as ``***``, for messages and files people read.
-
-    >>> without_password("postgresql://me:secret@db:5432/iceberg")
-    'postgresql://me:***@db:5432/iceberg'
-    >>> without_password("https://rest.example/catalog")
-    'https://rest.example/catalog'
-    """
+def _parses(uri: str) -> bool:
     try:
-        parsed = make_url(url)
-    except Exception:  # not a database URL (a REST catalog's https://...): no password
-        return url
-    return url if parsed.password is None else parsed.render_as_string(hide_password=True)
+        make_url(uri)
+    except (ValueError, ArgumentError):
+        return False
+    return True
 
 
 @dataclass(frozen=True)

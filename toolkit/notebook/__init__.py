@@ -290,7 +290,9 @@ def preview(
     ``plan`` instead: a plan file (``toolkit preview --save``, docs/plan-files.md). The
     panel shows exactly its plan and table state, for its source, table, batch id and
     options (``catalog`` defaults to the one the file names); approving commits that plan,
-    or is refused if the table moved since the file was written.
+    or is refused if the table moved since the file was written. A plan file that no
+    longer binds what was reviewed (a source file changed, its table, catalog or options
+    edited: docs/plan-files.md) is refused with ``toolkit.UnreviewedPlanError``.
     """
     from dataclasses import replace
 
@@ -304,10 +306,13 @@ def preview(
         from toolkit.core.planfile import loads
         from toolkit.errors import PlanFileError
         from toolkit.iceberg.catalog import catalog as open_catalog
+        from toolkit.pipeline.reviewed import check_reviewed
 
         saved = loads(Path(plan).read_text(encoding="utf-8"), os.fspath(plan))
         if saved.source is None:
             raise PlanFileError(f"{os.fspath(plan)}: the plan file names no source to read")
+        # what is shown for approval is what was reviewed, or nothing is (as `toolkit apply`)
+        check_reviewed(saved, os.fspath(plan))
         source, table, fmt, batch_id = saved.source, saved.table, saved.format, saved.batch_id
         options = dict(saved.options)
         if catalog is None:

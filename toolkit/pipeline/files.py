@@ -45,6 +45,7 @@ from typing import IO, TYPE_CHECKING, Any, Final
 from urllib.parse import urlparse
 
 from toolkit.core.jsonlines import read_json_array, read_jsonl, starts_with_array
+from toolkit.core.secrets import masked
 from toolkit.core.values import Float, Int, plain_value
 from toolkit.core.wording import counted
 from toolkit.errors import SourceFormatError
@@ -183,12 +184,13 @@ def folder_format(location: str | os.PathLike[str]) -> str:
 def unknown_format(source: str | os.PathLike[str]) -> SourceFormatError:
     """The error for a path whose format :func:`guess_format` cannot tell."""
     text = os.fspath(source)
+    shown = masked(text)  # a remote source's URL may hold a password or a token
     local = _is_local(text) and (has_magic(text) or Path(_local(text)).is_dir())
     files = _listed(text) if local else []  # a folder's or a glob's, not a file's own
     if not files:
-        what = f"cannot tell the format of {text!r} from its name"
+        what = f"cannot tell the format of {shown!r} from its name"
         if _is_local(text) and Path(_local(text)).is_dir():
-            what = f"{text!r} is a folder holding no file to tell its format"
+            what = f"{shown!r} is a folder holding no file to tell its format"
     else:
         names = sorted({p.name for p in files}, key=lambda n: (format_of(n) or "", n))
         shown = ", ".join(names[:4]) + (", ..." if len(names) > 4 else "")
@@ -615,7 +617,7 @@ def _folder_schema(
 ) -> Any:
     """The schema of the files a folder holds, for its stream (none: an error)."""
     empty = SourceFormatError(
-        f"{location} holds no {fmt} file to infer the stream's schema from: pass "
+        f"{masked(location)} holds no {fmt} file to infer the stream's schema from: pass "
         "schema= (a StructType or a DDL string such as 'id long, name string')"
     )
     if _is_local(location) and not _listed(location):

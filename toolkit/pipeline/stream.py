@@ -52,6 +52,7 @@ from pyiceberg.exceptions import NoSuchTableError
 
 from toolkit.core.maintenance import MaintenanceReport, check_steps
 from toolkit.core.options import make_options, takes_options
+from toolkit.core.secrets import masked
 from toolkit.core.wording import counted
 from toolkit.errors import CheckpointLostError, StalePlanError
 from toolkit.iceberg.catalog import embedded
@@ -199,9 +200,9 @@ def _check_checkpoint(location: str, catalog: Catalog, table: str, query_name: s
     if done:
         raise CheckpointLostError(
             f"{table} already holds micro-batches of query {query_name!r} ({', '.join(done[:3])}"
-            f"{', ...' if len(done) > 3 else ''}) but checkpoint {location} is new: its epochs "
-            "would restart at 0 and be skipped as already ingested. Restore the checkpoint, or "
-            "start this source under another query_name."
+            f"{', ...' if len(done) > 3 else ''}) but checkpoint {masked(location)} is new: its "
+            "epochs would restart at 0 and be skipped as already ingested. Restore the "
+            "checkpoint, or start this source under another query_name."
         )
 
 

@@ -189,10 +189,13 @@ def _sql_catalog_conf(cat: SqlCatalog, prefix: str) -> tuple[dict[str, str], lis
         f"{prefix}.warehouse": str(cat.properties.get("warehouse", "")),
         f"{prefix}.jdbc.schema-version": "V1",  # views, and the layout PyIceberg expects
     }
-    if url.username:
-        conf[f"{prefix}.jdbc.user"] = url.username
-    if url.password:
-        conf[f"{prefix}.jdbc.password"] = str(url.password)
+    # libpq also takes them as query parameters (postgresql://me@host/db?password=...)
+    user = url.username or url.query.get("user")
+    password = url.password or url.query.get("password")
+    if user:
+        conf[f"{prefix}.jdbc.user"] = str(user)
+    if password:
+        conf[f"{prefix}.jdbc.password"] = str(password)
     return conf, [_postgres_jdbc()]
 
 
