@@ -81,6 +81,12 @@ def test_a_record_quarantined_before_a_rename_lands_in_the_renamed_column(
     assert row(lakehouse, table, 2)["full_name"] == "Cy"
     assert row(lakehouse, table, 2)["active_string"] == "maybe"
     assert quarantine(lakehouse, table).empty
+    # the values a drop would destroy, counted from the metrics of Spark's data files
+    drop = toolkit.preview_evolution(lakehouse, table, [toolkit.ops.drop("full_name"),
+                                                        toolkit.ops.drop("active_string")])
+    assert [(c.name, c.values) for c in drop.destruction.columns] == [
+        ("full_name", 3), ("active_string", 1)]
+    assert drop.destruction.rows == 3
 
 
 def test_records_quarantined_before_the_schema_was_recorded_follow_the_lineage(
