@@ -48,6 +48,7 @@ class _FileCounts:
 
     def __init__(self, table: Table) -> None:
         self.table = table
+        self.schemas = {s.schema_id: s for s in table.schemas().values()}
         snap = table.current_snapshot()
         assert snap is not None
         io = table.io
@@ -70,8 +71,7 @@ class _FileCounts:
         snap = None if snapshot_id is None else self.table.snapshot_by_id(snapshot_id)
         if snap is None or snap.schema_id is None:
             return None
-        schemas = {s.schema_id: s for s in self.table.schemas().values()}
-        schema = schemas.get(snap.schema_id)
+        schema = self.schemas.get(snap.schema_id)
         if schema is None:
             return None
         try:
@@ -94,7 +94,7 @@ class _FileCounts:
                     values += int(counted[i]) - int(nulls.get(i, 0))
                     if size is not None:
                         size = size + int(sizes[i]) if i in sizes else None
-                elif self._had_field(snapshot_id, i) is not False:
+                elif not scan and self._had_field(snapshot_id, i) is not False:
                     scan = True  # may hold values no manifest counts: read them
         if scan:
             return DroppedColumn(path, column.id, self._scanned(column), None)
