@@ -299,6 +299,24 @@ class RewriteLossError(ToolkitError, ValueError):
         )
 
 
+class DataLossError(ToolkitError, ValueError):
+    """A plan would make stored values unreadable from the current table (it drops columns
+    holding values: a drop, or the undo of an added column) and was not told to; nothing
+    was applied. ``destruction`` holds the counts (columns, values, rows, bytes); pass
+    ``drop_data=True`` (``--yes`` on the command line) to run it."""
+
+    def __init__(self, table: str, what: str, destruction: object) -> None:
+        self.table, self.what, self.destruction = table, what, destruction
+        #: the dotted names of the columns holding values that would be dropped
+        self.columns = tuple(getattr(c, "name", str(c))
+                             for c in getattr(destruction, "holding", ()))
+        super().__init__(
+            f"table {table}: {what} {destruction}. Those values would no longer be readable "
+            "from the table (older snapshots keep them until they expire); nothing was "
+            "applied. To run it anyway, pass drop_data=True"
+        )
+
+
 # --- quarantine and replay (RULES 5) ---------------------------------------------------------
 
 
@@ -379,6 +397,7 @@ __all__ = [
     "CatalogURLError",
     "CatalogUnreachableError",
     "CheckpointLostError",
+    "DataLossError",
     "ExportError",
     "IncompatibleRecordError",
     "IrreversibleError",

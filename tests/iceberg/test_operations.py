@@ -111,7 +111,8 @@ def test_an_added_column_never_reads_a_dropped_columns_values_under_the_same_nam
 ) -> None:
     before = lakehouse.load_table(table).current_snapshot()
     assert before is not None
-    toolkit.evolve(lakehouse, table, [ops.drop("name"), ops.add("name", "string")])
+    toolkit.evolve(lakehouse, table, [ops.drop("name"), ops.add("name", "string")],
+                   drop_data=True)
     rows = both(spark, lakehouse, table)
     assert column_values(rows, "name") == [None, None, None]
     assert column_values(rows, "id") == [1, 2, 3]
@@ -133,7 +134,7 @@ def test_a_drop_changes_no_other_column(
     lakehouse: Catalog, spark: SparkSession, table: str
 ) -> None:
     before = both(spark, lakehouse, table)
-    entry = toolkit.evolve(lakehouse, table, [ops.drop("n")])
+    entry = toolkit.evolve(lakehouse, table, [ops.drop("n")], drop_data=True)
     after = both(spark, lakehouse, table)
     assert after == [{k: v for k, v in r.items() if k != "n"} for r in before]
     assert entry.inverse() is None
@@ -293,7 +294,7 @@ def test_a_plan_is_refused_when_the_table_moved_since_its_preview(
 def test_lineage_logs_each_plan_with_who_why_and_batch(lakehouse: Catalog, table: str) -> None:
     evolve(lakehouse, table, [ops.add("email", "string", doc="contact")], batch="day2",
            reason="CRM export")  # fmt: skip
-    evolve(lakehouse, table, [ops.drop("small")], decided_by="cleanup job")
+    evolve(lakehouse, table, [ops.drop("small")], decided_by="cleanup job", drop_data=True)
     first, second = lineage(lakehouse.load_table(table))
     assert (first.seq, first.decided_by, first.batch, first.reason) == (
         1, "user", "day2", "CRM export",

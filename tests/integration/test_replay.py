@@ -180,24 +180,26 @@ def test_a_replay_interrupted_before_the_write_is_replayed_once(
     assert quarantine(lakehouse, table).counts() == {"malformed": 1}
 
 
-def test_records_that_still_do_not_fit_are_quarantined_again(
+def test_records_that_still_do_not_fit_stay_in_the_quarantine_with_why(
     lakehouse: Catalog, spark: SparkSession
 ) -> None:
-    """Needs ``ingest(..., policy="widen", on_incompatible="quarantine")`` to append the
-    records it sets aside to the quarantine table under its batch id."""
+    """A replay offers only the records that can land now (docs/rules.md, "Replay"): those
+    the table still cannot take are not sent through ingest (once they were, and quarantined
+    again); they stay where they are, each listed with the reason it cannot land."""
     table = "replay.still_unfit"
     quarantined_day2(lakehouse, spark, table)
     chosen = quarantine(lakehouse, table).select(reason="incompatible")
+    schema = lakehouse.load_table(table).schema()
 
     report = replay(lakehouse, table, spark, policy="widen", on_incompatible="quarantine")
 
-    assert sorted(report.replayed) == sorted(chosen.ids)
-    assert report.requarantined == 2 and report.written == 0
+    assert report.replayed == () and report.written == 0 and report.batch_id is None
+    assert sorted(c.id for c in report.cannot_land) == sorted(chosen.ids)
+    assert all(c.reason == "incompatible" for c in report.cannot_land)
+    assert "2 records cannot land now and stay in the quarantine: " in str(report)
     left = quarantine(lakehouse, table)
-    again = left.select(reason="incompatible")
-    assert {r.batch_id for r in again.rows} == {report.batch_id}
-    assert sorted(r.raw for r in again.rows) == sorted(r.raw for r in chosen.rows)
-    assert not set(again.ids) & set(chosen.ids)
+    assert sorted(left.select(reason="incompatible").ids) == sorted(chosen.ids)
+    assert lakehouse.load_table(table).schema() == schema  # no schema change
     assert ids_of(lakehouse, table) == [1, 2]
 
 

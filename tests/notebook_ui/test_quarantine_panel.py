@@ -201,3 +201,55 @@ def test_the_lazy_public_name_builds_the_panel_without_spark(lake: Catalog) -> N
     assert isinstance(panel, QuarantinePanel) and panel.model.total == 6
     panel.choose("g1")
     assert panel.replay_plan is not None and panel.replay_plan.changes == "add size string"
+
+
+# --- what can land now (docs/rules.md, "Replay") ---------------------------------------------
+
+
+def test_the_panel_offers_only_records_that_can_land_now_and_says_why_not(
+    lake: Catalog,
+) -> None:
+    """Under the widening policy a text flag can never go into the boolean column: the
+    panel shows why and offers no replay of it; the plan is made only with the records
+    that land (here none, so nothing would be committed)."""
+    recorder = RecordingReplay()
+    panel = QuarantinePanel(
+        quarantine(lake, TABLE), recorder,
+        plan=lambda ids: replay_preview(lake, TABLE, ids=ids, policy="widen"),
+    )
+    panel.choose("g0")
+
+    assert panel.replay_plan is not None
+    assert panel.replay_plan.ids == () and len(panel.replay_plan.cannot) == 4
+    assert "4 records cannot land now and stay in the quarantine: " in panel.plan_view.value
+    assert "does not fit column type boolean" in panel.plan_view.value
+    assert "will apply" not in panel.plan_view.value
+    assert panel.replay_button.disabled
+
+    outcome = panel.replay_selected()  # from code, as the button would
+    assert outcome.kind == "nothing" and "None of the chosen records can land now" in (
+        outcome.message)
+    assert recorder.requests == []
+
+
+def test_a_record_set_aside_before_a_rename_is_planned_into_the_renamed_column(
+    tmp_path: Path,
+) -> None:
+    cat = catalog(tmp_path / "lake")
+    cat.create_namespace("db")
+    cat.create_table(TABLE, schema=toolkit.simulate([[{"id": 0, "name": "a", "flag": True}]])
+                     .schema)
+    before = cat.load_table(TABLE).metadata.current_schema_id
+    append_quarantined(cat, TABLE, [Quarantined(
+        {"id": 1, "name": "Cy", "flag": "yes"}, "incompatible", "flag", "string", "boolean",
+        "day2", "flag: text into a boolean")], "day2", schema_id=before)
+    toolkit.evolve(cat, TABLE, [toolkit.ops.rename("name", "full_name")])
+
+    panel = QuarantinePanel(quarantine(cat, TABLE), RecordingReplay(),
+                            plan=lambda ids: replay_preview(cat, TABLE, ids=ids))
+    panel.choose("g0")
+
+    assert panel.replay_plan is not None and panel.replay_plan.cannot == ()
+    assert panel.replay_plan.changes == "add flag_string string"  # no name comes back
+    assert "Replaying 1 record will apply: <b>add flag_string string</b>" in (
+        panel.plan_view.value)

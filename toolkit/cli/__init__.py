@@ -36,8 +36,8 @@ __all__ = ["ExitCode", "cli", "main"]
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
     epilog="Exit codes: 0 done; 1 failed; 2 bad input (an unknown option, a missing or "
     "unreadable file); 3 a plan needs approval (ingest --require-approval wrote a plan "
-    "file; maintain without --yes printed its plan); 4 stale plan (the table moved since "
-    "the preview; nothing was written).",
+    "file; maintain without --yes printed its plan; undo without --yes would drop values); "
+    "4 stale plan (the table moved since the preview; nothing was written).",
 )
 @click.version_option(package_name="toolkit", prog_name="toolkit")
 @click.option("--debug", is_flag=True, help="Show the traceback of an unexpected error.")

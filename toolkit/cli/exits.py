@@ -21,6 +21,7 @@ import click
 
 from toolkit.core.secrets import masked
 from toolkit.errors import (
+    DataLossError,
     ExportError,
     IrreversibleError,
     MalformedLineError,
@@ -50,7 +51,8 @@ class ExitCode(IntEnum):
     #: file, a source or plan file that cannot be read, a plan that cannot be exported
     BAD_INPUT = 2
     #: ``ingest --require-approval``: the batch needs a schema change; a plan file was
-    #: written for review, nothing else happened (approve it with ``toolkit apply``)
+    #: written for review, nothing else happened (approve it with ``toolkit apply``); or
+    #: the command would destroy stored values (``undo``, ``maintain``): run it with --yes
     NEEDS_APPROVAL = 3
     #: the plan no longer fits: the table moved since the preview, the data needs other
     #: changes than the plan, or the source, catalog, table or options are not those the
@@ -61,6 +63,7 @@ class ExitCode(IntEnum):
 #: errors by the code they exit with (the first base that matches decides)
 _CODES: tuple[tuple[type[BaseException] | tuple[type[BaseException], ...], ExitCode], ...] = (
     ((StalePlanError, PlanChangedError, UnreviewedPlanError), ExitCode.STALE),
+    (DataLossError, ExitCode.NEEDS_APPROVAL),  # it would destroy values: ask for a yes
     (
         (PlanFileError, ExportError, SourceFormatError, MalformedLineError, NotARecordError,
          FileNotFoundError, IsADirectoryError, click.BadParameter, IrreversibleError,

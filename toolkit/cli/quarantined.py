@@ -33,7 +33,7 @@ from toolkit.core.quarantine import (
 from toolkit.core.wording import clip, counted, value_text
 
 if TYPE_CHECKING:
-    from toolkit.pipeline.replay import ReplayReport
+    from toolkit.pipeline.replay import CannotLand, ReplayReport
 
 __all__ = ["quarantine", "replay", "value_of"]
 
@@ -134,19 +134,46 @@ REASONS_EPILOG = "\b\nReasons (--reason takes the key on the left):\n" + "\n".jo
     f"  {key.ljust(max(map(len, REASONS)))}  {reason_words(key)}" for key in REASONS)
 
 
+def _cannot_json(cannot: Sequence[CannotLand]) -> list[dict[str, Any]]:
+    return [{"id": c.id, "reason": c.reason, "field": c.field, "why": str(c)} for c in cannot]
+
+
+def _cannot_lines(cannot: Sequence[CannotLand], shown: int = 5) -> list[str]:
+    """The records that cannot land now, one line per reason with how many."""
+    if not cannot:
+        return []
+    why: dict[str, int] = {}
+    for c in cannot:
+        why[str(c)] = why.get(str(c), 0) + 1
+    lines = [f"{counted(len(cannot), 'record')} cannot land now (a replay leaves them in the "
+             "quarantine):"]
+    lines += [f"  {n:>6,}  {clip(text, 120)}" for text, n in list(why.items())[:shown]]
+    if len(why) > shown:
+        lines.append(f"  ... and {len(why) - shown:,} more reasons")
+    return lines
+
+
 @click.command(epilog=REASONS_EPILOG)
 @table_argument
 @catalog_options()
 @_batch_option
 @_reason_option
+@policy_options
 @json_option
 @guarded
 def quarantine(table: str, catalog_spec: str, warehouse: str | None,
-               batch_ids: tuple[str, ...], reason: str | None, as_json: bool) -> None:
+               batch_ids: tuple[str, ...], reason: str | None, policy: str,
+               on_incompatible: str, detect_dates: bool, rare_type_percent: float | None,
+               as_json: bool) -> None:
     """The records TABLE's quarantine holds (TABLE__quarantine): per batch, field and
-    reason, how many, with a sample of the value at fault. --json adds every record's id,
-    for `toolkit replay --id`."""
+    reason, how many, with a sample of the value at fault, and which of them cannot land
+    in the table now (under --policy, the one the table is fed with), with why. --json
+    adds every record's id, for `toolkit replay --id`."""
+    from toolkit.core.options import make_options
     from toolkit.iceberg.quarantine import quarantine as quarantine_of
+    from toolkit.pipeline.replay import sort_out
+
+    options = evolution_settings(policy, on_incompatible, detect_dates, rare_type_percent)
 
     where = open_catalog(catalog_spec, warehouse, must_exist=True)
     existing_table(where, table)
@@ -154,8 +181,14 @@ def quarantine(table: str, catalog_spec: str, warehouse: str | None,
         q = quarantine_of(where.catalog, table)
     rows = _chosen(q.rows, batch_ids, reason, ())
     groups = _groups(rows)
+    cannot: tuple[CannotLand, ...] = ()
+    if any(r.replayable for r in rows):
+        with status("Checking what can land now..."):
+            _, _, cannot = sort_out(where.catalog, table, [r for r in rows if r.replayable],
+                                    make_options(**options))
     data = {"table": table, "quarantine_table": q.quarantine_table, "records": len(rows),
-            "replayable": sum(1 for r in rows if r.replayable), "groups": groups}
+            "replayable": sum(1 for r in rows if r.replayable) - len(cannot),
+            "groups": groups, "cannot_land": _cannot_json(cannot)}
     if not q.exists:
         text = f"{table}: nothing was ever quarantined"
     elif not rows:
@@ -166,6 +199,7 @@ def quarantine(table: str, catalog_spec: str, warehouse: str | None,
         text = "\n".join([
             f"{q.quarantine_table}: {counted(len(rows), 'record')}, {replayable:,} replayable",
             *_table_text(groups),
+            *_cannot_lines(cannot),
             *([f"Replay them once the table can take them: toolkit replay {table}"]
               if replayable else []),
         ])
@@ -189,6 +223,7 @@ def _replayed(report: ReplayReport, unfit: Sequence[str]) -> tuple[str, dict[str
         "requarantined": report.requarantined, "not_replayable": kept,
         "already_replayed": report.already, "resumed": list(report.resumed),
         "operations": [] if ingest is None else [op.to_json() for op in ingest.plan.operations],
+        "cannot_land": _cannot_json(report.cannot_land),
     }
     return text, data
 
@@ -263,12 +298,19 @@ def replay(table: str, catalog_spec: str, warehouse: str | None, batch_ids: tupl
     if dry_run:
         with status("Planning..."):
             made = replay_preview(where.catalog, table, **select, **options)
-        text = (f"{table}: replaying {counted(len(wanted), 'record')} would need: {made.plan}\n"
-                "Nothing was changed (--dry-run).")
-        emit(as_json, text, {"table": table, "records": len(wanted), "dry_run": True,
-                             "changes_schema": made.plan.changed,
-                             "operations": [op.to_json() for op in made.plan.operations],
-                             "summary": str(made.plan).split("\n")})
+        lands = len(made.ids)
+        text = "\n".join([
+            f"{table}: replaying {counted(lands, 'record')} would need: {made.plan}"
+            if lands else f"{table}: none of the {counted(len(wanted), 'record')} can land now",
+            *_cannot_lines(made.cannot),
+            "Nothing was changed (--dry-run).",
+        ])
+        emit(as_json, text, {"table": table, "records": lands, "dry_run": True,
+                             "changes_schema": bool(lands) and made.plan.changed,
+                             "operations": [op.to_json() for op in made.plan.operations]
+                             if lands else [],
+                             "summary": str(made.plan).split("\n"),
+                             "cannot_land": _cannot_json(made.cannot)})
         return
     spark = start_spark(where.catalog, spark_conf)
     with status(f"Replaying {counted(len(wanted), 'record')}..."):

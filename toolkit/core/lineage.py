@@ -277,8 +277,8 @@ def undo_reason(seq: int) -> str:
     return _UNDO_REASON.format(seq)
 
 
-def undoes(entry: LineageEntry) -> int | None:
-    """The entry ``entry`` undid, if it is an undo."""
+def undoes(entry: LineageEntry | Evolution) -> int | None:
+    """The entry ``entry`` (a logged entry, or a plan about to be) undid, if it is an undo."""
     found = _UNDOES.fullmatch(entry.reason or "")
     return None if found is None else int(found.group(1))
 

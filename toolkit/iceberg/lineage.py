@@ -10,13 +10,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from toolkit.core.lineage import LineageEntry, read_lineage, undo_plan
-from toolkit.iceberg.operations import evolve, layout_of
+from toolkit.core.state import TableState
+from toolkit.iceberg.destruction import destruction_of
+from toolkit.iceberg.operations import EvolutionPreview, evolve, layout_of
 
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
     from pyiceberg.table import Table
 
-    from toolkit.core.state import TableState
 
 
 def lineage(table: Table) -> tuple[LineageEntry, ...]:
@@ -30,6 +31,7 @@ def undo(
     entry: LineageEntry | int,
     *,
     expected: TableState | None = None,
+    drop_data: bool = False,
 ) -> LineageEntry:
     """Commit the inverse of a logged plan (``entry`` or its number) and log it too.
 
@@ -38,7 +40,23 @@ def undo(
     column optional), :class:`AlreadyUndoneError` when a later entry undid it, and an error
     naming the field when the table changed so that the inverse would act on another field
     than the plan did (say the column it added was dropped and added again).
+
+    An undo that drops columns holding values (the undo of an added column that has
+    received values since) is refused with :class:`~toolkit.errors.DataLossError`, naming
+    the columns and counting their values, unless ``drop_data=True``
+    (:func:`undo_preview` shows the counts first).
     """
+    preview = undo_preview(catalog, table, entry)
+    # held to the state the caller saw, else to the one the inverse was planned against
+    return evolve(catalog, table, preview.plan, expected=expected or preview.state,
+                  drop_data=drop_data)
+
+
+def undo_preview(
+    catalog: Catalog, table: str, entry: LineageEntry | int
+) -> EvolutionPreview:
+    """The plan undoing ``entry`` (or its number) and what it destroys, changing nothing;
+    refused as :func:`undo` is when it cannot be undone."""
     tbl = catalog.load_table(table)
     entries = lineage(tbl)
     if isinstance(entry, int):
@@ -47,7 +65,7 @@ def undo(
             raise KeyError(f"table {table} has no lineage entry {entry}")
         entry = found[0]
     plan = undo_plan(entry, entries, layout_of(tbl))
-    return evolve(catalog, table, plan, expected=expected)
+    return EvolutionPreview(table, plan, TableState.of(tbl), destruction_of(tbl, plan))
 
 
-__all__ = ["LineageEntry", "lineage", "undo"]
+__all__ = ["LineageEntry", "lineage", "undo", "undo_preview"]

@@ -42,6 +42,7 @@ from pyiceberg.types import (
     StructType,
 )
 
+from toolkit.core.destruction import Destruction
 from toolkit.core.evolution import Evolution, plan_evolution
 from toolkit.core.layout import (
     PartitionField,
@@ -58,14 +59,21 @@ from toolkit.core.lineage import (
     evolution_of_plan,
     lineage_properties,
     read_lineage,
+    undoes,
 )
 from toolkit.core.operations import Operation, SortKey, Widening
 from toolkit.core.planner import Plan
 from toolkit.core.state import TableState
 from toolkit.core.types import ColumnType
 from toolkit.core.widening import retype_value
-from toolkit.errors import RewriteLossError, RewriteNotApprovedError, StalePlanError
+from toolkit.errors import (
+    DataLossError,
+    RewriteLossError,
+    RewriteNotApprovedError,
+    StalePlanError,
+)
 from toolkit.iceberg.commit import check_planned_schema, commit_plan
+from toolkit.iceberg.destruction import destruction_of
 from toolkit.iceberg.schema import from_iceberg, type_to_iceberg
 
 #: snapshot summary property naming the lineage entry a rewrite belongs to
@@ -105,9 +113,16 @@ class EvolutionPreview:
     table: str
     plan: Evolution
     state: TableState
+    destruction: Destruction = Destruction()
+    """What committing the plan makes unreadable from the table (the columns it drops
+    and the values they hold); committing it takes ``drop_data=True`` when
+    ``destruction.needs_yes``."""
 
     def __str__(self) -> str:
-        return f"table {self.table}\n{self.plan}\n\nafter:\n{self.plan.after}"
+        text = f"table {self.table}\n{self.plan}\n\nafter:\n{self.plan.after}"
+        if self.destruction:
+            text += f"\n\nthis plan {self.destruction}"
+        return text
 
 
 def preview_evolution(
@@ -134,7 +149,20 @@ def preview_evolution(
         ),
         tbl,
     )
-    return EvolutionPreview(table, plan, TableState.of(tbl))
+    return EvolutionPreview(table, plan, TableState.of(tbl), destruction_of(tbl, plan))
+
+
+def check_destruction(
+    table: Table, name: str, plan: Evolution, drop_data: bool
+) -> Destruction:
+    """What ``plan`` destroys on ``table`` (:mod:`toolkit.core.destruction`); refused with
+    :class:`DataLossError` when it drops stored values and ``drop_data`` is not set."""
+    destruction = destruction_of(table, plan)
+    if destruction.needs_yes and not drop_data:
+        undone = undoes(plan)
+        what = "this plan" if undone is None else f"undoing lineage entry {undone}"
+        raise DataLossError(name, what, destruction)
+    return destruction
 
 
 def _with_costs(plan: Evolution, table: Table) -> Evolution:
@@ -158,6 +186,7 @@ def evolve(
     decided_by: str = "user",
     batch: str | None = None,
     reason: str | None = None,
+    drop_data: bool = False,
 ) -> LineageEntry | None: ...
 
 
@@ -171,6 +200,7 @@ def evolve(
     decided_by: str = "user",
     batch: str | None = None,
     reason: str | None = None,
+    drop_data: bool = False,
 ) -> LineageEntry: ...
 
 
@@ -183,6 +213,7 @@ def evolve(
     decided_by: str = "user",
     batch: str | None = None,
     reason: str | None = None,
+    drop_data: bool = False,
 ) -> LineageEntry | None:
     """Commit a plan to ``table`` (a name, or a loaded table) in one atomic commit and log
     it; returns the log entry. The one entry for every kind of plan (RULES 6).
@@ -193,6 +224,11 @@ def evolve(
     refused with :class:`StalePlanError`; a previewed plan is always checked against the
     table's current schema, spec and sort order. An operation that cannot apply raises
     before anything is committed.
+
+    A plan that drops columns holding values (they would no longer be readable from the
+    table) is refused with :class:`~toolkit.errors.DataLossError`, naming the columns and
+    counting their values, unless ``drop_data=True``; dropping columns that hold no values
+    needs no such yes (``preview_evolution(...).destruction`` says what a plan destroys).
 
     ``plan`` may also be a policy's :class:`~toolkit.core.planner.Plan` (RULES 3 and 5),
     logged as decided by its rule (``decided_by`` and ``reason`` are the rule's; ``batch``
@@ -244,6 +280,7 @@ def evolve(
             if not asked.rewrite:
                 _, old = op.resolve(before)
                 raise RewriteNotApprovedError(table, op, old)
+    check_destruction(tbl, table, planned, drop_data)
     return _commit(tbl, table, planned, now)
 
 
@@ -550,6 +587,7 @@ def _rebuild(
 __all__ = [
     "REWRITE_PROPERTY",
     "EvolutionPreview",
+    "check_destruction",
     "RewriteLossError",
     "RewriteNotApprovedError",
     "evolve",

@@ -60,6 +60,7 @@ __all__ = [
     "quarantine_tuples",
     "read_rows",
     "replayed_batches",
+    "set_aside_against",
     "settle_replay",
     "target_batches",
 ]
@@ -73,6 +74,9 @@ PENDING_REPLAY_PROPERTY: Final = "toolkit.replay.pending"
 REPLAYED_BY_PROPERTY: Final = "toolkit.replayed-by"
 #: The snapshot summary property of a delete made by :func:`discard`.
 DISCARDED_PROPERTY: Final = "toolkit.discarded"
+#: The snapshot summary property of an append: the target table's schema ID the records
+#: were set aside against (replay routes their keys by field ID from it).
+TARGET_SCHEMA_PROPERTY: Final = "toolkit.target-schema-id"
 
 # Every column is optional: Spark's DataFrames are nullable, and Iceberg refuses to write
 # a nullable Spark column into a required one. ``id`` and ``raw`` are never null anyway.
@@ -217,9 +221,11 @@ def append_quarantined(
     batch_id: str,
     *,
     at: dt.datetime | None = None,
+    schema_id: int | None = None,
 ) -> int:
     """Append ``items`` to ``table_id``'s quarantine table (created on first use) in one
-    commit whose snapshot summary holds ``batch_id``; returns the rows appended.
+    commit whose snapshot summary holds ``batch_id`` (and ``schema_id``, the target's
+    schema the records were set aside against); returns the rows appended.
 
     A batch id already in the quarantine table appends nothing (0), like ``ingest`` on the
     target, so a batch that is run again is not quarantined twice. No items, no commit.
@@ -229,11 +235,23 @@ def append_quarantined(
     table = ensure_quarantine_table(catalog, table_id)
     if batch_id in _batch_ids(table):
         return 0
-    table.append(
-        quarantine_rows(items, batch_id, at=at),
-        snapshot_properties={BATCH_ID_PROPERTY: batch_id},
-    )
+    summary = {BATCH_ID_PROPERTY: batch_id}
+    if schema_id is not None:
+        summary[TARGET_SCHEMA_PROPERTY] = str(schema_id)
+    table.append(quarantine_rows(items, batch_id, at=at), snapshot_properties=summary)
     return len(items)
+
+
+def set_aside_against(table: Table) -> dict[str, int]:
+    """Per batch id, the target's schema ID its records were set aside against, as the
+    quarantine table's appends recorded it (batches quarantined before it was recorded,
+    or whose snapshot expired, are missing)."""
+    out: dict[str, int] = {}
+    for s in table.snapshots():
+        props = {} if s.summary is None else s.summary.additional_properties
+        if BATCH_ID_PROPERTY in props and TARGET_SCHEMA_PROPERTY in props:
+            out[props[BATCH_ID_PROPERTY]] = int(props[TARGET_SCHEMA_PROPERTY])
+    return out
 
 
 # --- reading ---------------------------------------------------------------------------------

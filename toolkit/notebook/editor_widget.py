@@ -15,7 +15,9 @@ Each lineage row carries its own "Undo" button, disabled with the reason beside 
 its tooltip) when the entry has no inverse, was undone already, or no longer applies. A
 plan that rewrites data files is not committed by one click: "Commit" first asks "This
 rewrites every data file of db.events: 1,234,567 rows in 42 files, 3.2 GB. Rewrite?", and
-only "Rewrite" commits ("Cancel" commits nothing).
+only "Rewrite" commits ("Cancel" commits nothing). Likewise a plan or an "Undo" that drops
+columns holding values is refused by the first click (nothing is committed) and asks again,
+with the columns and their value counts: only "Drop the values" commits it.
 
 Everything that touches the table is injected (``commit``, ``undo``, ``reload``), as the
 preview panel injects its commit, so a test records what a click would do.
@@ -25,16 +27,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from html import escape
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import ipywidgets as widgets
 
 from toolkit.core.layout import as_path
 from toolkit.core.operations import Operation
 from toolkit.core.state import TableState
-from toolkit.errors import OperationError
+from toolkit.errors import DataLossError, OperationError
 from toolkit.notebook.common import PANEL_CLASS, STYLE, StaticHtmlPanel
-from toolkit.notebook.confirm import rewrite_confirmation
+from toolkit.notebook.confirm import (
+    drop_confirmation,
+    drop_question,
+    drop_question_html,
+    rewrite_confirmation,
+)
 from toolkit.notebook.editor_html import (
     lineage_entry_html,
     lineage_status_html,
@@ -63,10 +70,22 @@ if TYPE_CHECKING:
 
 __all__ = ["EvolutionEditor", "LineageRowView", "edit_schema"]
 
-#: commits a checked plan (the default: ``toolkit.evolve(..., expected=)``)
-CommitFunction = Callable[[EvolutionRequest], "LineageEntry"]
-#: commits the inverse of lineage entry ``seq`` against the state shown (``toolkit.undo``)
-UndoFunction = Callable[[int, TableState], "LineageEntry"]
+class CommitFunction(Protocol):
+    """Commits a checked plan (the default: ``toolkit.evolve(..., expected=)``); called
+    with ``drop_data=True`` only once a user said yes to the values it destroys."""
+
+    def __call__(
+        self, request: EvolutionRequest, /, *, drop_data: bool = ...
+    ) -> LineageEntry: ...
+
+
+class UndoFunction(Protocol):
+    """Commits the inverse of lineage entry ``seq`` against the state shown
+    (``toolkit.undo``); ``drop_data=True`` only once a user said yes."""
+
+    def __call__(
+        self, seq: int, expected: TableState, /, *, drop_data: bool = ...
+    ) -> LineageEntry: ...
 
 
 #: the columns of the lineage grid: the entry, then its "Undo" button and why (a reason
@@ -157,6 +176,13 @@ class EvolutionEditor(StaticHtmlPanel):
         self.rewrite_text, self.rewrite_button, self.cancel_button, self.rewrite_confirmation = (
             rewrite_confirmation()
         )
+        # asked when a commit or an undo would drop columns holding values (docs/rules.md)
+        self.drop_question: str | None = None
+        """The question shown before values are dropped (None: none is shown)."""
+        self._confirmed: Callable[[], EvolutionOutcome] | None = None
+        self.drop_text, self.drop_button, self.drop_cancel_button, self.drop_confirmation = (
+            drop_confirmation()
+        )
         self.message = widgets.HTML()
         self.lineage_rows: dict[int, LineageRowView] = {}
         """Each lineage entry's row (newest first), by its number."""
@@ -172,6 +198,8 @@ class EvolutionEditor(StaticHtmlPanel):
         self.rewrite_button.on_click(lambda _: self.confirm_rewrite())
         self.cancel_button.on_click(lambda _: self.cancel_rewrite())
         self.reload_button.on_click(lambda _: self.reload())
+        self.drop_button.on_click(lambda _: self.confirm_drop())
+        self.drop_cancel_button.on_click(lambda _: self.cancel_drop())
 
         self.widget = widgets.VBox(
             [
@@ -184,6 +212,7 @@ class EvolutionEditor(StaticHtmlPanel):
                 self.tabs,
                 widgets.HBox([self.commit_button, self.reload_button]),
                 self.rewrite_confirmation,
+                self.drop_confirmation,
                 self.message,
                 widgets.HTML("<b>Lineage of the table</b> (newest first)"),
                 self.lineage,
@@ -307,13 +336,70 @@ class EvolutionEditor(StaticHtmlPanel):
             return self._show(EvolutionOutcome.from_exception(
                 RuntimeError("this editor has no commit function; open it with toolkit.edit_schema")
             ))
+        commit, request = self._commit, self.model.request
+        return self._run(lambda **yes: commit(request, **yes), "This plan", undo=False)
+
+    def _run(
+        self, work: Callable[..., LineageEntry], what: str, *, undo: bool
+    ) -> EvolutionOutcome:
+        """Commit through ``work``; if it would drop columns holding values, commit nothing
+        and ask (:attr:`drop_question`): "Drop the values" runs ``work(drop_data=True)``."""
         try:
-            entry = self._commit(self.model.request)
+            entry = work()
+        except DataLossError as exc:  # nothing was applied: ask, with the counts
+            return self._ask_drop(exc, what, lambda: self._done(work(drop_data=True), undo))
         except Exception as exc:  # shown in the panel; the traceback stays in the outcome
             return self._show(EvolutionOutcome.from_exception(exc))
-        outcome = EvolutionOutcome.from_entry(entry, self.model.table)
+        return self._done(entry, undo)
+
+    def _done(self, entry: LineageEntry, undo: bool) -> EvolutionOutcome:
+        outcome = EvolutionOutcome.from_entry(entry, self.model.table, undo=undo)
         self._reload_model()
         return self._show(outcome)
+
+    def _ask_drop(
+        self, exc: DataLossError, what: str, confirmed: Callable[[], EvolutionOutcome]
+    ) -> EvolutionOutcome:
+        table = self.model.table
+        self.drop_question = drop_question(table, what, exc.destruction)
+        self.drop_text.value = drop_question_html(table, what, exc.destruction)
+        self.drop_confirmation.layout.display = ""
+        self._confirmed = confirmed
+        self.commit_button.disabled = True
+        for button in self.undo_buttons.values():
+            button.disabled = True  # the answer is "Drop the values" or "Cancel"
+        return self._show(EvolutionOutcome(
+            "refused", "Asking first",
+            f"Nothing was committed to {table} yet: {what.lower()} {exc.destruction}.",
+        ))
+
+    def confirm_drop(self) -> EvolutionOutcome | None:
+        """The "Drop the values" button: commit what the question was asked about."""
+        confirmed = self._confirmed
+        if confirmed is None:
+            return None
+        self._hide_drop_question()
+        try:
+            return confirmed()
+        except Exception as exc:
+            self._refresh()
+            return self._show(EvolutionOutcome.from_exception(exc))
+
+    def cancel_drop(self) -> None:
+        """The "Cancel" button of the drop question: commit nothing."""
+        if self._confirmed is None:
+            return
+        self._hide_drop_question()
+        self._refresh()
+        self._show(EvolutionOutcome(
+            "cancelled", "Cancelled", f"Nothing was committed to {self.model.table}."
+        ))
+
+    def _hide_drop_question(self) -> None:
+        self.drop_question = None
+        self._confirmed = None
+        self.drop_text.value = ""
+        self.drop_confirmation.layout.display = "none"
 
     def undo(self, seq: int) -> EvolutionOutcome:
         """Commit the inverse of lineage entry ``seq`` (the "Undo" button on its row);
@@ -325,13 +411,9 @@ class EvolutionEditor(StaticHtmlPanel):
         row = self.model.row(seq)
         if row is not None and not row.can_undo:
             return self._show(EvolutionOutcome.not_undoable(row))
-        try:
-            entry = self._undo(seq, self.model.state)
-        except Exception as exc:
-            return self._show(EvolutionOutcome.from_exception(exc))
-        outcome = EvolutionOutcome.from_entry(entry, self.model.table, undo=True)
-        self._reload_model()
-        return self._show(outcome)
+        undo, state = self._undo, self.model.state
+        return self._run(lambda **yes: undo(seq, state, **yes), f"Undoing entry #{seq}",
+                         undo=True)
 
     def reload(self) -> None:
         """Read the table again (the plan picked so far is kept and checked again)."""
@@ -403,6 +485,7 @@ class EvolutionEditor(StaticHtmlPanel):
         self.plan.value = plan_html(m)
         self.tabs.titles = ["Schema", "Plan" if m.error is None else "Plan (error)"]
         self._hide_question()  # a question about another plan is never answered
+        self._hide_drop_question()
         self.commit_button.disabled = self._commit is None or not m.can_commit
         self.reload_button.disabled = self._reload is None
         undo = None if self._undo is None else self.undo
@@ -434,11 +517,12 @@ def edit_schema(catalog: Catalog, table: str) -> EvolutionEditor:
     from toolkit.iceberg.lineage import undo as undo_entry
     from toolkit.iceberg.operations import evolve
 
-    def commit(request: EvolutionRequest) -> LineageEntry:
-        return evolve(catalog, request.table, request.plan, expected=request.expected)
+    def commit(request: EvolutionRequest, /, *, drop_data: bool = False) -> LineageEntry:
+        return evolve(catalog, request.table, request.plan, expected=request.expected,
+                      drop_data=drop_data)
 
-    def undo(seq: int, expected: TableState) -> LineageEntry:
-        return undo_entry(catalog, table, seq, expected=expected)
+    def undo(seq: int, expected: TableState, /, *, drop_data: bool = False) -> LineageEntry:
+        return undo_entry(catalog, table, seq, expected=expected, drop_data=drop_data)
 
     return EvolutionEditor(
         editor_model(catalog, table),

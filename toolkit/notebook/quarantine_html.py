@@ -60,11 +60,15 @@ def replay_plan_html(plan: ReplayPlan | None, error: str | None = None) -> str:
     """What replaying the selection will change in the target table."""
     if error is not None:
         return wrap(f'<p class="tknb-error">Cannot plan the replay: {escape(error)}</p>')
+    cannot = (
+        "" if plan is None or not plan.cannot
+        else f'<p class="tknb-error">{escape(plan.cannot_text)}.</p>'
+    )
     if plan is None or not plan.ids:
-        return wrap('<p class="tknb-muted">No replayable record is selected.</p>')
+        return wrap(cannot or '<p class="tknb-muted">No replayable record is selected.</p>')
     return wrap(
         f"<p>Replaying {counted(len(plan.ids), 'record')} will apply: "
-        f"<b>{escape(plan.changes)}</b>. The button approves exactly this plan.</p>"
+        f"<b>{escape(plan.changes)}</b>. The button approves exactly this plan.</p>{cannot}"
     )
 
 

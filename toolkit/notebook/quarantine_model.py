@@ -22,11 +22,11 @@ from toolkit.core.wording import counted
 from toolkit.errors import NotReplayableError, UnknownIdsError
 from toolkit.notebook.common import clip
 from toolkit.notebook.outcome import CommitOutcome
-from toolkit.pipeline.replay import ReplayReport
+from toolkit.pipeline.replay import CannotLand, ReplayReport, cannot_land_text
 
 if TYPE_CHECKING:
     from toolkit.core.planner import Plan
-    from toolkit.pipeline.preview import Preview
+    from toolkit.pipeline.replay import ReplayPreview
 
 __all__ = [
     "GroupRow",
@@ -142,20 +142,29 @@ class QuarantineModel:
 
 @dataclass(frozen=True, slots=True)
 class ReplayPlan:
-    """What replaying a selection will change in the target, before anything changes."""
+    """What replaying a selection will change in the target, before anything changes:
+    the records that can land now (``ids``: the only ones "Replay selected" sends) and
+    the plan made with them alone; ``cannot``: the others, each with why."""
 
     ids: tuple[str, ...]
     changes: str
     """The plan's changes in words, or ``no schema change``."""
     approved: Plan | None
     expected: TableState | None
+    cannot: tuple[CannotLand, ...] = ()
 
     @classmethod
-    def from_preview(cls, ids: Sequence[str], preview: Preview) -> ReplayPlan:
+    def from_preview(cls, ids: Sequence[str], preview: ReplayPreview) -> ReplayPlan:
+        lands = preview.ids if preview.ids or preview.cannot else tuple(ids)
         return cls(
-            tuple(ids), preview.plan.describe_changes() or "no schema change",
-            preview.plan, preview.state,
+            lands, preview.plan.describe_changes() or "no schema change",
+            preview.plan, preview.state, preview.cannot,
         )
+
+    @property
+    def cannot_text(self) -> str:
+        """The records that cannot land now, in a sentence ("" when none)."""
+        return cannot_land_text(self.cannot)
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,14 +42,14 @@ if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
     from pyspark.sql import SparkSession
 
-    from toolkit.pipeline.preview import Preview
+    from toolkit.pipeline.replay import ReplayPreview
 
 __all__ = ["QuarantinePanel", "inspect_quarantine"]
 
 #: replays the chosen records (the default calls ``toolkit.iceberg.quarantine.replay``)
 ReplayFunction = Callable[[ReplayRequest], ReplayReport]
 #: plans a replay of ids without changing anything (the default: ``replay_preview``)
-PlanFunction = Callable[[Sequence[str]], "Preview"]
+PlanFunction = Callable[[Sequence[str]], "ReplayPreview"]
 #: removes ids from the quarantine for good; returns how many
 DiscardFunction = Callable[[Sequence[str]], int]
 
@@ -138,17 +138,21 @@ class QuarantinePanel(StaticHtmlPanel):
     # --- the buttons ----------------------------------------------------------------------
 
     def replay_selected(self) -> ReplayOutcome:
-        """Replay the replayable records of the selected groups under the plan shown;
-        what the "Replay selected" button does. Errors become the outcome."""
+        """Replay the records of the selected groups that can land now, under the plan
+        shown; what the "Replay selected" button does. Errors become the outcome."""
         ids = self.model.replay_ids(self.selected)
+        if self.replay_plan is not None and self.replay_plan.approved is not None:
+            ids = self.replay_plan.ids  # the records that land now: the plan is theirs
         if self._replay is None:
             outcome = ReplayOutcome.from_exception(
                 RuntimeError("this panel has no replay function; build it with "
                              "toolkit.inspect_quarantine")
             )
         elif not ids:
+            why = "" if self.replay_plan is None else self.replay_plan.cannot_text
             outcome = ReplayOutcome(
                 "nothing", "Nothing replayed",
+                f"None of the chosen records can land now: {why}." if why else
                 "Choose at least one group of records that can be replayed.",
             )
         else:
@@ -202,7 +206,8 @@ class QuarantinePanel(StaticHtmlPanel):
         elif ids:
             self.replay_plan = ReplayPlan(ids, "whatever ingest plans for them", None, None)
         self.plan_view.value = replay_plan_html(self.replay_plan, self.plan_error)
-        self.replay_button.disabled = self._replay is None or not ids
+        lands = ids if self.replay_plan is None else self.replay_plan.ids
+        self.replay_button.disabled = self._replay is None or not lands
         self.discard_button.disabled = (
             self._discard is None or not self.model.discard_ids(self.selected)
         )
@@ -246,7 +251,7 @@ def inspect_quarantine(
     def reload() -> Quarantine:
         return quarantine(catalog, table)
 
-    def plan(ids: Sequence[str]) -> Preview:
+    def plan(ids: Sequence[str]) -> ReplayPreview:
         return r.replay_preview(catalog, table, ids=ids, **options)
 
     def replay(request: ReplayRequest) -> ReplayReport:

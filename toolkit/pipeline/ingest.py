@@ -326,7 +326,9 @@ def _planned(
         schema = Struct() if existing is None else from_iceberg(existing.schema())
         plan = Plan(batch_index, schema, schema, ())
         aside = quarantine_on_spark(df, mode, opts, plan, batch_id) if seen.aside else []
-        quarantined = append_quarantined(catalog, table, aside, batch_id)
+        quarantined = append_quarantined(
+            catalog, table, aside, batch_id,
+            schema_id=None if existing is None else existing.metadata.current_schema_id)
         return IngestReport(table, batch_id, plan, 0, None, seen.profile,
                             quarantined=quarantined)
 
@@ -362,7 +364,9 @@ def _planned(
             drop_staged(tbl, one.write_id)
         if policy.sets_aside_under(plan) or seen.aside:
             aside = quarantine_on_spark(df, mode, opts, plan, batch_id)
-            quarantined = append_quarantined(catalog, table, aside, batch_id)
+            # replay routes these records by field ID from the schema they met
+            quarantined = append_quarantined(catalog, table, aside, batch_id,
+                                             schema_id=tbl.metadata.current_schema_id)
         written = write_batch(
             df, mode, opts, tbl, catalog, spark, table, batch_id, plan,
             clean=not (seen.aside or plan.rare),  # rare types: routed by Python workers
