@@ -406,10 +406,12 @@ def code_html(code: str | None, language: str, refusal: str | None = None) -> st
 
 def plan_header_html(model: PlanModel) -> str:
     """The plan in one sentence, naming the table once, and its batch in words (its full
-    id on hover)."""
+    id on hover); a warning for each group of new names that look alike."""
     batch = model.batch_text
+    warnings = "".join(
+        f'<p class="tknb-error">Warning: {escape(w)}.</p>' for w in model.lookalikes)
     return wrap(
         f"<b>Preview of {escape(model.table)}</b>: {escape(model.headline)}. "
         f'<span class="tknb-muted" title="batch id {escape(model.batch_id)}">'
-        f"{escape(batch[:1].upper() + batch[1:])}.</span>"
+        f"{escape(batch[:1].upper() + batch[1:])}.</span>{warnings}"
     )
