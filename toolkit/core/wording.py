@@ -191,8 +191,6 @@ _HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 _BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800\u034f")
 #: Python's short escapes, which read better than their numbers
 _SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-#: what follows a backslash in an escape (:func:`visible` doubles a backslash before it)
-_ESCAPE_LETTERS = "\\xuUntr"
 
 
 def _hidden(ch: str) -> bool:
@@ -215,36 +213,26 @@ def visible(text: str, *, keep_lines: bool = False) -> str:
     r"""``text`` as a terminal or a page can show it without being steered by it: every
     control, invisible and bidi character (and every space but the plain one) written as
     Python escapes it (``\x1b``, ``\u200b``, ``\u202e``, ``\n``), so ``user\u202egnp.exe``
-    never reads as ``userexe.png`` and ``ad\u200bmin`` never as ``admin``. A backslash is
-    doubled where it would read as the start of such an escape, so what is shown is never
-    ambiguous. ``keep_lines``: line breaks and tabs stay, for a text of several lines (a
-    message, a report); a name's are written out.
+    never reads as ``userexe.png`` and ``ad\u200bmin`` never as ``admin``. A backslash
+    already in the text stays as it is (a value's JSON text has its own escapes, which must
+    not be doubled). ``keep_lines``: line breaks and tabs stay, for a text of several lines
+    (a message, a report); a name's are written out.
 
     It escapes nothing for a markup: HTML escaping still applies after it.
 
-    >>> visible("café 名前 🚀"), visible("a\\b"), visible("a\\x")
-    ('café 名前 🚀', 'a\\b', 'a\\\\x')
+    >>> visible("café 名前 🚀"), visible('"a\\nb"')
+    ('café 名前 🚀', '"a\\nb"')
     >>> print(visible("tab\there\x07\x9b\u00a0\U000e0041"))
     tab\there\x07\x9b\xa0\U000e0041
     >>> visible("one\ntwo"), visible("one\ntwo", keep_lines=True)
     ('one\\ntwo', 'one\ntwo')
     """
-    if text.isprintable() and "\\" not in text:  # the common case, at C speed
+    if text.isprintable():  # the common case, at C speed
         return text
-    out = []
-    last = len(text) - 1
-    for i, ch in enumerate(text):
-        if keep_lines and ch in "\n\t":
-            out.append(ch)
-        elif _hidden(ch):
-            out.append(_escape(ch))
-        elif ch == "\\" and i < last and (
-            text[i + 1] in _ESCAPE_LETTERS or _hidden(text[i + 1])
-        ):
-            out.append("\\\\")
-        else:
-            out.append(ch)
-    return "".join(out)
+    return "".join(
+        ch if keep_lines and ch in "\n\t" else _escape(ch) if _hidden(ch) else ch
+        for ch in text
+    )
 
 
 def visible_json(text: str) -> str:

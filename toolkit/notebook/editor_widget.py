@@ -24,7 +24,6 @@ preview panel injects its commit, so a test records what a click would do.
 from __future__ import annotations
 
 from collections.abc import Callable
-from html import escape
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
@@ -33,7 +32,7 @@ from toolkit.core.layout import as_path
 from toolkit.core.operations import Operation
 from toolkit.core.state import TableState
 from toolkit.errors import OperationError
-from toolkit.notebook.common import PANEL_CLASS, STYLE, StaticHtmlPanel
+from toolkit.notebook.common import PANEL_CLASS, STYLE, StaticHtmlPanel, text_html
 from toolkit.notebook.confirm import rewrite_confirmation
 from toolkit.notebook.editor_html import (
     lineage_entry_html,
@@ -394,7 +393,7 @@ class EvolutionEditor(StaticHtmlPanel):
     def _refresh(self) -> None:
         m = self.model
         self.header.value = (
-            f"{STYLE}<b>Evolution of {escape(m.table)}</b>: {escape(m.summary)}"
+            f"{STYLE}<b>Evolution of {text_html(m.table)}</b>: {text_html(m.summary)}"
         )
         self.operations.options = [
             (f"{i + 1}. {str(op).strip()}", i) for i, op in enumerate(m.operations)
