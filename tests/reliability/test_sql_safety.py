@@ -23,6 +23,7 @@ from sqlglot import exp
 import toolkit
 from tests.reliability.test_hostile import HOSTILE_KEYS
 from toolkit.cli import cli
+from toolkit.core.export import plan_statements
 from toolkit.core.types import Struct
 from toolkit.core.views import DIALECTS, Dialect
 from toolkit.iceberg.catalog import embedded_folder
@@ -281,3 +282,27 @@ def test_the_sql_toolkit_view_prints_runs_with_substitution_off(
     assert "SET spark.sql.variable.substitute=false" in out.output
     rows = [r.asDict() for r in spark.sql(out.output).collect()]
     check_folded(rows, hostile_table)
+
+
+@pytest.mark.spark
+def test_exported_spark_sql_turns_substitution_off_first(
+    lakehouse: Catalog, spark: SparkSession
+) -> None:
+    """The plan as Spark SQL (``toolkit export --as spark-sql``) for names with ``${``
+    starts by turning substitution off; run statement by statement in a session that
+    substitutes, it adds the columns by their own names."""
+    names = ("${env:HOME}", "${spark.app.name}", "a${x}b")
+    plan = toolkit.simulate([[{"id": 1}], [{"id": 2, **{k: 1 for k in names}}]]).plans[1]
+    statements = plan_statements(plan, "spark", "sql_safety.exported")
+    assert statements[0] == "SET spark.sql.variable.substitute=false"
+    assert not any(v in s for s in statements for v in SUBSTITUTED)
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {lakehouse.name}.sql_safety")
+    spark.sql(f"CREATE TABLE {lakehouse.name}.sql_safety.exported (id BIGINT) USING iceberg")
+    try:
+        spark.conf.set(SUBSTITUTE, "true")
+        for statement in statements:
+            spark.sql(statement)
+    finally:
+        spark.conf.set(SUBSTITUTE, "false")
+    columns = [f.name for f in lakehouse.load_table("sql_safety.exported").schema().fields]
+    assert columns == ["id", *sorted(names)]
