@@ -21,6 +21,7 @@ from toolkit.core.profile import profile
 from toolkit.core.state import ABSENT
 from toolkit.core.types import Struct
 from toolkit.core.wording import lookalike_key, visible
+from toolkit.notebook.editor_model import field_choices
 from toolkit.notebook.explore_model import StatisticsModel
 from toolkit.notebook.figures import type_drift_figure, type_mix_figure
 from toolkit.notebook.preview_html import new_columns_html, plan_header_html
@@ -191,3 +192,10 @@ def test_the_preview_model_and_panels_show_names_visibly(stats: StatisticsModel)
         assert "<a href" not in page
     assert "user\\u202egnp.exe" in html and "ad\\u200bmin" in html
     assert "&lt;a href=&quot;https://evil.example&quot;&gt;LOGIN&lt;/a&gt;" in html
+
+
+def test_drop_downs_label_fields_visibly() -> None:
+    """The evolution editor's field choices show a name as text, and pick the name itself."""
+    schema = Engine().plan(Struct(), Engine().observe([{RLO: 1, ZWSP: 2}])).after
+    choices = dict(field_choices(schema))
+    assert choices == {"user\\u202egnp.exe": (RLO,), "ad\\u200bmin": (ZWSP,)}
