@@ -39,7 +39,6 @@ __all__ = [
 ]
 
 
-
 def quote_identifier(parts: Sequence[str]) -> str:
     """A multi-part name with every part in backticks.
 
