@@ -17,6 +17,7 @@ import click
 from pyiceberg.catalog import Catalog
 
 from toolkit.cli.progress import status
+from toolkit.cli.terminal import echo
 from toolkit.core.options import (
     POLICIES,
     POLICY_TERMS,
@@ -307,11 +308,13 @@ def read_plan_file(path: str) -> PlanFile:
 
 
 def emit(as_json: bool, text: str, data: Mapping[str, Any]) -> None:
-    """Print the result: ``text`` for people, or ``data`` as JSON (sorted keys)."""
+    """Print the result: ``text`` for people, or ``data`` as JSON (sorted keys); either with
+    what a terminal would obey written out (:func:`toolkit.cli.terminal.echo`)."""
     if as_json:
-        click.echo(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, default=str))
+        echo(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, default=str),
+             as_json=True)
     else:
-        click.echo(text)
+        echo(text)
 
 
 #: a failed micro-batch is not logged by Spark: ``toolkit stream`` reports it, in one

@@ -19,6 +19,7 @@ from typing import IO, Any, ParamSpec, TypeVar
 
 import click
 
+from toolkit.cli.terminal import echo
 from toolkit.core.secrets import masked
 from toolkit.errors import (
     DataLossError,
@@ -97,8 +98,8 @@ class CommandFailed(click.ClickException):
     def show(self, file: IO[Any] | None = None) -> None:
         if self.as_json:
             doc = {"error": self.message, "exit_code": self.exit_code, "status": self.code.name}
-            click.echo(json.dumps(doc, indent=2, sort_keys=True))
-        click.echo(f"error: {self.message}", err=True)
+            echo(json.dumps(doc, indent=2, sort_keys=True), as_json=True)
+        echo(f"error: {self.message}", err=True)
 
 
 P = ParamSpec("P")

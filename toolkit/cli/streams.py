@@ -27,6 +27,7 @@ from toolkit.cli.common import (
     status,
 )
 from toolkit.cli.exits import CommandFailed, ExitCode, guarded
+from toolkit.cli.terminal import echo
 from toolkit.core.secrets import masked
 from toolkit.core.wording import counted
 
@@ -92,8 +93,10 @@ class _Printer:
         self.upkeep: set[int] = set()
 
     def _out(self, text: str, data: dict[str, Any]) -> None:
-        click.echo(json.dumps(data, sort_keys=True, ensure_ascii=False, default=str)
-                   if self.as_json else text)
+        if self.as_json:
+            echo(json.dumps(data, sort_keys=True, ensure_ascii=False, default=str), as_json=True)
+        else:
+            echo(text)
 
     def flush(self, log: StreamLog) -> None:
         done: dict[int, MaintenanceReport] = dict(log.maintenance_by_epoch)
@@ -129,8 +132,8 @@ class _Stop:
         self.asked += 1
         name = signal.Signals(signum).name
         if self.asked == 1:
-            click.echo(f"{name}: stopping after the micro-batch under way "
-                       "(press Ctrl+C again to stop now)", err=True)
+            echo(f"{name}: stopping after the micro-batch under way "
+                 "(press Ctrl+C again to stop now)", err=True)
 
     @contextmanager
     def installed(self) -> Iterator[None]:
@@ -283,12 +286,14 @@ def stream(
         if not as_json:
             raise CommandFailed(message, ExitCode.FAILED)
         # JSON lines: the error is one more line, as the micro-batches before it
-        click.echo(json.dumps({"event": "error", "error": message, "exit_code": 1,
-                               "status": ExitCode.FAILED.name}, sort_keys=True))
-        click.echo(f"error: {message}", err=True)
+        echo(json.dumps({"event": "error", "error": message, "exit_code": 1,
+                         "status": ExitCode.FAILED.name}, sort_keys=True), as_json=True)
+        echo(f"error: {message}", err=True)
         raise click.exceptions.Exit(ExitCode.FAILED)
     data = {"event": "summary", "table": table, "query_name": log.query_name,
             "micro_batches": len(log), "rows_written": rows, "schema_changes": changes,
             "quarantined": aside, "stopped": why}
-    click.echo(json.dumps(data, sort_keys=True, ensure_ascii=False) if as_json
-               else summary + why)
+    if as_json:
+        echo(json.dumps(data, sort_keys=True, ensure_ascii=False), as_json=True)
+    else:
+        echo(summary + why)

@@ -228,10 +228,18 @@ def _check_dialect(dialect: str) -> None:
         raise ExportError(f"unknown SQL dialect {dialect!r}; choose one of {', '.join(DIALECTS)}")
 
 
+#: Spark replaces ``${...}`` in SQL text by an environment variable or a setting unless
+#: this is off (toolkit.core.views, SPARK_VARIABLE); DDL names a column by its name alone
+SUBSTITUTION_OFF: Final = "SET spark.sql.variable.substitute=false"
+
+
 def _render(statements: Sequence[exp.Expression], dialect: Dialect) -> list[str]:
     if dialect == "spark":
         generator = _SparkGenerator(dialect="spark")
-        return [generator.generate(s) for s in statements]
+        out = [generator.generate(s) for s in statements]
+        # names (or docs) holding ``${``: the script first turns substitution off, so each
+        # statement reaches Spark's parser as written
+        return [SUBSTITUTION_OFF, *out] if any("${" in s for s in out) else out
     return [s.sql(dialect=dialect) for s in statements]
 
 

@@ -29,6 +29,7 @@ from typing import Literal, Protocol, Self
 from toolkit.core.families import accepts, families, list_ids, wrap_type
 from toolkit.core.lattice import Lattice
 from toolkit.core.layout import TableLayout
+from toolkit.core.lookalikes import lookalike_warnings
 from toolkit.core.naming import TakenNames, evolved_doc, suffixed
 from toolkit.core.operations import Adding, MakeOptional, Operation, Widening
 from toolkit.core.options import Options
@@ -257,11 +258,12 @@ class Plan:
 
     @property
     def details(self) -> list[str]:
-        """A line per change, per rewrite awaiting approval and per rare type set aside."""
+        """A line per change, per rewrite awaiting approval, per rare type set aside, and
+        per group of new names that look alike (:mod:`toolkit.core.lookalikes`)."""
         lines = [str(c) for c in (*self.changes, *self.retypes, *self.optionals)]
         lines += [f"{r} [not approved]" for r in self.pending]
         lines += [f"- {r}" for r in self.rare]
-        return lines
+        return lines + [f"warning: {w}" for w in lookalike_warnings(self.before, self.after)]
 
     def __str__(self) -> str:
         return "\n".join([f"batch {batch_number(self.batch)}: {self.headline}", *self.details])

@@ -108,7 +108,8 @@ _TEMPORAL = ("timestamp", "date")
 def _comment(text: str) -> str:
     """A comment's text that cannot end or nest a comment (names come from data; Spark
     nests ``/* */`` comments)."""
-    return " " + text.replace("*/", "* /").replace("/*", "/ *") + " "
+    text = text.replace("*/", "* /").replace("/*", "/ *")
+    return " " + text.replace(SPARK_VARIABLE, "$ {") + " "  # nor a Spark variable (below)
 
 
 def _quoted(col: Column) -> str:
@@ -252,15 +253,74 @@ def coalesce_sql(
         schema, table, lattice=lattice, timestamp_unit=timestamp_unit, dialect=dialect,
         epoch_units=epoch_units,
     )
+    names = [e.alias_or_name for e in select.expressions]
+    substituted = dialect == "spark" and any(SPARK_VARIABLE in n for n in names)
+    if substituted:
+        select = _without_spark_variables(select, view is not None)
     if view is None:
         return select.sql(dialect=dialect, pretty=pretty)
-    create = exp.Create(
-        this=exp.to_table(view, dialect=dialect),
-        kind="VIEW",
-        replace=True,
-        expression=select,
-    )
+    target: exp.Expr = exp.to_table(view, dialect=dialect)
+    if substituted:
+        # the view's column names, given apart from its query: a stored view keeps only the
+        # query, whose aliases are stand-ins here, and reads its names from its schema
+        target = exp.Schema(this=target, expressions=[_ident(n) for n in names])
+    create = exp.Create(this=target, kind="VIEW", replace=True, expression=select)
+    if substituted:
+        create.add_comments([SUBSTITUTION_NOTE])
     return create.sql(dialect=dialect, pretty=pretty)
+
+
+#: Spark replaces ``${name}`` in SQL text before parsing it (``${env:HOME}`` by the
+#: driver's environment variable, ``${spark.app.name}`` by a setting, an unknown name by
+#: nothing) while ``spark.sql.variable.substitute`` is on, as it is by default; and again
+#: each time a session parses a stored view's query to read it. A name from data holding
+#: it reaches no Spark query as text: a column is read by ``IDENTIFIER('`$' || '{...}`')``
+#: (the name built by Spark from pieces none of which holds ``${``), a view's columns are
+#: named in its column list (not stored with its query), and the SQL of a bare SELECT,
+#: whose aliases must be names, says to run it with substitution off.
+SPARK_VARIABLE = "${"
+
+#: said in Spark SQL whose names hold ``${`` (a comment cannot hold it either)
+SUBSTITUTION_NOTE = (
+    " names here hold '$' then '{', which Spark replaces as a variable: run this with "
+    "SET spark.sql.variable.substitute=false ")
+
+
+def _identifier_call(name: str) -> exp.Expr:
+    """Spark's ``IDENTIFIER(...)`` of a column ``name``, its text made of string pieces
+    split after each ``$`` of a ``${``."""
+    text = "`" + name.replace("`", "``") + "`"
+    first, *rest = text.split(SPARK_VARIABLE)
+    pieces = [first + "$", *("{" + p + "$" for p in rest[:-1]), "{" + rest[-1]]
+    joined: exp.Expr = exp.Literal.string(pieces[0])
+    for piece in pieces[1:]:
+        joined = exp.DPipe(this=joined, expression=exp.Literal.string(piece), safe=True)
+    return exp.Anonymous(this="IDENTIFIER", expressions=[joined])
+
+
+def _without_spark_variables(select: exp.Select, in_view: bool) -> exp.Select:
+    """``select`` with no ``${`` left in its text (see :data:`SPARK_VARIABLE`): columns read
+    by :func:`_identifier_call`; in a view, aliases holding it replaced by free stand-ins
+    (the view's column list names them, which needs substitution off to create); else a
+    note to run it with substitution off."""
+
+    def column(node: exp.Expr) -> exp.Expr:
+        if isinstance(node, exp.Column) and SPARK_VARIABLE in node.name:
+            return _identifier_call(node.name)
+        return node
+
+    out = select.transform(column)
+    assert isinstance(out, exp.Select)
+    if not in_view:  # the CREATE statement carries the note
+        out.add_comments([SUBSTITUTION_NOTE])
+        return out
+    taken = {e.alias_or_name.lower() for e in out.expressions}
+    for e in out.expressions:
+        if isinstance(e, exp.Alias) and SPARK_VARIABLE in e.alias:
+            stand_in = free_name("_c", taken)
+            taken.add(stand_in.lower())
+            e.set("alias", _ident(stand_in))
+    return out
 
 
 def epoch_units_of(profile: Profile) -> dict[str, frozenset[str]]:

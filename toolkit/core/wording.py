@@ -1,4 +1,4 @@
-"""Counts, lists, values and types as a person reads them: one helper each, for every face
+r"""Counts, lists, values and types as a person reads them: one helper each, for every face
 (the notebook panels, the command line, errors and the reasons of plans).
 
 Counts carry thousands separators and the right plural, never ``batch(es)``:
@@ -11,6 +11,13 @@ Values read as JSON texts, clipped to a table cell:
 >>> value_text("7"), value_text(7), clip("abcdef", 4)
 ('"7"', '7', 'abc…')
 
+Names and values from data are shown with what cannot be seen written out: control
+characters (a terminal would obey them), invisible and bidi characters (a name would read
+as another), as Python writes them:
+
+>>> visible("user\u202egnp.exe"), visible("ad\u200bmin"), visible("\x1b[2J")
+('user\\u202egnp.exe', 'ad\\u200bmin', '\\x1b[2J')
+
 Types are words, not notation (``long[][]``), where a sentence names them:
 
 >>> a_shape(Shape("long", 0)), a_shape(Shape("long", 2)), a_shape(Shape(None, 1))
@@ -22,6 +29,7 @@ Types are words, not notation (``long[][]``), where a sentence names them:
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections.abc import Iterable
 from typing import Any
 
@@ -35,11 +43,14 @@ __all__ = [
     "batch_number",
     "clip",
     "counted",
+    "lookalike_key",
     "or_join",
     "ordinal",
     "plural",
     "shape_words",
     "value_text",
+    "visible",
+    "visible_json",
     "with_article",
 ]
 
@@ -166,3 +177,96 @@ def shape_words(shape: Shape, *, many: bool = False) -> str:
 def a_shape(shape: Shape) -> str:
     """One value of ``shape`` in words, with its article: ``a long``, ``a list of longs``."""
     return with_article(shape_words(shape))
+
+
+# --- texts from data, made visible (issue #25) -------------------------------------------
+
+#: Unicode categories no reader sees as what they are: control characters (a terminal
+#: obeys ESC, BEL...), format characters (zero-width spaces and joiners, bidi overrides
+#: and isolates, the byte-order mark, tag characters), lone surrogates (bytes that were
+#: not UTF-8), line and paragraph separators
+_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+#: letters and marks that draw nothing: Hangul fillers, the braille blank, the combining
+#: grapheme joiner (variation selectors are kept: they change how emoji look)
+_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800\u034f")
+#: Python's short escapes, which read better than their numbers
+_SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _hidden(ch: str) -> bool:
+    """Whether ``ch`` is shown by its escape: a character a reader cannot see as itself (a
+    space other than the plain one looks like it, and is hidden too)."""
+    if ch == " ":
+        return False
+    category = unicodedata.category(ch)
+    return category in _HIDDEN_CATEGORIES or category == "Zs" or ch in _BLANK_LETTERS
+
+
+def _escape(ch: str) -> str:
+    if ch in _SHORT:
+        return _SHORT[ch]
+    n = ord(ch)
+    return f"\\x{n:02x}" if n < 0x100 else f"\\u{n:04x}" if n < 0x10000 else f"\\U{n:08x}"
+
+
+def visible(text: str, *, keep_lines: bool = False) -> str:
+    r"""``text`` as a terminal or a page can show it without being steered by it: every
+    control, invisible and bidi character (and every space but the plain one) written as
+    Python escapes it (``\x1b``, ``\u200b``, ``\u202e``, ``\n``), so ``user\u202egnp.exe``
+    never reads as ``userexe.png`` and ``ad\u200bmin`` never as ``admin``. A backslash
+    already in the text stays as it is (a value's JSON text has its own escapes, which must
+    not be doubled). ``keep_lines``: line breaks and tabs stay, for a text of several lines
+    (a message, a report); a name's are written out.
+
+    It escapes nothing for a markup: HTML escaping still applies after it.
+
+    >>> visible("café 名前 🚀"), visible('"a\\nb"')
+    ('café 名前 🚀', '"a\\nb"')
+    >>> print(visible("tab\there\x07\x9b\u00a0\U000e0041"))
+    tab\there\x07\x9b\xa0\U000e0041
+    >>> visible("one\ntwo"), visible("one\ntwo", keep_lines=True)
+    ('one\\ntwo', 'one\ntwo')
+    """
+    if text.isprintable():  # the common case, at C speed
+        return text
+    return "".join(
+        ch if keep_lines and ch in "\n\t" else _escape(ch) if _hidden(ch) else ch
+        for ch in text
+    )
+
+
+def visible_json(text: str) -> str:
+    r"""JSON text with every character :func:`visible` writes out given as a JSON escape
+    (``\u001b``, ``\u202e``) instead: the same JSON value, safe on a terminal. Such
+    characters can stand only inside a JSON string, where the escape means the very same
+    character; line breaks between values stay.
+
+    >>> visible_json(json.dumps({"k\u202e": "\x1b[2J"}, ensure_ascii=False))
+    '{"k\\u202e": "\\u001b[2J"}'
+    """
+    if text.isprintable():
+        return text
+    out = []
+    for ch in text:
+        if ch != "\n" and _hidden(ch):
+            n = ord(ch)
+            if n >= 0x10000:  # JSON writes it as a UTF-16 surrogate pair
+                n -= 0x10000
+                out.append(f"\\u{0xd800 + (n >> 10):04x}\\u{0xdc00 + (n & 0x3ff):04x}")
+            else:
+                out.append(f"\\u{n:04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def lookalike_key(name: str) -> str:
+    r"""What a reader takes ``name`` for: its NFKC form, case folded, without the
+    characters that draw nothing. Names with the same key look alike (``café`` composed
+    and decomposed, ``ad\u200bmin`` and ``admin``, ``ﬁle`` and ``File``).
+
+    >>> lookalike_key("Cafe\u0301") == lookalike_key("caf\u00e9"), lookalike_key("ad\u200bmin")
+    (True, 'admin')
+    """
+    kept = "".join(ch for ch in name if ch == " " or not _hidden(ch))
+    return unicodedata.normalize("NFKC", kept).casefold()

@@ -20,7 +20,7 @@ from typing import Any
 
 # values as texts are core's (toolkit.core.arrivals stores samples as a panel shows them);
 # a panel imports them from here with the rest
-from toolkit.core.wording import VALUE_WIDTH, clip, value_text
+from toolkit.core.wording import VALUE_WIDTH, clip, value_text, visible
 
 __all__ = [
     "PANEL_CLASS",
@@ -30,6 +30,7 @@ __all__ = [
     "StaticHtmlPanel",
     "badge",
     "cell_box",
+    "text_html",
     "clip",
     "clip_middle",
     "fixed_table",
@@ -42,6 +43,19 @@ __all__ = [
     "value_text",
     "wrap",
 ]
+
+
+def text_html(text: str) -> str:
+    r"""A text from data as HTML: its control, invisible and bidi characters written out
+    (:func:`toolkit.core.wording.visible`, line breaks kept), so ``user\u202egnp.exe`` never
+    reads as ``userexe.png`` nor ``ad\u200bmin`` as ``admin``; then HTML-escaped. Every
+    panel writes names, values and messages through it (code and SQL blocks, which are
+    copied as they are, are HTML-escaped only).
+
+    >>> text_html("user\u202egnp.exe <b>"), text_html("ad\u200bmin")
+    ('user\\u202egnp.exe &lt;b&gt;', 'ad\\u200bmin')
+    """
+    return escape(visible(text, keep_lines=True))
 
 
 def clip_middle(text: str, width: int = VALUE_WIDTH) -> str:
@@ -166,8 +180,8 @@ panel lists all of them.</p>'
     if shown >= total:
         return ""
     return (
-        f'<p class="tknb-muted">Showing the first {shown:,} of {total:,} {escape(what)}; '
-        f"{escape(rest)}.</p>"
+        f'<p class="tknb-muted">Showing the first {shown:,} of {total:,} {text_html(what)}; '
+        f"{text_html(rest)}.</p>"
     )
 
 
@@ -181,7 +195,7 @@ def badge(text: str, kind: str) -> str:
     return (
         f'<span class="tknb-badge tknb-{kind}-badge" style="background-color:{color};'
         f'color:#fff;border-radius:3px;padding:0 4px;margin-left:4px;font-size:10px">'
-        f"{escape(text)}</span>"
+        f"{text_html(text)}</span>"
     )
 
 

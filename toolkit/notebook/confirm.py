@@ -4,11 +4,9 @@ that destroys stored values (it drops columns holding values: docs/rules.md)."""
 
 from __future__ import annotations
 
-from html import escape
-
 import ipywidgets as widgets
 
-from toolkit.notebook.common import wrap
+from toolkit.notebook.common import text_html, wrap
 
 __all__ = ["drop_confirmation", "drop_question", "drop_question_html", "rewrite_confirmation"]
 
@@ -72,6 +70,6 @@ def drop_question_html(table: str, what: str, destruction: object) -> str:
     detail = ("Snapshots before the drop keep the values until they expire. Nothing is "
               "committed until you click Drop the values.")
     return wrap(
-        f'<p class="tknb-rewrite">{escape(drop_question(table, what, destruction))}</p>'
-        f'<p class="tknb-muted">{escape(detail)}</p>'
+        f'<p class="tknb-rewrite">{text_html(drop_question(table, what, destruction))}</p>'
+        f'<p class="tknb-muted">{text_html(detail)}</p>'
     )

@@ -4,10 +4,8 @@ before and after, and the cells of the table's lineage rows (the widget puts eac
 
 from __future__ import annotations
 
-from html import escape
-
 from toolkit.core.wording import counted
-from toolkit.notebook.common import wrap
+from toolkit.notebook.common import text_html, wrap
 from toolkit.notebook.editor_model import EvolutionEditorModel, LineageRow
 from toolkit.notebook.schema_tree import schema_tree_html
 
@@ -25,12 +23,12 @@ def plan_html(model: EvolutionEditorModel) -> str:
     stops it, and the table's layout after it."""
     if model.error is not None:
         body = (
-            f'<p class="tknb-error"><b>The plan cannot apply.</b> {escape(model.error)}</p>'
+            f'<p class="tknb-error"><b>The plan cannot apply.</b> {text_html(model.error)}</p>'
             "<p class='tknb-muted'>Remove or fix that operation; nothing is committed "
             "until the whole plan applies.</p>"
         )
     else:
-        body = f"<pre>{escape(model.plan_text)}</pre>"
+        body = f"<pre>{text_html(model.plan_text)}</pre>"
         if model.rewrites:
             body += (
                 "<p class='tknb-rewrite'>REWRITE: committing this plan approves rewriting "
@@ -39,7 +37,7 @@ def plan_html(model: EvolutionEditorModel) -> str:
             )
     after = model.current
     extra = [line for line in str(after).splitlines() if line.startswith(("partitioned", "sorted"))]
-    layout = "<br>".join(escape(line) for line in extra) or "unpartitioned, unsorted"
+    layout = "<br>".join(text_html(line) for line in extra) or "unpartitioned, unsorted"
     return wrap(f"{body}<p class='tknb-muted'>After: {layout}</p>")
 
 
@@ -55,13 +53,13 @@ def lineage_entry_html(row: LineageRow) -> str:
     sentence, its rule as a footnote) when it was logged with one."""
     whys = (*row.reasons, *(None,) * len(row.operations))
     ops = "".join(
-        f"<div><code>{escape(o)}</code>"
-        + (f"<br><span class='tknb-doc'>{escape(why)}</span>" if why else "")
+        f"<div><code>{text_html(o)}</code>"
+        + (f"<br><span class='tknb-doc'>{text_html(why)}</span>" if why else "")
         + "</div>"
         for o, why in zip(row.operations, whys, strict=False)
     ) or "(no operation)"
     return wrap(
-        f"<b>{escape(row.title)}</b> <span class='tknb-muted'>{escape(row.at)}</span>{ops}"
+        f"<b>{text_html(row.title)}</b> <span class='tknb-muted'>{text_html(row.at)}</span>{ops}"
     )
 
 
@@ -69,8 +67,8 @@ def lineage_status_html(row: LineageRow, why_not: str | None = None) -> str:
     """What the row's "Undo" button commits, or in a sentence why it is not offered
     (``why_not``: the panel's own reason, say a read-only editor)."""
     if why_not is None and row.can_undo:
-        return wrap(f"<span class='tknb-muted'>{escape(row.status)}</span>")
-    return wrap(f"<span class='tknb-doc'>{escape(why_not or row.status)}</span>")
+        return wrap(f"<span class='tknb-muted'>{text_html(row.status)}</span>")
+    return wrap(f"<span class='tknb-doc'>{text_html(why_not or row.status)}</span>")
 
 
 def no_lineage_html() -> str:

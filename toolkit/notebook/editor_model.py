@@ -49,7 +49,7 @@ from toolkit.core.operations import (
 from toolkit.core.reasons import decided_by_text
 from toolkit.core.state import ABSENT, TableState
 from toolkit.core.types import Column, ColumnType, ListOf, Struct, iter_ids
-from toolkit.core.wording import counted
+from toolkit.core.wording import counted, visible
 from toolkit.errors import OperationError, PlanChangedError, StalePlanError, UndoMovedError
 from toolkit.notebook.outcome import TableSize
 from toolkit.notebook.schema_tree import SchemaNode, schema_tree
@@ -282,7 +282,8 @@ def _walk(struct: Struct, prefix: Path = ()) -> Iterator[tuple[Path, Column]]:
 
 
 def _label(path: Path) -> str:
-    return ".".join(path)
+    # a drop-down shows its labels as text: invisible and bidi characters written out
+    return visible(".".join(path))
 
 
 def field_choices(struct: Struct) -> tuple[tuple[str, Path], ...]:

@@ -26,7 +26,6 @@ preview panel injects its commit, so a test records what a click would do.
 from __future__ import annotations
 
 from collections.abc import Callable
-from html import escape
 from typing import TYPE_CHECKING, Any, Protocol
 
 import ipywidgets as widgets
@@ -35,7 +34,7 @@ from toolkit.core.layout import as_path
 from toolkit.core.operations import Operation
 from toolkit.core.state import TableState
 from toolkit.errors import DataLossError, OperationError
-from toolkit.notebook.common import PANEL_CLASS, STYLE, StaticHtmlPanel
+from toolkit.notebook.common import PANEL_CLASS, STYLE, StaticHtmlPanel, text_html
 from toolkit.notebook.confirm import (
     drop_confirmation,
     drop_question,
@@ -476,7 +475,7 @@ class EvolutionEditor(StaticHtmlPanel):
     def _refresh(self) -> None:
         m = self.model
         self.header.value = (
-            f"{STYLE}<b>Evolution of {escape(m.table)}</b>: {escape(m.summary)}"
+            f"{STYLE}<b>Evolution of {text_html(m.table)}</b>: {text_html(m.summary)}"
         )
         self.operations.options = [
             (f"{i + 1}. {str(op).strip()}", i) for i, op in enumerate(m.operations)

@@ -6,11 +6,9 @@ as ``<script>`` shows as text.
 
 from __future__ import annotations
 
-from html import escape
-
 from toolkit.core.profile import share_text
 from toolkit.core.wording import counted
-from toolkit.notebook.common import badge, fixed_table, wrap
+from toolkit.notebook.common import badge, fixed_table, text_html, wrap
 from toolkit.notebook.explore_model import FieldRow, Page, StatisticsModel
 
 __all__ = ["field_table_html", "statistics_header_html"]
@@ -47,28 +45,29 @@ def _field_row(r: FieldRow, with_samples: bool = True) -> str:
     )
     types = "<br>".join(
         # (nothing counted: 0% of nothing, as the model's share says)
-        f"{escape(t.label)}: {t.count_text} "
+        f"{text_html(t.label)}: {t.count_text} "
         f"({share_text(t.count, r.present) if r.present else f'{t.share:.0%}'})"
         for t in r.types
     ) or '<span class="tknb-muted">only nulls</span>'
     samples = "" if not with_samples else "<td>" + "<br>".join(
-        escape(", ".join(t.sample_texts)) for t in r.types if t.samples
+        text_html(", ".join(t.sample_texts)) for t in r.types if t.samples
     ) + "</td>"
     nulls = "-" if r.nulls is None else str(r.nulls)
     batches = (
-        "-" if r.first_batch is None else f"{escape(r.first_batch)} / {escape(str(r.last_batch))}"
+        "-" if r.first_batch is None
+        else f"{text_html(r.first_batch)} / {text_html(str(r.last_batch))}"
     )
     # one block per column: two long names that wrap stay told apart
-    columns = "".join(f"<div>{escape(c)}</div>" for c in r.columns) or (
+    columns = "".join(f"<div>{text_html(c)}</div>" for c in r.columns) or (
         '<span class="tknb-muted">-</span>'
     )
     css = ' class="tknb-evolved"' if r.evolved else ""
     times = (
         "" if r.timestamps is None
-        else f'<br><span class="tknb-rewrite">{escape(r.timestamps)}</span>'
+        else f'<br><span class="tknb-rewrite">{text_html(r.timestamps)}</span>'
     )
     return (
-        f"<tr{css}><td><code>{escape(r.name)}</code>{badges}{times}</td><td>{types}</td>"
+        f"<tr{css}><td><code>{text_html(r.name)}</code>{badges}{times}</td><td>{types}</td>"
         f"<td>{nulls}</td><td>{batches}</td>{samples}<td>{columns}</td></tr>"
     )
 
@@ -80,8 +79,8 @@ def statistics_header_html(base: StatisticsModel, matching: int | None = None) -
     fields = counted(base.total, "field") if matching is None or matching == base.total else (
         f"{matching:,} of {counted(base.total, 'field')}"
     )
-    source = f"<b>{escape(base.source)}</b>: " if base.source else ""
+    source = f"<b>{text_html(base.source)}</b>: " if base.source else ""
     return (
-        f"{source}{escape(base.counts)}, {fields}; {base.drifted:,} drifted, "
+        f"{source}{text_html(base.counts)}, {fields}; {base.drifted:,} drifted, "
         f"{base.evolved:,} evolved"
     )

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ipywidgets as widgets
 import plotly.graph_objects as go
 
+from toolkit.core.wording import visible
 from toolkit.notebook.common import StaticHtmlPanel
 from toolkit.notebook.explore_html import field_table_html, statistics_header_html
 from toolkit.notebook.explore_model import FieldRow, Page, StatisticsModel
@@ -25,6 +26,12 @@ __all__ = ["ExplorePanel"]
 
 #: a row of controls that wraps when the notebook is narrow
 WRAP = {"flex_flow": "row wrap"}
+
+
+def _choice(name: str) -> tuple[str, str]:
+    """A field in the picker: its name shown with invisible and bidi characters written
+    out, picked as itself."""
+    return visible(name), name
 
 
 def _show(out: widgets.Output, *figures: go.Figure) -> None:
@@ -105,8 +112,8 @@ class ExplorePanel(StaticHtmlPanel):
         name = self.model.field(field).name
         options = list(self.field_picker.options)
         with self.picking.setting():  # one redraw of the charts
-            if name not in options:
-                self.field_picker.options = [*options, name]
+            if name not in [value for _, value in options]:
+                self.field_picker.options = [*options, _choice(name)]
             self.field_picker.value = name
 
     @property
@@ -140,7 +147,7 @@ class ExplorePanel(StaticHtmlPanel):
         options = list(dict.fromkeys(names))
         current = self.field_picker.value
         with self.picking.setting():  # the charts, once, whether the pick changed or not
-            self.field_picker.options = options
+            self.field_picker.options = [_choice(n) for n in options]
             self.field_picker.value = current if current in options else (
                 options[0] if options else None
             )

@@ -9,11 +9,13 @@ anywidget since plotly 6).
 from __future__ import annotations
 
 import json
+from html import escape
 from typing import Any
 
 import plotly.graph_objects as go
 import plotly.io as pio
 
+from toolkit.core.wording import visible
 from toolkit.notebook.common import clip_middle
 from toolkit.notebook.explore_model import StatisticsData, TypeCount, as_statistics_model
 from toolkit.notebook.report_html import TYPE_COLORS, drift_title, type_color, type_legend
@@ -21,6 +23,7 @@ from toolkit.notebook.report_html import TYPE_COLORS, drift_title, type_color, t
 __all__ = [
     "PLOTLY_MIME",
     "TYPE_COLORS",
+    "chart_text",
     "figure_output",
     "type_color",
     "type_drift_figure",
@@ -34,6 +37,20 @@ TICK_WIDTH = 40
 DIM_PATTERNS = ("", "/", "x", "+")
 
 
+def chart_text(text: str) -> str:
+    """``text`` from data as plotly shows it literally: plotly reads its texts (titles,
+    ticks, legend and hover texts) as markup of its own, so ``<a href=...>`` would be a live
+    link and ``<br>`` a line break, and reads ``%{...}`` in a hover template as a value.
+    ``<``, ``>``, ``&`` and ``%`` become entities (which plotly shows as the characters),
+    and control, invisible and bidi characters are written out (:func:`visible`). Every
+    figure here passes each name, label and title through it.
+
+    >>> chart_text('<a href="https://evil.example">LOGIN</a> 50%{y}')
+    '&lt;a href="https://evil.example"&gt;LOGIN&lt;/a&gt; 50&#37;{y}'
+    """
+    return escape(visible(text), quote=False).replace("%", "&#37;")
+
+
 def _pattern(type_text: str) -> str:
     dim = type_text.count("[]")
     return DIM_PATTERNS[min(dim, len(DIM_PATTERNS) - 1)]
@@ -41,7 +58,7 @@ def _pattern(type_text: str) -> str:
 
 def _bar(t: TypeCount, **values: object) -> go.Bar:
     return go.Bar(
-        name=t.label,
+        name=chart_text(t.label),
         marker={"color": type_color(t.type), "pattern": {"shape": _pattern(t.type)}},
         **values,
     )
@@ -60,19 +77,19 @@ def type_mix_figure(data: StatisticsData, top: int = 20, *, title: str | None = 
             _bar(
                 t,
                 orientation="h",
-                y=[r.name for r in rows],
+                y=[chart_text(r.name) for r in rows],
                 x=[0 if c is None else c.count for c in counts],
                 customdata=[
                     ("0", 0.0) if c is None else (c.count_text, round(c.share * 100, 1))
                     for c in counts
                 ],
-                hovertemplate=f"%{{y}}: %{{customdata[0]}} {unit} as {t.label} "
+                hovertemplate=f"%{{y}}: %{{customdata[0]}} {unit} as {chart_text(t.label)} "
                 "(%{customdata[1]}%)<extra></extra>",
             )
         )
-    names = [r.name for r in rows]
+    names = [chart_text(r.name) for r in rows]
     fig.update_layout(
-        title=title or f"{model.type_mix_title(top)} ({clip_middle(model.what, 60)})",
+        title=chart_text(title or f"{model.type_mix_title(top)} ({clip_middle(model.what, 60)})"),
         barmode="stack",
         height=max(260, 110 + 26 * len(rows)),
         xaxis_title=unit,
@@ -80,7 +97,8 @@ def type_mix_figure(data: StatisticsData, top: int = 20, *, title: str | None = 
         # bars to nothing); the hover keeps the whole name
         yaxis={
             "autorange": "reversed", "type": "category", "tickmode": "array",
-            "tickvals": names, "ticktext": [clip_middle(n, TICK_WIDTH) for n in names],
+            "tickvals": names,
+            "ticktext": [chart_text(clip_middle(r.name, TICK_WIDTH)) for r in rows],
         },
         legend_title_text="column (type)" if model.committed else "type",
         margin={"l": 10, "r": 10, "t": 50, "b": 40},
@@ -97,7 +115,7 @@ def type_drift_figure(data: StatisticsData, field: str, *, title: str | None = N
     for a table, the name of any column of the family."""
     model = as_statistics_model(data)
     row = model.field(field)
-    batches = [b.batch for b in row.by_batch]
+    batches = [chart_text(b.batch) for b in row.by_batch]
     unit = "values written" if model.committed else "values"
     fig = go.Figure()
     for t in type_legend((row,)):
@@ -106,11 +124,12 @@ def type_drift_figure(data: StatisticsData, field: str, *, title: str | None = N
                 t,
                 x=batches,
                 y=[b.count(t.label) for b in row.by_batch],
-                hovertemplate=f"batch %{{x}}: %{{y}} {unit} as {t.label}<extra></extra>",
+                hovertemplate=f"batch %{{x}}: %{{y}} {unit} as {chart_text(t.label)}"
+                "<extra></extra>",
             )
         )
     fig.update_layout(
-        title=title or drift_title(row.name),
+        title=chart_text(title or drift_title(row.name)),
         barmode="stack",
         height=320,
         xaxis={"title": "snapshot (batch)" if model.committed else "batch", "type": "category"},

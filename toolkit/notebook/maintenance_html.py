@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from html import escape
-
-from toolkit.notebook.common import fixed_table, wrap
+from toolkit.notebook.common import fixed_table, text_html, wrap
 from toolkit.notebook.maintenance_model import MaintenanceModel, MaintenanceOutcome
 from toolkit.notebook.outcome import headline_html
 
@@ -15,7 +13,7 @@ def plan_html(model: MaintenanceModel) -> str:
     """The steps in run order: what each will do, its numbers, a sentence in plain words
     and, folded, what it acts on; a step with nothing to do is greyed."""
     # the summary names the table already: a title naming it again would read it twice
-    head = f"<p><b>Maintenance</b>: {escape(model.summary)}.</p>"
+    head = f"<p><b>Maintenance</b>: {text_html(model.summary)}.</p>"
     if not model.rows:
         return wrap(head)
     rows = []
@@ -23,15 +21,15 @@ def plan_html(model: MaintenanceModel) -> str:
         css = "" if r.todo else ' class="tknb-muted"'
         details = (
             "<details><summary>details</summary><ul>"
-            + "".join(f"<li><code>{escape(d)}</code></li>" for d in r.details)
+            + "".join(f"<li><code>{text_html(d)}</code></li>" for d in r.details)
             + "</ul></details>"
             if r.details
             else ""
         )
         rows.append(
-            f"<tr{css}><td>{n}</td><td>{escape(r.title)}</td>"
-            f"<td>{'yes' if r.todo else 'nothing to do'}</td><td>{escape(r.numbers)}</td>"
-            f"<td>{escape(r.sentence)}{details}</td></tr>"
+            f"<tr{css}><td>{n}</td><td>{text_html(r.title)}</td>"
+            f"<td>{'yes' if r.todo else 'nothing to do'}</td><td>{text_html(r.numbers)}</td>"
+            f"<td>{text_html(r.sentence)}{details}</td></tr>"
         )
     columns = [("#", "2.5em"), ("step", "16%"), ("runs", "10%"), ("numbers", "22%"),
                ("what it does", "")]
@@ -43,11 +41,12 @@ def maintenance_outcome_html(outcome: MaintenanceOutcome) -> str:
     text = headline_html(outcome.ok, outcome.title, outcome.message)
     if outcome.results:
         text += "<ul>" + "".join(
-            f"<li><b>{escape(title)}</b>: {escape(done)}</li>" for title, done in outcome.results
+            f"<li><b>{text_html(title)}</b>: {text_html(done)}</li>"
+            for title, done in outcome.results
         ) + "</ul>"
     if outcome.traceback:
         text += (
-            f"<details><summary>{escape(outcome.error_type or 'error')}: details</summary>"
-            f"<pre>{escape(outcome.traceback)}</pre></details>"
+            f"<details><summary>{text_html(outcome.error_type or 'error')}: details</summary>"
+            f"<pre>{text_html(outcome.traceback)}</pre></details>"
         )
     return wrap(text)

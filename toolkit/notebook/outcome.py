@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import traceback
 from dataclasses import dataclass
-from html import escape
 from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias, cast
 
 from toolkit.core.maintenance import size_text
 from toolkit.core.state import ABSENT, TableState
 from toolkit.core.wording import and_join, counted
 from toolkit.errors import MalformedLineError, NotARecordError, PlanChangedError, StalePlanError
-from toolkit.notebook.common import clip, value_text, wrap
+from toolkit.notebook.common import clip, text_html, value_text, wrap
 
 if TYPE_CHECKING:
     from pyiceberg.table import Table
@@ -218,8 +217,8 @@ def headline_html(ok: bool, title: str, message: str) -> str:
     """
     css = "tknb-ok" if ok else "tknb-error"
     if message.casefold().startswith(title.casefold()):
-        return f'<p class="{css}">{escape(message)}</p>'
-    return f'<p class="{css}"><b>{escape(title)}.</b> {escape(message)}</p>'
+        return f'<p class="{css}">{text_html(message)}</p>'
+    return f'<p class="{css}"><b>{text_html(title)}.</b> {text_html(message)}</p>'
 
 
 def outcome_html(outcome: Outcome) -> str:
@@ -227,8 +226,8 @@ def outcome_html(outcome: Outcome) -> str:
     text = headline_html(outcome.ok, outcome.title, outcome.message)
     if outcome.traceback:
         text += (
-            f"<details><summary>{escape(outcome.error_type or 'error')}: details</summary>"
-            f"<pre>{escape(outcome.traceback)}</pre></details>"
+            f"<details><summary>{text_html(outcome.error_type or 'error')}: details</summary>"
+            f"<pre>{text_html(outcome.traceback)}</pre></details>"
         )
     return wrap(text)
 
@@ -276,6 +275,6 @@ def rewrite_question_html(table: str, size: TableSize | None, columns: list[str]
         "the old values. Nothing is committed until you click Rewrite."
     )
     return wrap(
-        f'<p class="tknb-rewrite">{escape(rewrite_question(table, size))}</p>'
-        f'<p class="tknb-muted">{escape(detail)}</p>'
+        f'<p class="tknb-rewrite">{text_html(rewrite_question(table, size))}</p>'
+        f'<p class="tknb-muted">{text_html(detail)}</p>'
     )

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from html import escape
-
 from toolkit.core.wording import counted
-from toolkit.notebook.common import cell_box, fixed_table, wrap
+from toolkit.notebook.common import cell_box, fixed_table, text_html, wrap
 from toolkit.notebook.policies_model import PolicyComparison, PolicyOutcome
 
 __all__ = ["comparison_html", "outcome_html"]
@@ -14,11 +12,11 @@ __all__ = ["comparison_html", "outcome_html"]
 def comparison_html(c: PolicyComparison) -> str:
     """The side-by-side table, one column per policy; a cell listing many columns
     scrolls in its own box, so a sample of 5,000 fields keeps the table readable."""
-    where = f" against <code>{escape(c.table)}</code>" if c.table else " on a new table"
-    columns = [("", "16%"), *((escape(o.label), "") for o in c.outcomes)]
+    where = f" against <code>{text_html(c.table)}</code>" if c.table else " on a new table"
+    columns = [("", "16%"), *((text_html(o.label), "") for o in c.outcomes)]
     rows = (
-        f"<tr><td><b>{escape(name)}</b></td>"
-        + "".join(f"<td>{cell_box(escape(cell))}</td>" for cell in cells)
+        f"<tr><td><b>{text_html(name)}</b></td>"
+        + "".join(f"<td>{cell_box(text_html(cell))}</td>" for cell in cells)
         + "</tr>"
         for name, cells in c.rows()
     )
@@ -32,4 +30,5 @@ def comparison_html(c: PolicyComparison) -> str:
 def outcome_html(o: PolicyOutcome) -> str:
     """One policy in detail: the schema it ends with and each batch's plan."""
     plans = "\n\n".join(o.plans)
-    return wrap(f"<b>{escape(o.label)}</b><pre>{escape(o.schema)}</pre><pre>{escape(plans)}</pre>")
+    return wrap(f"<b>{text_html(o.label)}</b><pre>{text_html(o.schema)}</pre>"
+                f"<pre>{text_html(plans)}</pre>")

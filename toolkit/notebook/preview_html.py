@@ -22,6 +22,7 @@ from toolkit.notebook.common import (
     fixed_table,
     scroll_box,
     showing_first,
+    text_html,
     wrap,
 )
 from toolkit.notebook.landings import Happened, LandingGrid, LandingPage, LandingRow, Show
@@ -65,9 +66,9 @@ def new_columns_html(columns: Iterable[NewColumn], *, rows: int | None = REPORT_
         return wrap('<p class="tknb-muted">No column is added: the table already fits.</p>')
     shown = columns if rows is None else columns[:rows]
     body = (
-        f"<tr><td><code>{escape(c.name)}</code></td><td>{c.field_id}</td>"
-        f"<td>{escape(c.type)}</td><td>{escape(c.family)}</td>"
-        f"<td class='tknb-doc'>{escape(c.doc or '')}</td><td>{escape(c.reason)}</td></tr>"
+        f"<tr><td><code>{text_html(c.name)}</code></td><td>{c.field_id}</td>"
+        f"<td>{text_html(c.type)}</td><td>{text_html(c.family)}</td>"
+        f"<td class='tknb-doc'>{text_html(c.doc or '')}</td><td>{text_html(c.reason)}</td></tr>"
         for c in shown
     )
     return wrap(
@@ -103,7 +104,7 @@ def schema_tree_report_html(
     note = showing_first(count, total, "fields", _IN_THE_PANEL)
     if not note:
         return schema_tree_html(nodes, title=title)
-    head = f"<b>{escape(title)}</b>" if title else ""
+    head = f"<b>{text_html(title)}</b>" if title else ""
     tree = schema_tree_html(shown)
     return wrap(head + note) + tree
 
@@ -125,7 +126,7 @@ def _text_report_html(text: str, what: str, rest: str, rows: int, chars: int) ->
     if len(head) > chars:
         head = head[:chars] + "…"
         note = showing_first(chars, len(text), f"characters of {what}", rest)
-    return f"{note}<pre>{escape(head)}</pre>"
+    return f"{note}<pre>{text_html(head)}</pre>"
 
 
 def sql_report_html(
@@ -136,7 +137,7 @@ def sql_report_html(
     how many there are."""
     rest = "the SQL tab of the interactive panel has all of it, with a Copy button"
     parts = [
-        f"<p><b>{escape(dialect)}</b></p>"
+        f"<p><b>{text_html(dialect)}</b></p>"
         + _text_report_html(text, f"the {dialect} view", rest, rows, chars)
         for dialect, text in sql
     ]
@@ -195,7 +196,7 @@ def _happened_text(row: LandingRow) -> str:
 
 
 def _code_cell(text: str, extra: str = "") -> str:
-    return f"<td style='{_BREAK}'><code>{escape(text)}</code>{extra}</td>"
+    return f"<td style='{_BREAK}'><code>{text_html(text)}</code>{extra}</td>"
 
 
 def _grid_row(row: LandingRow) -> str:
@@ -207,8 +208,8 @@ def _grid_row(row: LandingRow) -> str:
     color = _HAPPENED_COLOR[row.happened]
     return (
         f"<tr><td>{row.record}</td>{_code_cell(row.key or '(the whole item)')}"
-        f"{_code_cell(row.value_text)}<td>{escape(row.kind)}</td>{column}{stored}"
-        f"<td style='color:{color};{_BREAK}'>{escape(_happened_text(row))}</td></tr>"
+        f"{_code_cell(row.value_text)}<td>{text_html(row.kind)}</td>{column}{stored}"
+        f"<td style='color:{color};{_BREAK}'>{text_html(_happened_text(row))}</td></tr>"
     )
 
 
@@ -223,7 +224,7 @@ def landing_rows_html(page: LandingPage) -> str:
 def landing_grid_html(grid: LandingGrid, page: LandingPage) -> str:
     """The grid as the panel shows it: which records its values come from, then ``page``."""
     return wrap(
-        f'<p class="tknb-muted">{escape(grid.sample_text)}</p>{landing_rows_html(page)}'
+        f'<p class="tknb-muted">{text_html(grid.sample_text)}</p>{landing_rows_html(page)}'
     )
 
 
@@ -250,7 +251,7 @@ def landings_html(grid: LandingGrid, *, size: int = 25) -> str:
         else ""
     )
     return wrap(
-        f'<p class="tknb-muted">{escape(grid.sample_text)} Shown here: {shown}.{more}</p>'
+        f'<p class="tknb-muted">{text_html(grid.sample_text)} Shown here: {shown}.{more}</p>'
         f"{landing_rows_html(page)}"
     )
 
@@ -281,9 +282,9 @@ def widenings_html(
         css = "" if w.in_place else ' class="tknb-rewrite"'
         new_id = f" (new id {w.new_id})" if w.new_id is not None and not w.in_place else ""
         return (
-            f"<tr><td><code>{escape(w.name)}</code></td><td>{w.column_id}{new_id}</td>"
-            f"<td>{escape(w.before)}</td><td>{escape(w.after)}</td>"
-            f"<td{css}>{escape(w.how)}</td><td>{escape(w.reason)}</td></tr>"
+            f"<tr><td><code>{text_html(w.name)}</code></td><td>{w.column_id}{new_id}</td>"
+            f"<td>{text_html(w.before)}</td><td>{text_html(w.after)}</td>"
+            f"<td{css}>{text_html(w.how)}</td><td>{text_html(w.reason)}</td></tr>"
         )
 
     def table(retypes: tuple[Retype, ...], what: str) -> str:
@@ -301,7 +302,7 @@ def widenings_html(
             if rewrites
             else ""
         )
-        parts.append(f"<p><b>Widened</b>{escape(note)}</p>{table(widenings, 'widened columns')}")
+        parts.append(f"<p><b>Widened</b>{text_html(note)}</p>{table(widenings, 'widened columns')}")
     if pending:
         parts.append(
             "<p><b>Rewrites awaiting approval</b> (not in this plan: the records needing them "
@@ -314,8 +315,8 @@ def widenings_html(
             "<p><b>Made optional</b></p>"
             + showing_first(len(shown), len(optionals), "columns made optional", _IN_THE_PANEL)
             + scroll_box(fixed_table(_OPTIONALS, (
-                f"<tr><td><code>{escape(o.name)}</code></td><td>{o.column_id}</td>"
-                f"<td>{escape(o.reason)}</td></tr>"
+                f"<tr><td><code>{text_html(o.name)}</code></td><td>{o.column_id}</td>"
+                f"<td>{text_html(o.reason)}</td></tr>"
                 for o in shown
             )))
         )
@@ -334,18 +335,18 @@ def quarantine_preview_html(q: QuarantinePreview | None) -> str:
     )
     # each reason in words, its key (what reason= filters by) on hover
     counts = "".join(
-        f'<tr><td title="{escape(r)}">{escape(reason_words(r))}</td><td>{n:,}</td></tr>'
+        f'<tr><td title="{text_html(r)}">{text_html(reason_words(r))}</td><td>{n:,}</td></tr>'
         for r, n in q.by_reason
     )
     samples = "".join(
-        f'<tr><td>{s.index + 1}</td><td title="{escape(s.reason)}">'
-        f"{escape(reason_name(s.reason))}</td>"
-        f"<td><code>{escape(s.field or '-')}</code></td><td>{escape(s.observed or '-')}</td>"
-        f"<td>{escape(s.table_type or '-')}</td><td><code>{escape(s.raw)}</code></td></tr>"
+        f'<tr><td>{s.index + 1}</td><td title="{text_html(s.reason)}">'
+        f"{text_html(reason_name(s.reason))}</td>"
+        f"<td><code>{text_html(s.field or '-')}</code></td><td>{text_html(s.observed or '-')}</td>"
+        f"<td>{text_html(s.table_type or '-')}</td><td><code>{text_html(s.raw)}</code></td></tr>"
         for s in q.samples
     )
     return wrap(
-        f"<p><b>{counted(q.total, 'record')}</b> {escape(fate)}.</p>"
+        f"<p><b>{counted(q.total, 'record')}</b> {text_html(fate)}.</p>"
         f"<table><tr><th>reason</th><th>records</th></tr>{counts}</table>"
         "<table><tr><th>record</th><th>reason</th><th>field</th><th>arrived as</th>"
         f"<th>table type</th><th>raw record</th></tr>{samples}</table>"
@@ -363,7 +364,7 @@ _COPY = (
 def sql_html(sql: str, dialect: str) -> str:
     """The view's SQL for one dialect in a ``<pre>``, with a Copy button."""
     return wrap(
-        f"<div><b>{escape(dialect)}</b> {_COPY}<pre>{escape(sql)}</pre></div>"
+        f"<div><b>{text_html(dialect)}</b> {_COPY}<pre>{escape(sql)}</pre></div>"
     )
 
 
@@ -389,14 +390,14 @@ def code_html(code: str | None, language: str, refusal: str | None = None) -> st
     sentence saying why, instead of the button."""
     if refusal is not None:
         return wrap(
-            f'<p><b>No {escape(language)} code to copy</b>: '
-            f'<span class="tknb-error">{escape(refusal)}</span></p>'
+            f'<p><b>No {text_html(language)} code to copy</b>: '
+            f'<span class="tknb-error">{text_html(refusal)}</span></p>'
         )
     if not code:
         return wrap('<p class="tknb-muted">The plan changes nothing: no code to copy.</p>')
     rows = min(code.count("\n") + 2, 20)  # a line more for the scroll bar (no wrapping)
     return wrap(
-        f"<div>{_COPY_CODE} <span class='tknb-muted'>The plan as {escape(language)}; if "
+        f"<div>{_COPY_CODE} <span class='tknb-muted'>The plan as {text_html(language)}; if "
         "copying is blocked, select the code and copy it.</span>"
         f'<textarea class="tknb-code" readonly rows="{rows}" wrap="off" spellcheck="false" '
         'style="display:none;width:60em;max-width:100%;font-family:monospace;font-size:12px">'
@@ -406,10 +407,12 @@ def code_html(code: str | None, language: str, refusal: str | None = None) -> st
 
 def plan_header_html(model: PlanModel) -> str:
     """The plan in one sentence, naming the table once, and its batch in words (its full
-    id on hover)."""
+    id on hover); a warning for each group of new names that look alike."""
     batch = model.batch_text
+    warnings = "".join(
+        f'<p class="tknb-error">Warning: {text_html(w)}.</p>' for w in model.lookalikes)
     return wrap(
-        f"<b>Preview of {escape(model.table)}</b>: {escape(model.headline)}. "
-        f'<span class="tknb-muted" title="batch id {escape(model.batch_id)}">'
-        f"{escape(batch[:1].upper() + batch[1:])}.</span>"
+        f"<b>Preview of {text_html(model.table)}</b>: {text_html(model.headline)}. "
+        f'<span class="tknb-muted" title="batch id {text_html(model.batch_id)}">'
+        f"{text_html(batch[:1].upper() + batch[1:])}.</span>{warnings}"
     )

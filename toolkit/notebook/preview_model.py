@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from toolkit.core.engine import Engine
+from toolkit.core.lookalikes import lookalike_warnings
 from toolkit.core.options import Options
 from toolkit.core.planner import MakeOptional, Plan, Retype
 from toolkit.core.policies import policy_named, policy_of
@@ -185,6 +186,9 @@ class PlanModel:
     (which field, which type, how many of its values, what it would have added)."""
     missing: int = 0
     """Field-and-type pairs of the batch no sample record holds (:func:`cover_sample`)."""
+    lookalikes: tuple[str, ...] = ()
+    """A warning for each group of new names that look alike (the plan's, from
+    :mod:`toolkit.core.lookalikes`): different fields a reviewer could take for one."""
 
     @property
     def new_table(self) -> bool:
@@ -370,6 +374,7 @@ class PlanModel:
             plan.rare[0].percent if plan.rare else opts.rare_type_percent,
             tuple(str(r) for r in plan.rare),
             missing,
+            lookalike_warnings(plan.before, plan.after),
         )
 
 

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from html import escape
 from typing import Any
 
+from toolkit.notebook.common import text_html
 from toolkit.spark.progress import Progress, reporter, set_reporter
 
 __all__ = ["NotebookReporter", "ProgressLine", "install", "progress_html"]
@@ -48,7 +48,7 @@ def progress_html(progress: Progress) -> str:
     ...     '<span style="color:#2e8b57">✓</span> Spark ready (4.0 s)</div>')
     True
     """
-    text = escape(progress.line)
+    text = text_html(progress.line)
     if progress.finished:
         mark, color = _ENDS[progress.state]
         return (f'<div class="toolkit-progress" style="{_BOX}">'

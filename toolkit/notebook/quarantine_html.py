@@ -4,11 +4,10 @@ and what a replay did."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from html import escape
 
 from toolkit.core.quarantine import reason_words
 from toolkit.core.wording import counted
-from toolkit.notebook.common import fixed_table, scroll_box, wrap
+from toolkit.notebook.common import fixed_table, scroll_box, text_html, wrap
 from toolkit.notebook.outcome import headline_html
 from toolkit.notebook.quarantine_model import GroupRow, QuarantineModel, ReplayOutcome, ReplayPlan
 
@@ -18,7 +17,7 @@ __all__ = ["groups_html", "replay_outcome_html", "replay_plan_html", "samples_ht
 def groups_html(model: QuarantineModel) -> str:
     """The groups as a table: reason, field, observed type into table type, count,
     batches, a sample record; groups that cannot be replayed are marked."""
-    head = f"<b>Quarantine of {escape(model.table)}</b>: {escape(model.summary)}."
+    head = f"<b>Quarantine of {text_html(model.table)}</b>: {text_html(model.summary)}."
     if not model.groups:
         return wrap(f"<p>{head}</p>")
     rows = []
@@ -27,12 +26,12 @@ def groups_html(model: QuarantineModel) -> str:
         sample = g.samples[0] if g.samples else ""
         rows.append(
             "<tr>"
-            f'<td>{n}</td><td title="{escape(g.reason)}">{escape(reason_words(g.reason))}'
+            f'<td>{n}</td><td title="{text_html(g.reason)}">{text_html(reason_words(g.reason))}'
             f"{note}</td>"
-            f"<td><code>{escape(g.field or '—')}</code></td>"
-            f"<td>{escape(g.observed or '—')} → {escape(g.table_type or '—')}</td>"
-            f"<td>{g.count:,}</td><td>{escape(', '.join(g.batches))}</td>"
-            f"<td><code>{escape(sample)}</code></td>"
+            f"<td><code>{text_html(g.field or '—')}</code></td>"
+            f"<td>{text_html(g.observed or '—')} → {text_html(g.table_type or '—')}</td>"
+            f"<td>{g.count:,}</td><td>{text_html(', '.join(g.batches))}</td>"
+            f"<td><code>{text_html(sample)}</code></td>"
             "</tr>"
         )
     columns = [("#", "2.5em"), ("reason", "20%"), ("field", "18%"), ("observed → table", "14%"),
@@ -44,12 +43,12 @@ def samples_html(groups: Iterable[GroupRow]) -> str:
     """Sample raw records of the chosen groups, with each group's detail."""
     parts = []
     for g in groups:
-        records = "".join(f"<li><code>{escape(s)}</code></li>" for s in g.samples)
+        records = "".join(f"<li><code>{text_html(s)}</code></li>" for s in g.samples)
         more = g.count - len(g.samples)
         tail = f'<li class="tknb-muted">… and {more} more</li>' if more > 0 else ""
         parts.append(
-            f'<p><b title="{escape(g.reason)}">{escape(g.label)}</b><br>'
-            f'<span class="tknb-muted">{escape(g.detail)}</span></p><ul>{records}{tail}</ul>'
+            f'<p><b title="{text_html(g.reason)}">{text_html(g.label)}</b><br>'
+            f'<span class="tknb-muted">{text_html(g.detail)}</span></p><ul>{records}{tail}</ul>'
         )
     if not parts:
         return wrap('<p class="tknb-muted">Choose a group to see its records.</p>')
@@ -59,16 +58,16 @@ def samples_html(groups: Iterable[GroupRow]) -> str:
 def replay_plan_html(plan: ReplayPlan | None, error: str | None = None) -> str:
     """What replaying the selection will change in the target table."""
     if error is not None:
-        return wrap(f'<p class="tknb-error">Cannot plan the replay: {escape(error)}</p>')
+        return wrap(f'<p class="tknb-error">Cannot plan the replay: {text_html(error)}</p>')
     cannot = (
         "" if plan is None or not plan.cannot
-        else f'<p class="tknb-error">{escape(plan.cannot_text)}.</p>'
+        else f'<p class="tknb-error">{text_html(plan.cannot_text)}.</p>'
     )
     if plan is None or not plan.ids:
         return wrap(cannot or '<p class="tknb-muted">No replayable record is selected.</p>')
     return wrap(
         f"<p>Replaying {counted(len(plan.ids), 'record')} will apply: "
-        f"<b>{escape(plan.changes)}</b>. The button approves exactly this plan.</p>{cannot}"
+        f"<b>{text_html(plan.changes)}</b>. The button approves exactly this plan.</p>{cannot}"
     )
 
 
@@ -77,7 +76,7 @@ def replay_outcome_html(outcome: ReplayOutcome) -> str:
     text = headline_html(outcome.ok, outcome.title, outcome.message)
     if outcome.traceback and outcome.kind == "error":
         text += (
-            f"<details><summary>details</summary><pre>{escape(outcome.traceback)}</pre>"
+            f"<details><summary>details</summary><pre>{text_html(outcome.traceback)}</pre>"
             "</details>"
         )
     return wrap(text)

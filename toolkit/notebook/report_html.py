@@ -17,7 +17,6 @@ fetched). A panel passes its current state (filter, picked field, outcome) in.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from html import escape
 
 from toolkit.core.wording import counted
 from toolkit.notebook.common import (
@@ -26,6 +25,7 @@ from toolkit.notebook.common import (
     clip_middle,
     fixed_table,
     scroll_box,
+    text_html,
     wrap,
 )
 from toolkit.notebook.editor_html import (
@@ -109,7 +109,7 @@ def type_legend(rows: Sequence[FieldRow]) -> list[TypeCount]:
 
 
 def section(title: str, body: str) -> str:
-    return f'<h3 class="tknb-section">{escape(title)}</h3>{body}'
+    return f'<h3 class="tknb-section">{text_html(title)}</h3>{body}'
 
 
 def side_by_side(*parts: str) -> str:
@@ -143,13 +143,13 @@ def stacked_bars_svg(
     # about 7 px a character: a title longer than the chart is cut (its <title> keeps it whole)
     parts = [
         f'<text x="0" y="16" font-size="13" font-weight="bold">'
-        f"{escape(clip(title, width // 7))}</text>"
+        f"{text_html(clip(title, width // 7))}</text>"
     ]
     for i, (category, label, total) in enumerate(zip(categories, labels, totals, strict=True)):
         y = top + i * (bar + gap)
         parts.append(
             f'<text x="{left - 6}" y="{y + bar - 4}" font-size="{font}" '
-            f'text-anchor="end">{escape(label)}</text>'
+            f'text-anchor="end">{text_html(label)}</text>'
         )
         x = float(left)
         for name, color, values in series:
@@ -159,8 +159,9 @@ def stacked_bars_svg(
             light = ' fill-opacity="0.55"' if "[]" in name else ""
             parts.append(
                 f'<rect x="{x:.1f}" y="{y}" width="{max(w, 1):.1f}" height="{bar}" '
-                f'fill="{color}"{light}><title>{escape(category)}: {values[i]} {escape(unit)} '
-                f"as {escape(name)}</title></rect>"
+                f'fill="{color}"{light}><title>{text_html(category)}: {values[i]} '
+                f"{text_html(unit)} "
+                f"as {text_html(name)}</title></rect>"
             )
             x += w
         parts.append(
@@ -171,7 +172,8 @@ def stacked_bars_svg(
     if not categories:
         parts.append(f'<text x="0" y="{y}" font-size="{font}" fill="#777">no fields match</text>')
         y += 14
-    parts.append(f'<text x="0" y="{y + 4}" font-size="{font}" fill="#555">{escape(unit)}:</text>')
+    parts.append(
+        f'<text x="0" y="{y + 4}" font-size="{font}" fill="#555">{text_html(unit)}:</text>')
     x = 16.0 + 7 * len(unit)
     for name, color, _ in series:
         step = 22 + 7 * len(name)
@@ -180,7 +182,7 @@ def stacked_bars_svg(
         light = ' fill-opacity="0.55"' if "[]" in name else ""
         parts.append(
             f'<rect x="{x}" y="{y - 6}" width="10" height="10" fill="{color}"{light}/>'
-            f'<text x="{x + 14}" y="{y + 4}" font-size="{font}">{escape(name)}</text>'
+            f'<text x="{x + 14}" y="{y + 4}" font-size="{font}">{text_html(name)}</text>'
         )
         x += step
     height = y + 14
@@ -188,7 +190,7 @@ def stacked_bars_svg(
         f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" '
         f'height="{height}" viewBox="0 0 {width} {height}" '
         'font-family="Helvetica,Arial,sans-serif" style="display:block;margin:8px 0">'
-        f"<title>{escape(title)}</title>{''.join(parts)}</svg>"
+        f"<title>{text_html(title)}</title>{''.join(parts)}</svg>"
     )
 
 
@@ -312,7 +314,7 @@ def editor_report_html(
     plan (or the error that stops it), the last ``outcome`` and the table's lineage."""
     before, after = trees_html(model)
     parts = [
-        wrap(f"<p><b>Evolution of {escape(model.table)}</b>: {escape(model.summary)}</p>"),
+        wrap(f"<p><b>Evolution of {text_html(model.table)}</b>: {text_html(model.summary)}</p>"),
         section("Schema", side_by_side(before, after)),
         section("Plan", plan_html(model)),
     ]

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from html import escape
 
 from toolkit.core.types import Column, ColumnType, ListOf, Struct, type_to_str
-from toolkit.notebook.common import badge, scroll_box, wrap
+from toolkit.notebook.common import badge, scroll_box, text_html, wrap
 
 __all__ = ["SchemaNode", "schema_tree", "schema_tree_html"]
 
@@ -78,7 +77,7 @@ def _type_children(
 def schema_tree_html(nodes: Iterable[SchemaNode], *, title: str = "") -> str:
     """A schema as nested lists: ``id: name: type``, new fields marked, docs shown."""
     nodes = tuple(nodes)
-    head = f"<b>{escape(title)}</b>" if title else ""
+    head = f"<b>{text_html(title)}</b>" if title else ""
     if not nodes:
         return wrap(f'{head}<p class="tknb-muted">(no columns)</p>')
     # a schema of 5,000 fields scrolls in its own box, beside the other tree
@@ -89,12 +88,12 @@ def _tree(nodes: Iterable[SchemaNode]) -> str:
     items = []
     for n in nodes:
         css = ' class="tknb-new"' if n.new else ""
-        doc = f' <span class="tknb-doc">{escape(n.doc)}</span>' if n.doc else ""
+        doc = f' <span class="tknb-doc">{text_html(n.doc)}</span>' if n.doc else ""
         new = badge("new", "new") if n.new else ""
         required = " required" if n.required else ""
         children = _tree(n.children) if n.children else ""
         items.append(
-            f"<li><span{css}>{n.field_id}: {escape(n.name)}: {escape(_short_type(n))}"
+            f"<li><span{css}>{n.field_id}: {text_html(n.name)}: {text_html(_short_type(n))}"
             f"{required}</span>{new}{doc}{children}</li>"
         )
     return f'<ul class="tknb-tree">{"".join(items)}</ul>'

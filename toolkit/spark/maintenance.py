@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from toolkit.spark.progress import described
+from toolkit.spark.views import ESCAPED_LITERALS, as_written
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -36,9 +37,6 @@ __all__ = [
     "table_arg",
     "timestamp_literal",
 ]
-
-#: Spark's setting under which backslashes in SQL strings are no escapes
-ESCAPED_LITERALS = "spark.sql.parser.escapedStringLiterals"
 
 
 def quote_identifier(parts: Sequence[str]) -> str:
@@ -102,8 +100,9 @@ def _call(
     spark: SparkSession, catalog_name: str, name: Sequence[str], procedure: str,
     args: Sequence[tuple[str, str]] = (),
 ) -> list[Any]:
-    table = ("table", table_arg(catalog_name, name, escapes=_escapes(spark)))
-    return spark.sql(procedure_sql(catalog_name, procedure, [table, *args])).collect()
+    with as_written(spark):  # a table's name may hold ``${`` too
+        table = ("table", table_arg(catalog_name, name, escapes=_escapes(spark)))
+        return spark.sql(procedure_sql(catalog_name, procedure, [table, *args])).collect()
 
 
 def _counts(rows: list[Any]) -> dict[str, int]:

@@ -25,6 +25,7 @@ from toolkit.iceberg.catalog import S3_SCHEMES, embedded
 from toolkit.spark.cluster import SHARED_DISK, check_reachable, is_local_master, package_zip
 from toolkit.spark.logs import quiet_java_option
 from toolkit.spark.progress import Track, tracking
+from toolkit.spark.views import SUBSTITUTE
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -273,6 +274,9 @@ def spark_conf(
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.shuffle.partitions": "4",
         "spark.sql.session.timeZone": "UTC",
+        # names from data may hold ``${...}``, which Spark would replace in SQL text by an
+        # environment variable or a setting (toolkit.core.views, SPARK_VARIABLE)
+        SUBSTITUTE: "false",
         "spark.sql.extensions": ICEBERG_EXTENSIONS,
         "spark.jars": ",".join([str(iceberg_runtime_jar()), *jars]),
         "spark.sql.defaultCatalog": cat.name,
@@ -332,6 +336,10 @@ def spark_session(
     later, unless ``shared_disk=True`` says every machine sees the same paths.
     Executors run the Python of ``PYSPARK_PYTHON`` (default: this interpreter's path),
     which must hold the toolkit's dependencies on every machine.
+
+    Spark's variable substitution is off (``spark.sql.variable.substitute=false``): names
+    from data may hold ``${env:HOME}`` or ``${spark.app.name}``, which Spark would replace
+    in SQL text; the views the toolkit creates also read right in sessions that keep it on.
 
     Spark's table cache is off for that catalog (``cache-enabled=false``), so each
     query sees the commits PyIceberg made just before.

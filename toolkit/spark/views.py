@@ -18,6 +18,8 @@ columns, create it again (``CREATE OR REPLACE``), e.g. from a stream's ``on_batc
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from pyiceberg.schema import Schema
@@ -28,7 +30,19 @@ from toolkit.iceberg.views import coalesce_sql
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["create_coalesce_view", "iceberg_schema", "qualify"]
+__all__ = [
+    "ESCAPED_LITERALS",
+    "SUBSTITUTE",
+    "as_written",
+    "create_coalesce_view",
+    "iceberg_schema",
+    "qualify",
+]
+
+#: Spark's switch for replacing ``${...}`` in SQL text (on by default)
+SUBSTITUTE = "spark.sql.variable.substitute"
+#: Spark's switch for reading string literals without backslash escapes (off by default)
+ESCAPED_LITERALS = "spark.sql.parser.escapedStringLiterals"
 
 
 def qualify(spark: SparkSession, name: str, catalog_name: str | None = None) -> str:
@@ -84,5 +98,27 @@ def create_coalesce_view(
     target = qualify(spark, view, catalog_name)
     schema = iceberg_schema(spark, source)
     sql = coalesce_sql(schema, source, "spark", view=target, pretty=pretty, **options)
-    spark.sql(sql)
+    with as_written(spark):
+        spark.sql(sql)
     return sql
+
+
+@contextmanager
+def as_written(spark: SparkSession) -> Iterator[None]:
+    """While the block runs, Spark parses SQL text as written, and as the toolkit renders
+    it; the settings are as they were after. The SQL the toolkit runs holds names from
+    data: variable substitution is off (``${...}`` would be replaced by an environment
+    variable or a setting; toolkit.core.views), and string literals take backslash escapes
+    (sqlglot writes ``'`` and ``\\`` so)."""
+    wanted = {SUBSTITUTE: "false", ESCAPED_LITERALS: "false"}
+    before = {key: spark.conf.get(key, None) for key in wanted}
+    for key, value in wanted.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, was in before.items():
+            if was is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, was)
