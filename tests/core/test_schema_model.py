@@ -185,6 +185,8 @@ def test_a_plan_reads_back_from_its_json_form(plan: Evolution) -> None:
 _values = st.one_of(
     st.none(), st.integers(-5, 5), st.floats(-2, 2, allow_nan=False), st.text("xy", max_size=2),
     st.lists(st.integers(0, 3), max_size=2), st.fixed_dictionaries({"a": st.integers(0, 3)}),
+    st.lists(st.fixed_dictionaries({"b": st.integers(0, 3), "e": st.text("x", max_size=1)}),
+             max_size=2),  # fmt: skip
 )
 
 
