@@ -70,7 +70,8 @@ a PyIceberg, Arrow or Spark schema or a frame's (docs/rules.md says what a plan 
 ~ doc price -> 'in euros' {'op': 'doc', 'path': ['price'], 'doc': 'in euros'}
 = identifier fields: id {'op': 'identifier', 'paths': [['id']]}
 ? make optional points.element {'op': 'optional', 'path': ['points', 'element']}
-+ add locations.value.alt: int {'op': 'add', 'path': ['locations', 'value', 'alt'], 'type': 'int'}
++ add locations.value.alt: int {'op': 'add', 'path': ['locations', 'value', 'alt'], \
+'type': 'int'}
 
 On a table: ``toolkit.preview_evolution(catalog, "db.t", plan)`` shows the result (and
 which widenings rewrite data); ``toolkit.evolve(catalog, "db.t", preview.plan,

@@ -415,3 +415,27 @@ def test_new_operations_export_as_code() -> None:
     code = operations_pyiceberg(empty, [ops.add("r", "list<required long>", required=True)], "t.t")
     assert "update_schema(allow_incompatible_changes=True)" in code
     assert "element_required=True), required=True)" in code
+
+
+@pytest.mark.parametrize(
+    ("policy", "fits", "other"),
+    [
+        # widen: an object whose values fit goes into the map; one whose values do not is set
+        # aside (quarantined), as a list's elements are
+        ("widen", {"id": 1, "m": {"a": 1}}, []),
+        # upsolver: a declared map is opaque, the object gets the family's record column
+        ("upsolver", {"id": 1, "m_record": {"a": 1}}, ["m_record"]),
+    ],
+)
+def test_an_object_for_a_map_column_never_crashes(
+    policy: str, fits: dict[str, Any], other: list[str]
+) -> None:
+    import toolkit
+
+    schema = Struct((Column(1, "id", "long"), Column(2, "m", MapOf(3, "string", 4, "long"))))
+    sim = toolkit.simulate([[{"id": 1, "m": {"a": 1}}]], schema=schema, policy=policy)
+    row = sim.rows[0]
+    assert {k: v for k, v in row.items() if v is not None} == fits
+    assert [f.name for f in sim.schema.fields][2:] == other
+    again = toolkit.simulate([[{"id": 1, "m": {"a": "text"}}]], schema=schema, policy=policy)
+    assert again.schema.find_field("m").field_type == sim.schema.find_field("m").field_type

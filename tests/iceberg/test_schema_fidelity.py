@@ -257,3 +257,16 @@ def test_union_by_name_on_a_real_table(lakehouse: Catalog, source: Any) -> None:
     }
     entry = toolkit.lineage(table)[-1]
     assert [op.op for op in entry.operations] == [op.op for op in preview.plan.operations]
+
+
+def test_a_doc_is_set_and_removed_on_a_real_table(lakehouse: Catalog) -> None:
+    table, name = new_table(lakehouse)
+    toolkit.evolve(lakehouse, name, [ops.update_doc("vals", "values"), ops.update_doc("id", None)])
+    table.refresh()
+    assert (table.schema().find_field("vals").doc, table.schema().find_field("id").doc) == (
+        "values", None,
+    )
+    entry = toolkit.lineage(table)[-1]
+    assert [str(op) for op in entry.inverse_operations or ()] == [
+        "~ doc id -> 'row key'", "~ doc vals -> None",
+    ]
