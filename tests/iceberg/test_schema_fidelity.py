@@ -288,3 +288,16 @@ def test_a_doc_is_set_and_removed_on_a_real_table(lakehouse: Catalog) -> None:
         "~ doc id -> 'row key'",
         "~ doc vals -> None",
     ]
+
+
+def test_a_policy_plan_that_would_break_an_identifier_field_is_refused_whole(
+    lakehouse: Catalog,
+) -> None:
+    table, name = new_table(lakehouse)
+    preview = toolkit.plan_preview([{"id": None, "extra": 1}], name, lakehouse, policy="widen")
+    assert any(op.op == "optional" for op in preview.plan.operations)
+    before = table.metadata_location
+    with pytest.raises(toolkit.OperationError, match="identifier field id is optional"):
+        toolkit.evolve(lakehouse, name, preview.plan, expected=preview.state)
+    table.refresh()
+    assert table.metadata_location == before

@@ -30,6 +30,8 @@ from pyiceberg.table.update import (
     TableUpdate,
 )
 
+from toolkit.core.field_operations import identifier_problem
+from toolkit.core.layout import TableLayout
 from toolkit.core.lineage import plan_lineage_properties
 from toolkit.core.planner import Plan, max_field_id
 from toolkit.core.state import TableState
@@ -164,13 +166,19 @@ def check_planned_schema(table: Table, plan: Plan) -> None:
 
 
 def _with_identifiers(name: str, after: Struct, schema_id: int, ids: list[int]) -> Schema:
-    try:
-        return to_iceberg(after, schema_id=schema_id, identifier_ids=ids)
-    except ValueError as exc:
-        raise OperationError(
-            f"the plan for {name}",
-            f"its schema breaks the table's identifier fields, so nothing was committed: {exc}",
-        ) from exc
+    """The plan's schema with the table's identifier fields, which the policies never
+    change; a plan that would make one optional or retype it is refused (Iceberg's rule,
+    checked by the core's :func:`~toolkit.core.field_operations.identifier_problem`)."""
+    layout = TableLayout(after, identifier_ids=tuple(ids))
+    for field_id in ids:
+        problem = identifier_problem(layout, field_id)
+        if problem is not None:
+            raise OperationError(
+                f"the plan for {name}",
+                f"identifier field {problem}; nothing was committed (a batch that needs it "
+                "changed is refused whole: change the identifier fields first)",
+            )
+    return to_iceberg(after, schema_id=schema_id, identifier_ids=ids)
 
 
 def _above_assigned_ids(plan: Plan, last_assigned: int) -> Struct:
