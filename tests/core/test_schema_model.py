@@ -454,3 +454,15 @@ def test_an_object_for_a_map_column_never_crashes(
     assert [f.name for f in sim.schema.fields][2:] == other
     again = toolkit.simulate([[{"id": 1, "m": {"a": "text"}}]], schema=schema, policy=policy)
     assert again.schema.find_field("m").field_type == sim.schema.find_field("m").field_type
+
+
+def test_a_map_copied_into_a_new_record_column_gets_new_ids() -> None:
+    from toolkit.core.types import iter_ids
+
+    a = Struct((Column(3, "b", "int"), Column(4, "c", MapOf(5, "string", 6, "int"))))
+    schema = Struct((Column(1, "a", a), Column(2, "b", "int")))
+    engine = Engine()
+    plan = engine.plan(schema, engine.observe([{"a": [{"b": 0, "e": ""}]}]), 1)
+    ids = iter_ids(plan.after)
+    assert len(ids) == len(set(ids)), plan.after
+    assert plan_evolution(TableLayout(schema), plan.operations).after.schema == plan.after

@@ -495,6 +495,11 @@ def _numbered_like_iceberg(plan: Plan, last_id: int) -> Plan:
         elif isinstance(t, ListOf):
             mapping[t.element_id] = next(counter)
             fresh(t.element)
+        elif isinstance(t, MapOf):  # a map copied into a new record column (RULES 3.4)
+            mapping[t.key_id] = next(counter)
+            mapping[t.value_id] = next(counter)
+            fresh(t.key)
+            fresh(t.value)
 
     if not plan.before.fields:
         fresh(plan.after)
