@@ -301,3 +301,25 @@ def test_a_policy_plan_that_would_break_an_identifier_field_is_refused_whole(
         toolkit.evolve(lakehouse, name, preview.plan, expected=preview.state)
     table.refresh()
     assert table.metadata_location == before
+
+
+def test_a_plan_on_a_table_with_no_columns_commits_and_says_why_it_cannot_be_undone(
+    lakehouse: Catalog,
+) -> None:
+    if ("fidelity",) not in lakehouse.list_namespaces():
+        lakehouse.create_namespace("fidelity")
+    name = f"fidelity.t{next(_names)}"
+    lakehouse.create_table(name, schema=Schema())
+    entry = toolkit.evolve(lakehouse, name, [ops.union_by_name(SCHEMA)])
+    assert entry.inverse_operations is None
+    assert "an Iceberg table keeps at least one" in entry.irreversible[-1]
+    schema = lakehouse.load_table(name).schema()
+    assert [f.name for f in schema.fields] == ["id", "points", "locations", "vals"]
+    assert schema.find_field("id").required  # a table with no rows takes it required
+
+
+def test_simulate_keeps_the_schemas_identifier_fields() -> None:
+    sim = toolkit.simulate([[{"id": 1, "vals": [2.0], "y": "a"}]], schema=SCHEMA)
+    assert sim.schema.identifier_field_ids == [1]
+    flags_kept = sim.schema.find_field("vals").field_type
+    assert isinstance(flags_kept, ListType) and flags_kept.element_required

@@ -104,7 +104,12 @@ class Evolution:
     @property
     def irreversible(self) -> tuple[str, ...]:
         """Why the plan cannot be undone by schema changes (empty: :meth:`inverse` works)."""
-        return tuple(w for op in self.operations if (w := op.why_irreversible) is not None)
+        why = tuple(w for op in self.operations if (w := op.why_irreversible) is not None)
+        if not self.before.schema.fields and self.after.schema.fields:
+            # its inverse would drop every column, which Iceberg refuses (check_result)
+            why += ("the table had no column before: undoing the plan would leave it none, "
+                    "and an Iceberg table keeps at least one",)  # fmt: skip
+        return why
 
     def inverse(self) -> Evolution | None:
         """The plan that undoes this one, applied to the layout after it; None when one of
