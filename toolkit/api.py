@@ -23,6 +23,8 @@ from pyiceberg.schema import Schema
 
 from toolkit.core import profile as _profile
 from toolkit.core.engine import Run, simulate_batches
+from toolkit.core.field_operations import identifier_problem
+from toolkit.core.layout import TableLayout
 from toolkit.core.options import make_options, takes_options
 from toolkit.core.planner import Plan
 from toolkit.core.profile import Profile
@@ -40,11 +42,16 @@ class Simulation:
     """The outcome of :func:`simulate`."""
 
     run: Run
+    #: the starting schema's identifier fields, which no policy changes (issue 26)
+    identifier_ids: tuple[int, ...] = ()
 
     @cached_property
     def schema(self) -> Schema:
-        """The final table schema, with field IDs and docs."""
-        return to_iceberg(self.run.schema)
+        """The final table schema, with field IDs, docs and identifier fields (those the
+        batches left valid: a real table refuses a batch that breaks one)."""
+        layout = TableLayout(self.run.schema, identifier_ids=self.identifier_ids)
+        kept = [i for i in self.identifier_ids if identifier_problem(layout, i) is None]
+        return to_iceberg(self.run.schema, identifier_ids=kept)
 
     @property
     def table_schema(self) -> Struct:
@@ -122,7 +129,8 @@ def simulate(
     [('incompatible', 'n', 'boolean', 'double')]
     """
     return Simulation(
-        simulate_batches(_batches(batches, format), as_struct(schema), make_options(**options))
+        simulate_batches(_batches(batches, format), as_struct(schema), make_options(**options)),
+        tuple(schema.identifier_field_ids) if isinstance(schema, Schema) else (),
     )
 
 

@@ -156,6 +156,7 @@ def test_every_operation_kind_has_a_form() -> None:
     assert set(OPERATION_KINDS) == {
         "rename", "drop", "move first", "move before", "move after", "make optional",
         "widen", "add column", "add partition field", "remove partition field", "sort order",
+        "change doc", "identifier fields",
     }
     for kind in OPERATION_KINDS:
         assert form_of(kind)
@@ -252,10 +253,12 @@ def test_pick_fill_add_commit_and_undo_on_a_real_table(lake: Catalog) -> None:
     assert not editor.commit_button.disabled
 
     # an operation that cannot apply is refused with the operation's own words, not added
-    editor.choose("make optional")
-    editor.fill(path="id")
+    editor.choose("widen")
+    editor.fill(path="id", to="boolean")
     editor.add_button.click()
-    assert "operation 4 (make optional id): id is already optional" in editor.form_message.value
+    assert "operation 4 (widen id): id cannot widen from long to boolean" in (
+        editor.form_message.value
+    )
     assert len(editor.model.operations) == 3
 
     editor.commit_button.click()
@@ -413,6 +416,8 @@ def test_every_form_builds_an_operation_of_the_core_vocabulary() -> None:
         "add partition field": {"source": ("a",), "transform": "identity"},
         "remove partition field": {"name": "a"},
         "sort order": {"key": ("a",), "direction": "asc"},
+        "change doc": {"path": ("a",), "doc": "why"},
+        "identifier fields": {"key": ("a",)},
     }
     for kind in OPERATION_KINDS:
         op = build_operation(kind, filled[kind])

@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Literal, Protocol, Self
 
-from toolkit.core.families import accepts, families, list_ids, wrap_type
+from toolkit.core.families import accepts, families, with_leaf, wrap_type
 from toolkit.core.lattice import Lattice
 from toolkit.core.layout import TableLayout
 from toolkit.core.lookalikes import lookalike_warnings
@@ -41,6 +41,7 @@ from toolkit.core.types import (
     ColumnType,
     Kind,
     ListOf,
+    MapOf,
     Primitive,
     Shape,
     Struct,
@@ -496,6 +497,11 @@ def _numbered_like_iceberg(plan: Plan, last_id: int) -> Plan:
         elif isinstance(t, ListOf):
             mapping[t.element_id] = next(counter)
             fresh(t.element)
+        elif isinstance(t, MapOf):  # a map copied into a new record column (RULES 3.4)
+            mapping[t.key_id] = next(counter)
+            mapping[t.value_id] = next(counter)
+            fresh(t.key)
+            fresh(t.value)
 
     if not plan.before.fields:
         fresh(plan.after)
@@ -521,9 +527,13 @@ def _renumbered(col: Column, id_of: Callable[[int], int]) -> Column:
 def _renumbered_type(t: ColumnType, id_of: Callable[[int], int]) -> ColumnType:
     """``t`` with every field ID inside it replaced by ``id_of(old ID)``."""
     if isinstance(t, Struct):
-        return Struct(tuple(_renumbered(c, id_of) for c in t.fields))
+        return replace(t, fields=tuple(_renumbered(c, id_of) for c in t.fields))
     if isinstance(t, ListOf):
-        return ListOf(id_of(t.element_id), _renumbered_type(t.element, id_of))
+        return replace(t, element_id=id_of(t.element_id),
+                       element=_renumbered_type(t.element, id_of))
+    if isinstance(t, MapOf):
+        return replace(t, key_id=id_of(t.key_id), key=_renumbered_type(t.key, id_of),
+                       value_id=id_of(t.value_id), value=_renumbered_type(t.value, id_of))
     return t
 
 
@@ -613,7 +623,7 @@ class _Planner:
                     record=record,
                 )
                 if grown is not leaf:
-                    col = replace(col, type=wrap_type(grown, shape.dim, list_ids(col)))
+                    col = replace(col, type=with_leaf(col.type, grown))
             fields.append(col)
 
         for name, w in named:

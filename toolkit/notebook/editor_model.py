@@ -43,7 +43,9 @@ from toolkit.core.operations import (
     partition_by,
     remove_partition,
     rename,
+    set_identifier_fields,
     sort_by,
+    update_doc,
     widen_to,
 )
 from toolkit.core.reasons import decided_by_text
@@ -89,6 +91,8 @@ OPERATION_KINDS: Final = (
     "make optional",
     "widen",
     "add column",
+    "change doc",
+    "identifier fields",
     "add partition field",
     "remove partition field",
     "sort order",
@@ -138,6 +142,11 @@ _FORMS: Final[dict[str, tuple[FormField, ...]]] = {
         FormField("type", "type", "type"),
         FormField("doc", "doc", "text", optional=True),
     ),
+    "change doc": (_PATH, FormField("doc", "doc", "text", optional=True, hint="empty: none")),
+    "identifier fields": (
+        FormField("key", "identified by", "field", optional=True, hint="none: no identifier"),
+        FormField("then", "and by", "field", optional=True),
+    ),
     "add partition field": (
         FormField("source", "source", "field"),
         FormField("transform", "transform", "choice", TRANSFORMS),
@@ -165,6 +174,8 @@ FORM_OPERATION: Final[dict[OperationKind, str]] = {
     "make optional": "optional",
     "widen": "widen",
     "add column": "add",
+    "change doc": "doc",
+    "identifier fields": "identifier",
     "add partition field": "partition",
     "remove partition field": "unpartition",
     "sort order": "sort",
@@ -241,6 +252,12 @@ def build_operation(kind: OperationKind, values: Mapping[str, Any]) -> Operation
             return add((*as_path(parent), name) if parent else (name,), _text(values, "type"), doc)
         except ValueError as exc:
             raise OperationError(f"add {name}", str(exc)) from exc
+    if kind == "change doc":
+        return update_doc(_path(values, "path", kind, "field"), _text(values, "doc") or None)
+    if kind == "identifier fields":
+        return set_identifier_fields(*(
+            as_path(values[n]) for n in ("key", "then") if values.get(n) not in (None, NONE, ())
+        ))
     if kind == "add partition field":
         source = _path(values, "source", kind, "source field")
         transform = _text(values, "transform") or "identity"
