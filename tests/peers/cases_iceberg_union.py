@@ -1,0 +1,5 @@
+"""stub"""
+
+from tests.peers.model import Case
+
+CASES: list[Case] = []

@@ -1,0 +1,93 @@
+"""Running a peer case two ways: on the pure path (``toolkit.ops.plan_evolution`` over a
+TableLayout built from the start schema by the Iceberg adapter) and through
+``toolkit.evolve`` on a real table of an embedded SQLite catalog (PyIceberg only)."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from typing import Any
+
+import pytest
+from pyiceberg.catalog import Catalog
+from pyiceberg.schema import Schema
+from pyiceberg.table.update import AddSchemaUpdate, AssertCurrentSchemaId, SetCurrentSchemaUpdate
+from pyiceberg.types import NestedField, StringType
+
+import toolkit
+from tests.peers.model import Case, Refusal, assert_schema, check_refusal
+from toolkit.core.layout import TableLayout
+from toolkit.errors import ToolkitError
+from toolkit.iceberg.schema import from_iceberg, to_iceberg
+
+_tables = itertools.count()
+
+# Where the layout keeps a table's identifier field IDs (the schema model of issue 26).
+_IDENTIFIER_NAMES = ("identifier_ids", "identifier_field_ids", "identifiers")
+
+
+def _identifier_attr() -> str | None:
+    names = {f.name for f in dataclasses.fields(TableLayout)}
+    return next((n for n in _IDENTIFIER_NAMES if n in names), None)
+
+
+def layout_from(start: Schema, last_column_id: int) -> TableLayout:
+    """The start schema as the core's TableLayout, by the adapter the table path uses."""
+    extra: dict[str, Any] = {}
+    attr = _identifier_attr()
+    if attr is not None:
+        extra[attr] = tuple(start.identifier_field_ids)
+    return TableLayout(from_iceberg(start), last_column_id=last_column_id, **extra)
+
+
+def schema_from(layout: TableLayout) -> Schema:
+    """A planned layout back as a PyIceberg schema."""
+    out = to_iceberg(layout.schema)
+    attr = _identifier_attr()
+    ids = list(getattr(layout, attr)) if attr is not None else []
+    return Schema(*out.fields, identifier_field_ids=ids)
+
+
+def run_pure(case: Case) -> None:
+    layout = layout_from(case.start, case.last_column_id)
+    if isinstance(case.expect, Refusal):
+        with pytest.raises(ToolkitError) as info:
+            toolkit.ops.plan_evolution(layout, case.ops(), table="peers.t")
+        check_refusal(info.value, case.expect)
+        return
+    plan = toolkit.ops.plan_evolution(layout, case.ops(), table="peers.t")
+    assert_schema(schema_from(plan.after), case.expect, "pure path")
+
+
+def make_table(catalog: Catalog, start: Schema, last_column_id: int) -> str:
+    """A table whose current schema is exactly ``start`` (its field IDs as given, which
+    ``create_table`` would reassign), and whose last assigned column ID is
+    ``last_column_id``."""
+    catalog.create_namespace_if_not_exists("peers")
+    name = f"peers.t{next(_tables)}"
+    tbl = catalog.create_table(name, schema=Schema(NestedField(1, "placeholder", StringType())))
+    updates: list[Any] = []
+    if last_column_id > start.highest_field_id:
+        # a schema that once used the higher IDs: Iceberg remembers the last one assigned
+        high = Schema(NestedField(last_column_id, "placeholder", StringType()), schema_id=1)
+        updates.append(AddSchemaUpdate(schema=high))
+    current = Schema(
+        *start.fields, schema_id=len(updates) + 1, identifier_field_ids=start.identifier_field_ids
+    )
+    updates += [AddSchemaUpdate(schema=current), SetCurrentSchemaUpdate(schema_id=-1)]
+    tbl._do_commit(tuple(updates), (AssertCurrentSchemaId(current_schema_id=0),))
+    return name
+
+
+def run_table(case: Case, catalog: Catalog) -> None:
+    name = make_table(catalog, case.start, case.last_column_id)
+    assert_schema(catalog.load_table(name).schema(), case.start, "table as created")
+    expect = case.expect if case.expect_table is None else case.expect_table
+    if isinstance(expect, Refusal):
+        with pytest.raises(ToolkitError) as info:
+            toolkit.evolve(catalog, name, case.ops())
+        check_refusal(info.value, expect)
+        assert_schema(catalog.load_table(name).schema(), case.start, "table after the refusal")
+        return
+    toolkit.evolve(catalog, name, case.ops())
+    assert_schema(catalog.load_table(name).schema(), expect, "table")
