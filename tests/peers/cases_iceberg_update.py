@@ -212,8 +212,10 @@ case("testAddNestedMapOfStructs", ONE_ID, lambda: [
     4, st(req(9, "lat", "int"), opt(10, "long", "int"))))))
 case("testAddNestedListOfStructs", ONE_ID, lambda: [
     o.add("locations", ListType(
-        1, st(req(9, "lat", IntegerType()), opt(8, "long", IntegerType())), element_required=False)),
-], appended(ONE_ID, None, opt(2, "locations", lst(3, st(req(4, "lat", "int"), opt(5, "long", "int"))))))
+        1, st(req(9, "lat", IntegerType()), opt(8, "long", IntegerType())),
+        element_required=False)),
+], appended(ONE_ID, None,
+            opt(2, "locations", lst(3, st(req(4, "lat", "int"), opt(5, "long", "int"))))))
 case("testAddRequiredColumnWithoutDefault", ONE_ID,
      lambda: [o.add("data", "string", required=True)], refused("data", "required"))
 case("testAddRequiredColumnCaseInsensitive", ONE_ID, lambda: [o.add("ID", "string")],
@@ -314,13 +316,13 @@ case("testUpdateMapKey", M, lambda: [o.widen("m.key", "long")], refused("key"))
 
 # --- changes to added and deleted columns ----------------------------------------------------
 
-I = schema(req(1, "i", "int"))
-case("testUpdateAddedColumnType", I, lambda: [o.add("value", "int"), o.widen("value", "long")],
-     appended(I, None, opt(2, "value", "long")))
-case("testUpdateAddedColumnDoc", I,
+ONE_I = schema(req(1, "i", "int"))
+case("testUpdateAddedColumnType", ONE_I, lambda: [o.add("value", "int"), o.widen("value", "long")],
+     appended(ONE_I, None, opt(2, "value", "long")))
+case("testUpdateAddedColumnDoc", ONE_I,
      lambda: [o.add("value", "long"), o.update_doc("value", "a value")],
-     appended(I, None, opt(2, "value", "long", "a value")))
-case("testUpdateDeletedColumnDoc", I, lambda: [o.drop("i"), o.update_doc("i", "a value")],
+     appended(ONE_I, None, opt(2, "value", "long", "a value")))
+case("testUpdateDeletedColumnDoc", ONE_I, lambda: [o.drop("i"), o.update_doc("i", "a value")],
      refused("i"), last_id=3)
 
 # --- moves -----------------------------------------------------------------------------------

@@ -6,12 +6,17 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import uuid
 from typing import Any
 
 import pytest
 from pyiceberg.catalog import Catalog
+from pyiceberg.io import load_file_io
+from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC
 from pyiceberg.schema import Schema
-from pyiceberg.table.update import AddSchemaUpdate, AssertCurrentSchemaId, SetCurrentSchemaUpdate
+from pyiceberg.serializers import ToOutputFile
+from pyiceberg.table.metadata import new_table_metadata
+from pyiceberg.table.sorting import UNSORTED_SORT_ORDER
 from pyiceberg.types import NestedField, StringType
 
 import toolkit
@@ -61,22 +66,28 @@ def run_pure(case: Case) -> None:
 
 def make_table(catalog: Catalog, start: Schema, last_column_id: int) -> str:
     """A table whose current schema is exactly ``start`` (its field IDs as given, which
-    ``create_table`` would reassign), and whose last assigned column ID is
-    ``last_column_id``."""
+    ``create_table`` would reassign) and whose last assigned column ID is
+    ``last_column_id``: its first metadata file is written here and registered."""
     catalog.create_namespace_if_not_exists("peers")
     name = f"peers.t{next(_tables)}"
-    tbl = catalog.create_table(name, schema=Schema(NestedField(1, "placeholder", StringType())))
-    updates: list[Any] = []
-    if last_column_id > start.highest_field_id:
-        # a schema that once used the higher IDs: Iceberg remembers the last one assigned
-        high = Schema(NestedField(last_column_id, "placeholder", StringType()), schema_id=1)
-        updates.append(AddSchemaUpdate(schema=high))
-    current = Schema(
-        *start.fields, schema_id=len(updates) + 1, identifier_field_ids=start.identifier_field_ids
+    location = f"{_warehouse(catalog)}/peers/{name.split('.')[1]}"
+    metadata = new_table_metadata(
+        Schema(NestedField(1, "placeholder", StringType())), UNPARTITIONED_PARTITION_SPEC,
+        UNSORTED_SORT_ORDER, location,
     )
-    updates += [AddSchemaUpdate(schema=current), SetCurrentSchemaUpdate(schema_id=-1)]
-    tbl._do_commit(tuple(updates), (AssertCurrentSchemaId(current_schema_id=0),))
+    metadata = metadata.model_copy(update={
+        "schemas": [Schema(*start.fields, schema_id=0,
+                           identifier_field_ids=start.identifier_field_ids)],
+        "last_column_id": last_column_id,
+    })
+    path = f"{location}/metadata/00000-{uuid.uuid4()}.metadata.json"
+    ToOutputFile.table_metadata(metadata, load_file_io(location=path).new_output(path))
+    catalog.register_table(name, path)
     return name
+
+
+def _warehouse(catalog: Catalog) -> str:
+    return str(catalog.properties["warehouse"]).rstrip("/")
 
 
 def run_table(case: Case, catalog: Catalog) -> None:
