@@ -109,9 +109,72 @@ PENDING = {
 }
 
 
+# PyIceberg's test_rest_schema.py ports these tests of TestSchemaUpdate under its own names.
+PORTED = {
+    "testAmbiguousAdd": "test_ambiguous_column",
+    "testDeleteThenAdd": "test_delete_then_add",
+    "testDeleteThenAddNested": "test_delete_then_add_nested",
+    "testDeleteMissingColumn": "test_delete_missing_column",
+    "testAddDeleteConflict": "test_add_delete_conflict",
+    "testRenameMissingColumn": "test_rename_missing_column",
+    "testRenameDeleteConflict": "test_rename_missing_conflicts",
+    "testDeleteRenameConflict": "test_rename_missing_conflicts",
+    "testUpdateMissingColumn": "test_update_missing_column",
+    "testUpdateDeleteConflict": "test_update_delete_conflict",
+    "testDeleteUpdateConflict": "test_delete_update_conflict",
+    "testDeleteMapKey": "test_delete_map_key",
+    "testAddFieldToMapKey": "test_add_field_to_map_key",
+    "testAlterMapKey": "test_alter_map_key",
+    "testUpdateMapKey": "test_update_map_key",
+    "testUpdateAddedColumnDoc": "test_update_added_column_doc",
+    "testUpdateDeletedColumnDoc": "test_update_deleted_column_doc",
+    "testMultipleMoves": "test_multiple_moves",
+    "testMoveTopLevelColumnFirst": "test_move_top_level_column_first",
+    "testMoveTopLevelColumnBeforeFirst": "test_move_top_level_column_before_first",
+    "testMoveTopLevelColumnAfterLast": "test_move_top_level_column_after_last",
+    "testMoveNestedFieldFirst": "test_move_nested_field_first",
+    "testMoveNestedFieldBeforeFirst": "test_move_nested_field_before_first",
+    "testMoveNestedFieldAfterLast": "test_move_nested_field_after_first",
+    "testMoveNestedFieldAfter": "test_move_nested_field_after",
+    "testMoveNestedFieldBefore": "test_move_nested_field_before",
+    "testMoveMapValueStructField": "test_move_map_value_struct_field",
+    "testMoveAddedTopLevelColumn": "test_move_added_top_level_column",
+    "testMoveAddedTopLevelColumnAfterAddedColumn":
+        "test_move_added_top_level_column_after_added_column",
+    "testMoveAddedNestedStructField": "test_move_added_nested_struct_field",
+    "testMoveAddedNestedStructFieldBeforeAddedColumn":
+        "test_move_added_nested_field_before_added_column",
+    "testMoveSelfReferenceFails": "test_move_self_reference_fails",
+    "testMoveMissingColumnFails": "test_move_missing_column_fails",
+    "testMoveBeforeAddFails": "test_move_before_add_fails",
+    "testMoveMissingReferenceColumnFails": "test_move_missing_reference_column_fails",
+    "testMovePrimitiveMapKeyFails": "test_move_primitive_map_key_fails",
+    "testMovePrimitiveMapValueFails": "test_move_primitive_map_value_fails",
+    "testMoveTopLevelBetweenStructsFails": "test_move_top_level_between_structs_fails",
+    "testMoveBetweenStructsFails": "test_move_between_structs_fails",
+    "testAddExistingIdentifierFields": "test_add_existing_identifier_fields",
+    "testAddNewIdentifierFieldColumns": "test_add_new_identifiers_field_columns",
+    "testAddNestedIdentifierFieldColumns": "test_add_nested_identifier_field_columns",
+    "testAddDottedIdentifierFieldColumns": "test_add_dotted_identifier_field_columns",
+    "testRemoveIdentifierFields": "test_remove_identifier_fields",
+    "testSetIdentifierFieldsFails": "test_set_identifier_field_fails",
+    "testDeleteIdentifierFieldColumns": "test_delete_identifier_field_columns",
+    "testDeleteContainingNestedIdentifierFieldColumnsFails":
+        "test_delete_containing_nested_identifier_field_columns_fails",
+    "testRenameIdentifierFields": "test_rename_identifier_fields",
+    "testMoveIdentifierFields": "test_move_identifier_fields",
+    "testMoveIdentifierFieldsCaseInsensitive": "test_move_identifier_fields_case_insensitive",
+    "testMixedChanges": "test_mixed_changes",
+    "testAddNestedMapOfStructs": "test_add_nested_map_of_structs",
+    "testAddNestedListOfStructs": "test_add_nested_list_of_structs",
+}
+
+
 def case(name: str, start, ops, expect, **kw) -> None:  # type: ignore[no-untyped-def]
     kw.setdefault("pending", PENDING.get(name))
-    CASES.append(Case(U + name, start, ops, expect, cites=(U + name.split("[")[0],), **kw))
+    test = name.split("[")[0]
+    ported = (f"pyiceberg:test_rest_schema.{PORTED[test]}",) if test in PORTED else ()
+    CASES.append(Case(U + name, start, ops, expect, cites=(U + test, *ported), **kw))
 
 
 # --- no change, deletes ----------------------------------------------------------------------
