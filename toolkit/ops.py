@@ -26,7 +26,8 @@ Every operation carries its JSON name (``op``) and form (``to_json``); ``OPERATI
 each name to its class (what lineage reads back, and what a UI lists):
 
 >>> sorted(toolkit.ops.OPERATIONS)
-['add', 'drop', 'move', 'optional', 'partition', 'rename', 'sort', 'unpartition', 'widen']
+['add', 'doc', 'drop', 'identifier', 'move', 'optional', 'partition', 'rename', 'sort', \
+'union', 'unpartition', 'widen']
 >>> plan[0].op, plan[0].to_json()
 ('rename', {'op': 'rename', 'path': ['name'], 'to': 'full_name'})
 
@@ -64,13 +65,15 @@ expected=preview.state)`` commits it atomically and logs it (``toolkit.lineage(t
 
 from __future__ import annotations
 
+from typing import Any
+
 from toolkit.core.evolution import Evolution, plan_evolution
-from toolkit.core.layout import TableLayout
+from toolkit.core.layout import PathLike, TableLayout
+from toolkit.core.operations import OPERATIONS as _SCHEMA_AND_SPEC
 from toolkit.core.operations import (
-    OPERATIONS,
+    AddField,
     Operation,
     SortKey,
-    add,
     drop,
     make_optional,
     move_after,
@@ -79,10 +82,57 @@ from toolkit.core.operations import (
     partition_by,
     remove_partition,
     rename,
+    set_identifier_fields,
     sort_by,
+    update_doc,
 )
-from toolkit.core.operations import widen_to as widen
+from toolkit.core.operations import add as _add
+from toolkit.core.operations import widen_to as _widen_to
+from toolkit.core.types import ColumnType, Struct
+from toolkit.core.union import UnionByName
 from toolkit.errors import OperationError
+
+#: every operation by its JSON name (``op``): the core's, and union by name (which a plan
+#: holds as the operations it expands to)
+OPERATIONS: dict[str, type[Any]] = {**_SCHEMA_AND_SPEC, UnionByName.op: UnionByName}
+
+
+def _core_type(t: Any) -> ColumnType | str:
+    """A type as the core takes it: a type string or the core's model as they are; a
+    PyIceberg type (``pyiceberg.types.MapType(...)``) converted by the Iceberg adapter."""
+    if isinstance(t, str) or type(t).__module__.startswith("toolkit."):
+        return t  # type: ignore[no-any-return]
+    from toolkit.iceberg.schema import as_core_type  # loaded only for a PyIceberg type
+
+    return as_core_type(t)
+
+
+def add(
+    path: PathLike, type: Any, doc: str | None = None, *, required: bool = False
+) -> AddField:
+    """Add a field: ``add("address.zip", "string")``, ``add("m", MapType(...))`` (a
+    PyIceberg type too), ``add("locations.value.zip", "string")``; ``required=True`` only on
+    a table with no rows (Iceberg refuses a required column existing rows lack)."""
+    return _add(path, _core_type(type), doc, required=required)
+
+
+def widen(path: PathLike | int, to: Any, *, rewrite: bool = False) -> Operation:
+    """Widen a field, list element (``"tags.element"``) or map value (``"m.value"``) to
+    ``to`` (a type string or a PyIceberg primitive type); to its own type: a no-op."""
+    return _widen_to(path, str(_core_type(to)), rewrite=rewrite)
+
+
+def union_by_name(schema: Any) -> UnionByName:
+    """Evolve the table to hold ``schema`` (PyIceberg ``Schema``, pyarrow ``Schema``, Spark
+    ``StructType``, or a pandas / Arrow / Polars / Spark frame), like PyIceberg's
+    ``union_by_name``: missing fields are added (nested too), types widen by Iceberg's
+    promotions, fields optional in ``schema`` become optional; nothing is dropped. A plan
+    shows it as those adds, widenings and changes."""
+    if isinstance(schema, Struct):
+        return UnionByName(schema)  # the core's own model
+    from toolkit.iceberg.schema import union_target  # loaded only when used
+
+    return UnionByName(union_target(schema))
 
 __all__ = [
     "OPERATIONS",
@@ -101,6 +151,9 @@ __all__ = [
     "plan_evolution",
     "remove_partition",
     "rename",
+    "set_identifier_fields",
     "sort_by",
+    "union_by_name",
+    "update_doc",
     "widen",
 ]

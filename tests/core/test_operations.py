@@ -60,7 +60,7 @@ def test_iceberg_type_strings_parse_and_render_back(text: str, rendered: str) ->
     assert type_to_str(parse_type(text)) == rendered
 
 
-@pytest.mark.parametrize("text", ["lon", "list<long", "map<string, long>", "decimal(40, 2)"])
+@pytest.mark.parametrize("text", ["lon", "list<long", "map<string>", "decimal(40, 2)"])
 def test_bad_type_strings_are_refused_with_the_text(text: str) -> None:
     with pytest.raises(ValueError, match="invalid Iceberg type"):
         parse_type(text)
@@ -87,8 +87,6 @@ def test_rename_of_a_nested_field() -> None:
         (ops.add(("address.city",), "string"), "full name 'address.city' is taken"),
         (ops.add("name.x", "long"), "name is string, not a struct"),
         (ops.drop("address.nope"), "no field 'nope' in address"),
-        (ops.make_optional("name"), "name is already optional"),
-        (ops.widen("count", "int"), "count is already int"),
         (ops.widen("name", "long"), "cannot widen from string to long"),
         (ops.widen("count", "binary"), "cannot widen from int to binary"),
         (ops.widen("ok", "string"), "cannot widen from boolean to string"),

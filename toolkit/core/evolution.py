@@ -35,6 +35,7 @@ from functools import cached_property
 from typing import Any
 
 from toolkit.core.field_ids import locate
+from toolkit.core.field_operations import Expanding, check_result
 from toolkit.core.layout import TableLayout, as_layout
 from toolkit.core.operations import (
     BY_ID_OPERATIONS,
@@ -45,6 +46,7 @@ from toolkit.core.operations import (
 )
 from toolkit.core.reasons import decided_by_text
 from toolkit.core.types import Struct
+from toolkit.core.union import UnionByName
 from toolkit.core.wording import counted
 from toolkit.errors import OperationError
 
@@ -77,6 +79,7 @@ class Evolution:
                 out.append(op.apply_to(out[-1]))
             except OperationError as exc:
                 raise OperationError(f"operation {i + 1} ({exc.operation})", exc.detail) from exc
+        check_result(self.before, self.operations, out)
         return tuple(out)
 
     @property
@@ -180,14 +183,19 @@ def plan_evolution(
     """
     layout = as_layout(before)
     ops: list[Operation] = []
-    current = layout
-    for i, op in enumerate(operations):
+    layouts = [layout]
+    for i, asked in enumerate(operations):
         try:
-            op = locate(op, current, table).planned_on(current)
-            current = op.apply_to(current)
+            # an operation that stands for several (union by name) is planned as them
+            expanded = asked.expand(layouts[-1]) if isinstance(asked, Expanding) else [asked]
+            for one in expanded:
+                op = locate(one, layouts[-1], table).planned_on(layouts[-1])
+                layouts.append(op.apply_to(layouts[-1]))
+                ops.append(op)
         except OperationError as exc:
             raise OperationError(f"operation {i + 1} ({exc.operation})", exc.detail) from exc
-        ops.append(op)
+    # docs/rules.md, order of a plan: Iceberg's checks on the final schema, made on the result
+    check_result(layout, ops, layouts)
     return Evolution(layout, tuple(ops), decided_by, batch, reason, tuple(reasons))
 
 
@@ -214,7 +222,8 @@ def operation_from_json(data: Mapping[str, Any]) -> Operation:
     [True, True]
     """
     kind = data.get("op")
-    cls = (BY_ID_OPERATIONS.get(kind) or OPERATIONS.get(kind)) if isinstance(kind, str) else None
+    known: dict[str, type[Operation]] = {**OPERATIONS, UnionByName.op: UnionByName}
+    cls = (BY_ID_OPERATIONS.get(kind) or known.get(kind)) if isinstance(kind, str) else None
     if cls is None:
         raise ValueError(f"unknown operation {kind!r} in {dict(data)!r}")
     return cls.from_json(data)

@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, Self, TypeVar, cast, run
 
 from toolkit.core.layout import (
     ELEMENT,
+    KEY,
+    VALUE,
     Path,
     PathLike,
     TableLayout,
@@ -41,7 +43,7 @@ from toolkit.core.spec_operations import (
     SortKey,
     SpecEditor,
 )
-from toolkit.core.types import ColumnType, ListOf, Struct
+from toolkit.core.types import ColumnType, ListOf, MapOf, Struct
 from toolkit.errors import OperationError
 
 #: how many fields an unknown-ID error lists
@@ -62,7 +64,8 @@ def label(path: Path, field_id: int | None) -> str:
 
 def field_ids(struct: Struct) -> dict[int, Path]:
     """Every field ID of ``struct`` and the path an operation names it by: a field's
-    canonical path (no ``element``), a list's element as ``<list path>.element``.
+    canonical path (no ``element`` or ``value``), a list's element as ``<list>.element``, a
+    map's key and value as ``<map>.key`` and ``<map>.value``.
 
     >>> from toolkit.core.types import Column, ListOf
     >>> field_ids(Struct((Column(1, "a", ListOf(2, Struct((Column(3, "b", "long"),)))),)))
@@ -74,6 +77,12 @@ def field_ids(struct: Struct) -> dict[int, Path]:
         if isinstance(t, ListOf):
             out[t.element_id] = (*prefix, ELEMENT)
             walk((*prefix, ELEMENT), t.element, canonical_prefix)
+        elif isinstance(t, MapOf):
+            # a key's fields keep their full name (operations on them are refused by name)
+            out[t.key_id] = (*prefix, KEY)
+            walk((*prefix, KEY), t.key, (*prefix, KEY))
+            out[t.value_id] = (*prefix, VALUE)
+            walk((*prefix, VALUE), t.value, canonical_prefix)
         elif isinstance(t, Struct):
             for c in t.fields:
                 out[c.id] = (*canonical_prefix, c.name)

@@ -2,7 +2,9 @@
 from a path to a field: the vocabulary every operation (RULES 6) and adapter shares.
 
 Paths are tuples of names (keys may contain dots); list levels may be written as
-``element``, as in Iceberg's full names, or skipped.
+``element`` and map values as ``value``, as in Iceberg's full names, or skipped:
+``points.x`` and ``points.element.x``, ``locations.lat`` and ``locations.value.lat``
+name the same field. A map's key cannot change (Iceberg: keys decide equality).
 
 >>> from toolkit.core.types import Column, ListOf, Struct
 >>> s = Struct((Column(1, "a", ListOf(2, Struct((Column(3, "b", "long"),)))),))
@@ -17,10 +19,10 @@ table {
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Final, Literal, TypeAlias, get_args
 
-from toolkit.core.types import Column, ColumnType, ListOf, Struct, iter_ids, type_to_str
+from toolkit.core.types import Column, ColumnType, ListOf, MapOf, Struct, iter_ids, type_to_str
 from toolkit.errors import OperationError
 
 Path: TypeAlias = tuple[str, ...]
@@ -33,6 +35,8 @@ DIRECTIONS: Final = get_args(Direction)
 NULL_ORDERS: Final = get_args(NullOrder)
 
 ELEMENT: Final = "element"
+KEY: Final = "key"
+VALUE: Final = "value"
 
 
 def as_path(path: PathLike) -> Path:
@@ -75,6 +79,10 @@ class TableLayout:
 
     ``last_column_id`` is the highest field ID the table ever assigned (Iceberg never
     reuses one, even after a drop); by default the highest in ``schema``.
+    ``identifier_ids`` are the schema's identifier fields (Iceberg's row identity: required
+    primitives, not float or double, outside lists, maps and optional structs).
+    ``has_rows``: whether rows may exist (a required field can be added only where none
+    does; a layout not read from a table assumes there may be).
     """
 
     schema: Struct
@@ -82,6 +90,8 @@ class TableLayout:
     sort: tuple[SortField, ...] = ()
     last_column_id: int = -1
     format_version: int = 2
+    identifier_ids: tuple[int, ...] = ()
+    has_rows: bool = field(default=True, compare=False)
 
     def __post_init__(self) -> None:
         if self.last_column_id < 0:
@@ -96,6 +106,10 @@ class TableLayout:
         lines = ["table {"]
         lines += [f"  {c.id}: {c.name}: {column_text(c)}" for c in self.schema.fields]
         lines.append("}")
+        if self.identifier_ids:
+            lines.append(
+                "identified by " + ", ".join(self.column_name(i) for i in self.identifier_ids)
+            )
         if self.partition:
             lines.append(
                 "partitioned by "
@@ -131,28 +145,43 @@ def as_layout(before: TableLayout | Struct) -> TableLayout:
 
 # --- walking the schema by path --------------------------------------------------------------
 
+#: the words of Iceberg's full names for a list's element and a map's key and value
+LEVELS: Final = (ELEMENT, KEY, VALUE)
+
 
 def struct_in(t: ColumnType) -> Struct | None:
-    """The struct a path continues into from a column of type ``t`` (through lists)."""
-    while isinstance(t, ListOf):
-        t = t.element
+    """The struct a path continues into from a column of type ``t`` (through list elements
+    and map values)."""
+    while isinstance(t, ListOf | MapOf):
+        t = t.element if isinstance(t, ListOf) else t.value
     return t if isinstance(t, Struct) else None
 
 
 @dataclass(frozen=True)
 class Found:
     column: Column
-    parent: Path  # the canonical path of the enclosing struct's column (no "element")
+    parent: Path  # the canonical path of the enclosing struct's column (no element/value)
     siblings: Struct
 
 
+def _key_error(op: str, path: Path) -> OperationError:
+    return OperationError(
+        op,
+        f"{dotted(path)} is inside a map's key, which cannot change (Iceberg: a key decides "
+        "which entry a value belongs to)",
+    )
+
+
 def find(struct: Struct, path: Path, op: str) -> Found:
-    """The field at ``path``; list levels may be written as ``element`` or skipped."""
+    """The field at ``path``; list elements (``element``) and map values (``value``) may be
+    written out or skipped."""
     parent: Path = ()
     cur = struct
-    names = [n for n in path]
+    names = list(path)
+    walked: list[str] = []
     while True:
         name = names.pop(0)
+        walked.append(name)
         col = cur.by_name().get(name)
         if col is None:
             where = f" in {dotted(parent)}" if parent else ""
@@ -162,16 +191,27 @@ def find(struct: Struct, path: Path, op: str) -> Found:
             raise OperationError(op, f"no field {name!r}{where} (fields: {known}){hint}")
         if not names:
             return Found(col, parent, cur)
-        while names and names[0] == ELEMENT and isinstance(col.type, ListOf):
-            names.pop(0)  # written out, as in Iceberg's full names
-        if not names:
-            raise OperationError(op, f"{dotted(path)} is a list element, not a field")
-        inner = struct_in(col.type)
-        if inner is None:
+        t = col.type
+        while isinstance(t, ListOf | MapOf):
+            if isinstance(t, ListOf):
+                what = "a list element"
+                if names and names[0] == ELEMENT:
+                    walked.append(names.pop(0))  # written out, as in Iceberg's full names
+                t = t.element
+            else:
+                what = "a map value"
+                if names and names[0] == KEY:
+                    raise _key_error(op, (*walked, KEY))
+                if names and names[0] == VALUE:
+                    walked.append(names.pop(0))
+                t = t.value
+            if not names:
+                raise OperationError(op, f"{dotted(path)} is {what}, not a field")
+        if not isinstance(t, Struct):
             raise OperationError(
                 op, f"{dotted((*parent, col.name))} is {type_to_str(col.type)}, not a struct"
             )
-        parent, cur = (*parent, col.name), inner
+        parent, cur = (*parent, col.name), t
 
 
 def field_at(struct: Struct, path: Path) -> tuple[Column, Struct]:
@@ -186,6 +226,101 @@ def field_at(struct: Struct, path: Path) -> tuple[Column, Struct]:
     return found.column, found.siblings
 
 
+@dataclass(frozen=True)
+class Slot:
+    """What a path names: a field (``steps`` empty), or a list element, map key or map value
+    inside the type of the field ``found`` (``steps``: the levels from that field's type
+    down, ``("element",)``, ``("value", "element")``...)."""
+
+    found: Found
+    steps: tuple[str, ...]
+    type: ColumnType
+    required: bool
+    id: int
+
+    @property
+    def path(self) -> Path:
+        """The path in canonical form, levels written out: ``points.element``."""
+        return (*self.found.parent, self.found.column.name, *self.steps)
+
+
+def find_slot(struct: Struct, path: Path, op: str) -> Slot:
+    """The field, list element or map value (or key) at ``path``: a field's path, then the
+    levels written out (``points.element``, ``m.value``, ``m.key``).
+
+    >>> s = Struct((Column(1, "m", MapOf(2, "string", 3, ListOf(4, "int", True))),))
+    >>> slot = find_slot(s, ("m", "value", "element"), "look")
+    >>> slot.id, slot.type, slot.required, slot.path
+    (4, 'int', True, ('m', 'value', 'element'))
+    """
+    i = len(path)
+    while i > 1 and path[i - 1] in LEVELS:
+        i -= 1
+    if i < len(path):
+        try:
+            found: Found | None = find(struct, path[:i], op)
+        except OperationError:
+            found = None
+        if found is not None:
+            t: ColumnType = found.column.type
+            required, slot_id = found.column.required, found.column.id
+            for step in path[i:]:
+                level = t
+                if step == ELEMENT and isinstance(level, ListOf):
+                    t, required, slot_id = level.element, level.element_required, level.element_id
+                elif step == KEY and isinstance(level, MapOf):
+                    t, required, slot_id = level.key, True, level.key_id
+                elif step == VALUE and isinstance(level, MapOf):
+                    t, required, slot_id = level.value, level.value_required, level.value_id
+                else:
+                    break
+            else:
+                return Slot(found, path[i:], t, required, slot_id)
+    found = find(struct, path, op)
+    col = found.column
+    return Slot(found, (), col.type, col.required, col.id)
+
+
+def _edit_level(
+    t: ColumnType,
+    steps: tuple[str, ...],
+    edit: Callable[[ColumnType, bool], tuple[ColumnType, bool]],
+) -> ColumnType:
+    step, rest = steps[0], steps[1:]
+    if step == ELEMENT:
+        assert isinstance(t, ListOf)
+        if rest:
+            return replace(t, element=_edit_level(t.element, rest, edit))
+        element, required = edit(t.element, t.element_required)
+        return replace(t, element=element, element_required=required)
+    assert isinstance(t, MapOf)
+    if step == KEY:
+        assert not rest, "a map key's inside never changes"
+        key, _ = edit(t.key, True)
+        return replace(t, key=key)
+    if rest:
+        return replace(t, value=_edit_level(t.value, rest, edit))
+    value, required = edit(t.value, t.value_required)
+    return replace(t, value=value, value_required=required)
+
+
+def replace_slot(
+    struct: Struct, slot: Slot, type: ColumnType | None = None, required: bool | None = None
+) -> Struct:
+    """``struct`` with the slot's type and/or required-ness replaced (None: kept)."""
+
+    def edit(old: ColumnType, was: bool) -> tuple[ColumnType, bool]:
+        return (old if type is None else type), (was if required is None else required)
+
+    col = slot.found.column
+    if not slot.steps:
+        new_type, new_required = edit(col.type, col.required)
+        new = replace(col, type=new_type, required=new_required)
+    else:
+        new = replace(col, type=_edit_level(col.type, slot.steps, edit))
+    return replace_column(struct, slot.found, new)
+
+
 def edit_struct(struct: Struct, parent: Path, edit: Callable[[Struct], Struct]) -> Struct:
     """``struct`` with the struct at canonical path ``parent`` replaced by ``edit(it)``."""
     if not parent:
@@ -195,18 +330,21 @@ def edit_struct(struct: Struct, parent: Path, edit: Callable[[Struct], Struct]) 
     def into(t: ColumnType) -> ColumnType:
         if isinstance(t, ListOf):
             return replace(t, element=into(t.element))
+        if isinstance(t, MapOf):
+            return replace(t, value=into(t.value))
         assert isinstance(t, Struct)
         return edit_struct(t, rest, edit)
 
-    return Struct(
-        tuple(replace(c, type=into(c.type)) if c.name == head else c for c in struct.fields)
+    return replace(
+        struct,
+        fields=tuple(replace(c, type=into(c.type)) if c.name == head else c for c in struct.fields),
     )
 
 
 def inside_list(struct: Struct, parent: Path, op: str) -> bool:
-    """Whether a field under the canonical ``parent`` sits inside a list."""
+    """Whether a field under the canonical ``parent`` sits inside a list or a map."""
     return any(
-        isinstance(find(struct, parent[: i + 1], op).column.type, ListOf)
+        isinstance(find(struct, parent[: i + 1], op).column.type, ListOf | MapOf)
         for i in range(len(parent))
     )
 
@@ -214,13 +352,14 @@ def inside_list(struct: Struct, parent: Path, op: str) -> bool:
 def replace_column(struct: Struct, found: Found, new: Column | None) -> Struct:
     def edit(s: Struct) -> Struct:
         out = (new if c.id == found.column.id else c for c in s.fields)
-        return Struct(tuple(c for c in out if c is not None))
+        return replace(s, fields=tuple(c for c in out if c is not None))
 
     return edit_struct(struct, found.parent, edit)
 
 
 def lower_full_names(struct: Struct) -> set[str]:
-    """Lower-cased Iceberg full names of every field (list elements as ``element``)."""
+    """Lower-cased Iceberg full names of every field (list elements as ``element``, map keys
+    and values as ``key`` and ``value``)."""
     out: set[str] = set()
 
     def walk(prefix: Path, t: ColumnType) -> None:
@@ -228,6 +367,10 @@ def lower_full_names(struct: Struct) -> set[str]:
             inner = (*prefix, ELEMENT)
             out.add(dotted(inner).lower())
             walk(inner, t.element)
+        elif isinstance(t, MapOf):
+            for level, sub in ((KEY, t.key), (VALUE, t.value)):
+                out.add(dotted((*prefix, level)).lower())
+                walk((*prefix, level), sub)
         elif isinstance(t, Struct):
             for c in t.fields:
                 out.add(dotted((*prefix, c.name)).lower())
@@ -238,7 +381,8 @@ def lower_full_names(struct: Struct) -> set[str]:
 
 
 def iceberg_name(struct: Struct, parent: Path) -> Path:
-    """The Iceberg full name of the struct at canonical ``parent`` (with list elements)."""
+    """The Iceberg full name of the struct at canonical ``parent`` (with list elements and
+    map values written out)."""
     out: list[str] = []
     cur: ColumnType = struct
     for name in parent:
@@ -247,9 +391,9 @@ def iceberg_name(struct: Struct, parent: Path) -> Path:
         col = s.by_name()[name]
         out.append(name)
         t = col.type
-        while isinstance(t, ListOf):
-            out.append(ELEMENT)
-            t = t.element
+        while isinstance(t, ListOf | MapOf):
+            out.append(ELEMENT if isinstance(t, ListOf) else VALUE)
+            t = t.element if isinstance(t, ListOf) else t.value
         cur = t
     return tuple(out)
 
@@ -257,28 +401,31 @@ def iceberg_name(struct: Struct, parent: Path) -> Path:
 def check_free(
     struct: Struct, parent: Path, name: str, op: str, own_id: int | None = None
 ) -> None:
-    """RULES 4 / Iceberg: names are unique per struct case-insensitively, and as full names."""
+    """RULES 4 / Iceberg: names are unique per struct case-insensitively, and as full names.
+    ``own_id``: the field being renamed (its own name never blocks it)."""
     if not name or name.strip() != name:
         raise OperationError(op, f"invalid field name {name!r}")
     siblings = find(struct, parent, op).column.type if parent else struct
     inner = struct_in(siblings) if parent else struct
     assert inner is not None
+    own_name = None
     for c in inner.fields:
-        if c.name.lower() == name.lower() and c.id != own_id:
+        if c.id == own_id:
+            own_name = c.name
+        elif c.name.lower() == name.lower():
             where = f" in {dotted(parent)}" if parent else ""
             raise OperationError(op, f"name {name!r} is taken by field {c.name!r}{where}")
-    full = dotted((*iceberg_name(struct, parent), name)).lower()
+    full_parent = iceberg_name(struct, parent)
+    full = dotted((*full_parent, name)).lower()
     taken = lower_full_names(struct)
-    if own_id is not None:
-        own = path_of_id(struct, own_id)
-        if own is not None:
-            taken -= {n for n in taken if n == dotted(own).lower()}
+    if own_name is not None:
+        taken.discard(dotted((*full_parent, own_name)).lower())
     if full in taken:
         raise OperationError(op, f"full name {full!r} is taken by another field")
 
 
 def path_of_id(struct: Struct, field_id: int) -> Path | None:
-    """The canonical path (no ``element``) of field ``field_id``."""
+    """The canonical path (no ``element`` or ``value``) of field ``field_id``."""
     for c in struct.fields:
         if c.id == field_id:
             return (c.name,)
@@ -292,18 +439,28 @@ def path_of_id(struct: Struct, field_id: int) -> Path | None:
 
 def fresh_ids(t: ColumnType, next_id: Callable[[], int]) -> ColumnType:
     """``t`` renumbered as Iceberg assigns a new column's type: a struct's fields first,
-    then their types; a list's element, then its type."""
+    then their types; a list's element, then its type; a map's key and value, then theirs."""
     if isinstance(t, Struct):
         ids = [next_id() for _ in t.fields]
-        return Struct(
-            tuple(
+        return replace(
+            t,
+            fields=tuple(
                 replace(c, id=i, type=fresh_ids(c.type, next_id))
                 for i, c in zip(ids, t.fields, strict=True)
-            )
+            ),
         )
     if isinstance(t, ListOf):
         element_id = next_id()
-        return ListOf(element_id, fresh_ids(t.element, next_id))
+        return replace(t, element_id=element_id, element=fresh_ids(t.element, next_id))
+    if isinstance(t, MapOf):
+        key_id, value_id = next_id(), next_id()
+        return replace(
+            t,
+            key_id=key_id,
+            key=fresh_ids(t.key, next_id),
+            value_id=value_id,
+            value=fresh_ids(t.value, next_id),
+        )
     return t
 
 
@@ -331,16 +488,24 @@ def referenced_by_layout(layout: TableLayout, col: Column) -> str | None:
 
 def strip_elements(parent: Path) -> Path:
     """A struct's Iceberg full name (``items.element``) as the path of its column."""
-    while parent and parent[-1] == ELEMENT:
+    while parent and parent[-1] in (ELEMENT, VALUE):
         parent = parent[:-1]
     return parent
 
 
 def canonical(struct: Struct, parent: Path, op: str) -> Path:
-    """``parent`` without written-out ``element`` levels."""
-    parent = strip_elements(parent)
+    """``parent`` (a struct's path, maybe Iceberg's full name ``items.element`` or
+    ``m.value``) without written-out levels: the path of the column holding the struct."""
     if not parent:
         return ()
+    stripped = strip_elements(parent)
+    if stripped != parent and stripped:
+        try:
+            holder = find(struct, stripped, op)
+        except OperationError:
+            holder = None
+        if holder is not None and isinstance(holder.column.type, ListOf | MapOf):
+            return (*holder.parent, holder.column.name)
     found = find(struct, parent, op)
     return (*found.parent, found.column.name)
 
@@ -355,6 +520,8 @@ def id_of_name(struct: Struct, name: str) -> int | None:
 __all__ = [
     "DIRECTIONS",
     "ELEMENT",
+    "KEY",
+    "LEVELS",
     "NULL_ORDERS",
     "Direction",
     "Found",
@@ -363,8 +530,10 @@ __all__ = [
     "Path",
     "PathLike",
     "Position",
+    "Slot",
     "SortField",
     "TableLayout",
+    "VALUE",
     "as_layout",
     "as_path",
     "canonical",
@@ -373,6 +542,7 @@ __all__ = [
     "edit_struct",
     "field_at",
     "find",
+    "find_slot",
     "fresh_ids",
     "id_counter",
     "id_of_name",
@@ -382,6 +552,7 @@ __all__ = [
     "path_of_id",
     "referenced_by_layout",
     "replace_column",
+    "replace_slot",
     "sort_text",
     "strip_elements",
     "struct_in",

@@ -34,21 +34,27 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, ClassVar, Final, Protocol, Self, cast, get_args
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Self, cast, get_args
 
 from toolkit.core.field_ids import (
-    NamedById,
     PartitionById,
     SortById,
     field_target,
     label,
     path_of_field_id,
 )
+from toolkit.core.field_operations import (
+    SetIdentifierFields,
+    UpdateDoc,
+    set_identifier_fields,
+    update_doc,
+)
 from toolkit.core.layout import (
-    ELEMENT,
+    KEY,
     Path,
     PathLike,
     Position,
+    Slot,
     TableLayout,
     as_layout,
     canonical,
@@ -57,25 +63,30 @@ from toolkit.core.layout import (
     edit_struct,
     field_at,
     find,
+    find_slot,
     fresh_ids,
     id_counter,
     inside_list,
     referenced_by_layout,
     replace_column,
-    strip_elements,
+    replace_slot,
     struct_in,
+)
+from toolkit.core.operation_base import (
+    Operation,
+    SchemaOperation,
+    TableEditor,
+    path_of_json,
 )
 from toolkit.core.spec_operations import (
     AddPartitionField,
     RemovePartitionField,
     ReplaceSortOrder,
     SortKey,
-    SpecEditor,
 )
 from toolkit.core.types import (
     Column,
     ColumnType,
-    ListOf,
     Opaque,
     Struct,
     as_type,
@@ -85,114 +96,8 @@ from toolkit.core.types import (
 from toolkit.core.widening import in_place, matrix_name, widen
 from toolkit.errors import OperationError
 
-# --- what every operation offers -------------------------------------------------------------
 
-
-class Operation(Protocol):
-    """One schema, partition spec or sort order change (RULES 6). ``op`` is its JSON name
-    (a key of :data:`OPERATIONS`); ``name`` says what it does, in errors and previews."""
-
-    op: ClassVar[str]
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def why_irreversible(self) -> str | None:
-        """Why no schema change undoes the operation; None when :meth:`inverse` does."""
-
-    def apply_to(self, table: TableLayout) -> TableLayout:
-        """The layout after the operation; raises :class:`OperationError` naming the field."""
-
-    def planned_on(self, table: TableLayout) -> Operation:
-        """The operation as a plan against ``table`` commits it (a widening learns whether
-        it rewrites data); raises like :meth:`apply_to`."""
-
-    def inverse(self, before: TableLayout | Struct) -> Operation | None:
-        """The operation that undoes this one, applied to the layout after it."""
-
-    def subject_id(self, table: TableLayout) -> int | None:
-        """The field ID it acts on in ``table`` (None: adds, partition removals, sorts)."""
-
-    def stage(self, editor: TableEditor, before: TableLayout, after: TableLayout) -> None:
-        """Stage the operation on a real table (``before``/``after``: the layouts around it)."""
-
-    def to_json(self) -> dict[str, Any]:
-        """A compact JSON-able form (types as Iceberg type strings), for lineage."""
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Operation:
-        """The operation :meth:`to_json` wrote."""
-
-
-class TableEditor(SpecEditor, Protocol):
-    """How an adapter stages operations on a real table (``toolkit.iceberg``): each operation
-    calls the one method that does it, so the adapter needs no list of operation classes."""
-
-    def add_column(self, path: Path, type: ColumnType, doc: str | None) -> None: ...
-
-    def delete_column(self, path: Path) -> None: ...
-
-    def rename_column(self, path: Path, new_name: str) -> None: ...
-
-    def make_column_optional(self, path: Path) -> None: ...
-
-    def move_column(self, path: Path, position: Position, anchor: Path | None) -> None: ...
-
-    def widen_column(self, op: Widening, before: TableLayout, after: TableLayout) -> None: ...
-
-
-def _path(data: Mapping[str, Any]) -> Path:
-    return tuple(data.get("path", ()))
-
-
-# --- schema operations -----------------------------------------------------------------------
-
-
-class _SchemaOperation(NamedById):
-    """Shared behaviour: a schema operation applies to the layout's schema, and may name
-    its field by ID (:class:`~toolkit.core.field_ids.NamedById`)."""
-
-    op: ClassVar[str]
-    verb: ClassVar[str]
-    if TYPE_CHECKING:  # a field of each dataclass (a property of the planner's AddColumn)
-
-        @property
-        def path(self) -> Path: ...
-
-    def apply(self, struct: Struct) -> Struct:
-        return self.apply_to(TableLayout(struct)).schema
-
-    def apply_to(self, table: TableLayout) -> TableLayout:
-        return self.located(table)._apply(table)
-
-    def _apply(self, table: TableLayout) -> TableLayout:
-        raise NotImplementedError
-
-    def planned_on(self, table: TableLayout) -> Self:
-        return self.located(table)
-
-    @property
-    def what(self) -> str:
-        """What the operation does, as errors name it (``rename a.b``, ``rename #3``)."""
-        return f"{self.verb} {label(self.path, self.field_id)}"
-
-    @property
-    def name(self) -> str:
-        return self.what
-
-    @property
-    def why_irreversible(self) -> str | None:
-        """Why no schema change undoes this operation; None when :meth:`inverse` does."""
-        return None
-
-    def subject_id(self, table: TableLayout) -> int | None:
-        op = self.located(table)
-        path = op.path[:-1] if op.path[-1] == ELEMENT else op.path
-        return find(table.schema, path, op.what).column.id
-
-
-class Adding(_SchemaOperation):
+class Adding(SchemaOperation):
     """The add kind (JSON ``add``): a user's :class:`AddField`, or a policy's
     :class:`~toolkit.core.planner.AddColumn`. Iceberg gives the field a new ID, so it never
     reads values of a dropped field, even one that had the same name (Iceberg correctness #1).
@@ -208,8 +113,14 @@ class Adding(_SchemaOperation):
         @property
         def doc(self) -> str | None: ...
 
+    @property
+    def required(self) -> bool:
+        """Whether the field is added required (a user's explicit add on a table with no
+        rows; columns evolution creates are always optional, RULES 3.5)."""
+        return False
+
     def apply_to(self, table: TableLayout) -> TableLayout:
-        parent, name = strip_elements(self.path[:-1]), self.path[-1]
+        parent, name = canonical(table.schema, self.path[:-1], self.what), self.path[-1]
         if parent:
             holder = find(table.schema, parent, self.what).column
             if struct_in(holder.type) is None:
@@ -220,14 +131,24 @@ class Adding(_SchemaOperation):
                 )
         if isinstance(self.type, Opaque):
             raise OperationError(self.what, f"type {self.type.text} cannot be added by a plan")
+        if self.required and table.has_rows:
+            # Iceberg (Java UpdateSchema.addRequiredColumn, PyIceberg add_column) refuses a
+            # required column without allow_incompatible_changes: rows written before it have
+            # no value, so every reader would fail on them. Where no row exists, it is safe.
+            raise OperationError(
+                self.what,
+                "a required field needs a value in every existing row, and this table may "
+                "have rows (Iceberg refuses it unless incompatible changes are allowed): add "
+                "it optional, or add it to a table with no rows",
+            )
         check_free(table.schema, parent, name, self.what)
         next_id = id_counter(table.last_column_id)
-        col = Column(next_id(), name, fresh_ids(self.type, next_id), self.doc)
+        col = Column(next_id(), name, fresh_ids(self.type, next_id), self.doc, self.required)
 
         def edit(s: Struct) -> Struct:
-            return Struct((*s.fields, col))
+            return replace(s, fields=(*s.fields, col))
 
-        schema = edit_struct(table.schema, canonical(table.schema, parent, self.what), edit)
+        schema = edit_struct(table.schema, parent, edit)
         return replace(table, schema=schema, last_column_id=next_id() - 1)
 
     def inverse(self, before: TableLayout | Struct) -> DropField:
@@ -238,34 +159,42 @@ class Adding(_SchemaOperation):
 
     def stage(self, editor: TableEditor, before: TableLayout, after: TableLayout) -> None:
         added, _ = field_at(after.schema, self.path)
-        editor.add_column(self.path, added.type, self.doc)
+        editor.add_column(self.path, added.type, self.doc, self.required)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"op": "add", "path": list(self.path), "type": type_to_str(self.type)}
         if self.doc is not None:
             out["doc"] = self.doc
+        if self.required:
+            out["required"] = True
         return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> AddField:
-        return AddField(_path(data), parse_type(data["type"]), data.get("doc"))
+        return AddField(
+            path_of_json(data), parse_type(data["type"]), data.get("doc"),
+            bool(data.get("required", False)),
+        )
 
 
 @dataclass(frozen=True)
 class AddField(Adding):
-    """Add an optional field at ``path`` (top level or inside a struct, through lists)."""
+    """Add a field at ``path`` (top level or inside a struct, through list elements and map
+    values); optional unless ``required`` (only where the table has no rows)."""
 
     path: Path
     type: ColumnType
     doc: str | None = None
+    required: bool = False  # a field here, a property of Adding
 
     def __str__(self) -> str:
         doc = f"  doc={self.doc!r}" if self.doc else ""
-        return f"+ add {dotted(self.path)}: {type_to_str(self.type)}{doc}"
+        flag = "required " if self.required else ""
+        return f"+ add {dotted(self.path)}: {flag}{type_to_str(self.type)}{doc}"
 
 
 @dataclass(frozen=True, repr=False)
-class DropField(_SchemaOperation):
+class DropField(SchemaOperation):
     """Drop the field at ``path`` (or with ID ``field_id``); no other column's values change
     (Iceberg correctness #2)."""
 
@@ -282,8 +211,8 @@ class DropField(_SchemaOperation):
             raise OperationError(
                 self.name, f"{dotted(self.path)} is used by {user}: change that first"
             )
-        if not found.parent and len(table.schema.fields) == 1:
-            raise OperationError(self.name, "a table keeps at least one column")
+        # the checks Iceberg makes on the final schema (at least one column, identifier
+        # fields exist) are made on the plan's result: plan_evolution (docs/rules.md)
         return replace(table, schema=replace_column(table.schema, found, None))
 
     def inverse(self, before: TableLayout | Struct) -> None:
@@ -305,14 +234,14 @@ class DropField(_SchemaOperation):
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> DropField:
-        return cls(_path(data), data.get("id"))
+        return cls(path_of_json(data), data.get("id"))
 
     def __str__(self) -> str:
         return f"- drop {label(self.path, self.field_id)}"
 
 
 @dataclass(frozen=True, repr=False)
-class RenameField(_SchemaOperation):
+class RenameField(SchemaOperation):
     """Rename the field at ``path`` (or with ID ``field_id``) to ``new_name``; its data
     stays (tracked by field ID)."""
 
@@ -343,13 +272,13 @@ class RenameField(_SchemaOperation):
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RenameField:
-        return cls(_path(data), data["to"], data.get("id"))
+        return cls(path_of_json(data), data["to"], data.get("id"))
 
     def __str__(self) -> str:
         return f"~ rename {label(self.path, self.field_id)} -> {self.new_name}"
 
 
-class Widening(_SchemaOperation):
+class Widening(SchemaOperation):
     """The widen kind (JSON ``widen``, RULES 5): a user's :class:`WidenField`, or a policy's
     :class:`~toolkit.core.planner.Retype`. ``rewrite`` is False when Iceberg widens in place
     (int->long, float->double, wider decimal, date->timestamp on v3); any other widening of
@@ -383,29 +312,33 @@ class Widening(_SchemaOperation):
         return WidenField(self.path, self.to, self.rewrite, self.rows, self.bytes)
 
     def resolve(self, table: TableLayout) -> tuple[Column, str]:
-        """The column being widened and its current (leaf) type; checks the widening."""
-        target = self.path
-        element = target[-1] == ELEMENT and len(target) > 1
-        found = find(table.schema, target[:-1] if element else target, self.what)
-        old: ColumnType = found.column.type
-        if element:
-            if not isinstance(old, ListOf):
-                raise OperationError(self.what, f"{dotted(target[:-1])} is not a list")
-            old = old.element
+        """The column being widened (or holding the list element or map value widened) and
+        its current type; checks the widening. Widening to the type it has is allowed and
+        changes nothing (Iceberg treats it as a no-op)."""
+        slot = self._slot(table)
+        old = slot.type
         if not isinstance(old, str):
             raise OperationError(
                 self.what, f"{dotted(self.path)} is {type_to_str(old)}: only primitives widen"
             )
-        if old == self.to:
-            raise OperationError(self.what, f"{dotted(self.path)} is already {old}")
-        if not self.allowed(old, self.to, table.format_version):
+        if old != self.to and not self.allowed(old, self.to, table.format_version):
             raise OperationError(
                 self.what,
                 f"{dotted(self.path)} cannot widen from {old} to {self.to} "
                 "(RULES 5 matrix; booleans, dates, timestamps, decimals and complex types "
                 "only widen where Iceberg promotes them in place)",
             )
-        return found.column, old
+        return slot.found.column, old
+
+    def _slot(self, table: TableLayout) -> Slot:
+        slot = find_slot(table.schema, self.path, self.what)
+        if KEY in slot.steps:
+            raise OperationError(
+                self.what,
+                f"{dotted(self.path)} is a map's key, which cannot change type (Iceberg: a "
+                "key decides which entry a value belongs to)",
+            )
+        return slot
 
     @staticmethod
     def allowed(old: str, new: str, format_version: int = 2) -> bool:
@@ -417,27 +350,26 @@ class Widening(_SchemaOperation):
 
     def needs_rewrite(self, table: TableLayout) -> bool:
         _, old = self.resolve(table)
-        return not in_place(old, self.to, table.format_version)
+        return old != self.to and not in_place(old, self.to, table.format_version)
 
     def _apply(self, table: TableLayout) -> TableLayout:
         col, old = self.resolve(table)
-        found = find(
-            table.schema, self.path[:-1] if self.path[-1] == ELEMENT else self.path, self.what
-        )
+        if old == self.to:
+            return table  # Iceberg: updating a column to its own type is a no-op
+        slot = self._slot(table)
         if in_place(old, self.to, table.format_version):
-            if isinstance(col.type, ListOf):
-                new_col = replace(col, type=replace(col.type, element=self.to))
-            else:
-                new_col = replace(col, type=self.to)
-            return replace(table, schema=replace_column(table.schema, found, new_col))
+            return replace(table, schema=replace_slot(table.schema, slot, self.to))
         # A rewrite: the column is replaced by one of the new type, same name and place.
-        if self.path[-1] == ELEMENT or inside_list(table.schema, found.parent, self.what):
+        found = slot.found
+        if slot.steps or inside_list(table.schema, found.parent, self.what):
             raise OperationError(
                 self.what,
                 f"widening {dotted(self.path)} from {old} to {self.to} rewrites the data, "
-                "which is supported for fields outside lists only",
+                "which is supported for fields outside lists and maps only",
             )
         user = referenced_by_layout(table, col)
+        if user is None and col.id in table.identifier_ids:
+            user = "the table's identifier fields"
         if user is not None:
             raise OperationError(
                 self.what,
@@ -474,7 +406,7 @@ class Widening(_SchemaOperation):
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> WidenField:
-        path, to = _path(data), data["to"]
+        path, to = path_of_json(data), data["to"]
         return WidenField(
             path, to, data["rewrite"], data.get("rows"), data.get("bytes"), data.get("id")
         )
@@ -516,7 +448,7 @@ class WidenField(Widening):
 
 
 @dataclass(frozen=True, repr=False)
-class MakeOptional(_SchemaOperation):
+class MakeOptional(SchemaOperation):
     """Make a required field optional (never the reverse: RULES 5).
 
     A user writes ``MakeOptional(path)``; the ``widen`` policy's plans also say which column
@@ -537,11 +469,13 @@ class MakeOptional(_SchemaOperation):
         return self.what if self.column_id is None else dotted(self.path)
 
     def _apply(self, table: TableLayout) -> TableLayout:
-        found = find(table.schema, self.path, self.what)
-        if not found.column.required:
-            raise OperationError(self.what, f"{dotted(self.path)} is already optional")
-        new = replace(found.column, required=False)
-        return replace(table, schema=replace_column(table.schema, found, new))
+        # a field, or a list element / map value (``points.element``, ``m.value``)
+        slot = find_slot(table.schema, self.path, self.what)
+        if KEY in slot.steps:
+            raise OperationError(self.what, "a map's key is always required (Iceberg)")
+        if not slot.required:
+            return table  # Iceberg: making an optional field optional is a no-op
+        return replace(table, schema=replace_slot(table.schema, slot, required=False))
 
     def inverse(self, before: TableLayout | Struct) -> None:
         return None
@@ -558,7 +492,7 @@ class MakeOptional(_SchemaOperation):
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> MakeOptional:
-        return cls(_path(data), field_id=data.get("id"))
+        return cls(path_of_json(data), field_id=data.get("id"))
 
     def __str__(self) -> str:
         if self.column_id is None:
@@ -568,7 +502,7 @@ class MakeOptional(_SchemaOperation):
 
 
 @dataclass(frozen=True, repr=False)
-class MoveField(_SchemaOperation):
+class MoveField(SchemaOperation):
     """Move a field first, or before/after a sibling; no value changes (correctness #4).
     The field and the sibling may be named by ID (``field_id``, ``anchor_id``)."""
 
@@ -642,7 +576,7 @@ class MoveField(_SchemaOperation):
     def from_json(cls, data: Mapping[str, Any]) -> MoveField:
         anchor = data.get("anchor")
         return cls(
-            _path(data),
+            path_of_json(data),
             data["position"],
             None if anchor is None else tuple(anchor),
             data.get("id"),
@@ -659,9 +593,11 @@ class MoveField(_SchemaOperation):
 OPERATIONS: Final[dict[str, type[Operation]]] = {
     cls.op: cls
     for cls in (AddField, DropField, RenameField, WidenField, MakeOptional, MoveField,
+                UpdateDoc, SetIdentifierFields,
                 AddPartitionField, RemovePartitionField, ReplaceSortOrder)
 }  # fmt: skip
-SCHEMA_OPERATIONS: Final = (AddField, DropField, RenameField, WidenField, MakeOptional, MoveField)
+SCHEMA_OPERATIONS: Final = (AddField, DropField, RenameField, WidenField, MakeOptional, MoveField,
+                            UpdateDoc, SetIdentifierFields)  # fmt: skip
 #: the forms of :data:`OPERATIONS` that name a partition or sort source by field ID (each
 #: reads the by-path form too): what lineage reads a JSON ``partition`` or ``sort`` with
 BY_ID_OPERATIONS: Final[dict[str, type[Operation]]] = {
@@ -673,11 +609,15 @@ BY_ID_OPERATIONS: Final[dict[str, type[Operation]]] = {
 # --- constructors ----------------------------------------------------------------------------
 
 
-def add(path: PathLike, type: ColumnType | str, doc: str | None = None) -> AddField:
-    """Add an optional column: ``add("address.zip", "string")``, ``add(("a.b",), "long")``.
-    A new field has no ID yet: it is named by path only."""
+def add(
+    path: PathLike, type: ColumnType | str, doc: str | None = None, *, required: bool = False
+) -> AddField:
+    """Add a column: ``add("address.zip", "string")``, ``add(("a.b",), "long")``,
+    ``add("locations.value.zip", "string")`` (into a map's value struct). A new field has no
+    ID yet: it is named by path only. ``required=True`` only where the table has no rows
+    (Iceberg refuses a required column old rows lack)."""
     where, _ = field_target(path, "add", new=True)
-    return AddField(where, as_type(type), doc)
+    return AddField(where, as_type(type), doc, required)
 
 
 def drop(path: PathLike | int) -> DropField:
@@ -702,7 +642,8 @@ def widen_to(path: PathLike | int, to: str, *, rewrite: bool = False) -> WidenFi
 
 
 def make_optional(path: PathLike | int) -> MakeOptional:
-    """Make a required column optional (named by path or field ID)."""
+    """Make a required column optional (named by path or field ID), or a list's elements or
+    a map's values: ``make_optional("points.element")``, ``make_optional("m.value")``."""
     where, field_id = field_target(path, "make optional")
     return MakeOptional(where, field_id=field_id)
 
@@ -763,6 +704,8 @@ def sort_by(*keys: PathLike | int | SortKey) -> ReplaceSortOrder:
 __all__ = [
     "OPERATIONS",
     "SCHEMA_OPERATIONS",
+    "SetIdentifierFields",
+    "UpdateDoc",
     "AddField",
     "AddPartitionField",
     "Adding",
@@ -787,6 +730,8 @@ __all__ = [
     "partition_by",
     "remove_partition",
     "rename",
+    "set_identifier_fields",
     "sort_by",
+    "update_doc",
     "widen_to",
 ]

@@ -316,9 +316,8 @@ def _type_to_json(t: ColumnType) -> str | dict[str, Any]:
     if isinstance(t, Struct):
         return {"type": "struct", "fields": [_field_to_json(c) for c in t.fields]}
     if isinstance(t, ListOf):
-        # the core's lists always have optional elements (RULES 3.5), as Iceberg says here
         return {"type": "list", "element-id": t.element_id, "element": _type_to_json(t.element),
-                "element-required": False}
+                "element-required": t.element_required}
     if isinstance(t, MapOf):
         return {
             "type": "map", "key-id": t.key_id, "key": _type_to_json(t.key),
@@ -337,7 +336,10 @@ def _type_from_json(data: Any) -> ColumnType:
     if kind == "struct":
         return Struct(tuple(_field_from_json(f) for f in data["fields"]))
     if kind == "list":
-        return ListOf(int(data["element-id"]), _type_from_json(data["element"]))
+        return ListOf(
+            int(data["element-id"]), _type_from_json(data["element"]),
+            bool(data.get("element-required", False)),
+        )
     if kind == "map":
         return MapOf(
             int(data["key-id"]), _type_from_json(data["key"]), int(data["value-id"]),

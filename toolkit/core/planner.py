@@ -40,6 +40,7 @@ from toolkit.core.types import (
     ColumnType,
     Kind,
     ListOf,
+    MapOf,
     Primitive,
     Shape,
     Struct,
@@ -519,9 +520,13 @@ def _renumbered(col: Column, id_of: Callable[[int], int]) -> Column:
 def _renumbered_type(t: ColumnType, id_of: Callable[[int], int]) -> ColumnType:
     """``t`` with every field ID inside it replaced by ``id_of(old ID)``."""
     if isinstance(t, Struct):
-        return Struct(tuple(_renumbered(c, id_of) for c in t.fields))
+        return replace(t, fields=tuple(_renumbered(c, id_of) for c in t.fields))
     if isinstance(t, ListOf):
-        return ListOf(id_of(t.element_id), _renumbered_type(t.element, id_of))
+        return replace(t, element_id=id_of(t.element_id),
+                       element=_renumbered_type(t.element, id_of))
+    if isinstance(t, MapOf):
+        return replace(t, key_id=id_of(t.key_id), key=_renumbered_type(t.key, id_of),
+                       value_id=id_of(t.value_id), value=_renumbered_type(t.value, id_of))
     return t
 
 

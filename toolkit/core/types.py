@@ -134,10 +134,16 @@ class Shape(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class ListOf:
-    """An Iceberg list; ``element_id`` is the field ID of its element."""
+    """An Iceberg list; ``element_id`` is the field ID of its element, which may be
+    required (``list<required double>``: no null elements); evolution creates optional ones."""
 
     element_id: int
     element: ColumnType
+    element_required: bool = False
+
+    def __repr__(self) -> str:  # the flag only where it is set
+        flag = ", element_required=True" if self.element_required else ""
+        return f"ListOf(element_id={self.element_id!r}, element={self.element!r}{flag})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,13 +191,19 @@ EVOLVED_DOC_PREFIX = "upsolver_evolved_from:"
 @dataclass(frozen=True, slots=True)
 class Column:
     """One field of a struct, tracked by its Iceberg field ID. Columns evolution creates are
-    always optional (RULES 3.5); a declared column may be required."""
+    always optional (RULES 3.5); a declared column may be required.
+
+    ``initial_default`` and ``write_default`` are an Iceberg v3 field's defaults (the value
+    rows written before the field existed read, and the value writers fill in), kept
+    exactly as the catalog gave them so a schema written back is unchanged."""
 
     id: int
     name: str
     type: ColumnType
     doc: str | None = field(default=None)
     required: bool = False
+    initial_default: object = field(default=None, repr=False)
+    write_default: object = field(default=None, repr=False)
 
     @property
     def shape(self) -> Shape:
@@ -247,16 +259,28 @@ def iter_ids(t: ColumnType) -> list[int]:
 
 
 def type_to_str(t: ColumnType) -> str:
-    """A compact rendering: ``list<struct<a: long>>``."""
+    """A compact rendering: ``list<struct<a: long>>``; what is required says so
+    (``list<required double>``, ``struct<id: required long>``), as :func:`parse_type` reads.
+
+    >>> type_to_str(MapOf(1, "string", 2, ListOf(3, "double", True), value_required=True))
+    'map<string, required list<required double>>'
+    """
     if isinstance(t, ListOf):
-        return f"list<{type_to_str(t.element)}>"
+        return f"list<{_required(t.element_required)}{type_to_str(t.element)}>"
     if isinstance(t, Struct):
-        return "struct<" + ", ".join(f"{c.name}: {type_to_str(c.type)}" for c in t.fields) + ">"
+        return "struct<" + ", ".join(
+            f"{c.name}: {_required(c.required)}{type_to_str(c.type)}" for c in t.fields
+        ) + ">"
     if isinstance(t, MapOf):
-        return f"map<{type_to_str(t.key)}, {type_to_str(t.value)}>"
+        value = f"{_required(t.value_required)}{type_to_str(t.value)}"
+        return f"map<{type_to_str(t.key)}, {value}>"
     if isinstance(t, Opaque):
         return t.text
     return t
+
+
+def _required(required: bool) -> str:
+    return "required " if required else ""
 
 
 # --- Iceberg type strings --------------------------------------------------------------------
@@ -264,7 +288,7 @@ def type_to_str(t: ColumnType) -> str:
 _PRIMITIVE_NAMES: Final = frozenset(
     {
         "boolean", "int", "long", "float", "double", "date", "time", "timestamp",
-        "timestamptz", "timestamp_ns", "timestamptz_ns", "string", "uuid", "binary",
+        "timestamptz", "timestamp_ns", "timestamptz_ns", "string", "uuid", "binary", "unknown",
     }
 )  # fmt: skip
 _DECIMAL: Final = re.compile(r"decimal\(\s*(\d+)\s*,\s*(\d+)\s*\)")
@@ -273,8 +297,10 @@ _FIXED: Final = re.compile(r"fixed\[\s*(\d+)\s*\]")
 
 def parse_type(text: str) -> ColumnType:
     """An Iceberg type string (``"long"``, ``"decimal(9,2)"``, ``"list<string>"``,
-    ``"struct<a: long, b: list<int>>"``) in the core's model; field IDs are 0 until the
-    type is added to a table.
+    ``"struct<a: long, b: list<int>>"``, ``"map<string, struct<lat: double>>"``) in the
+    core's model; field IDs are 0 until the type is added to a table. A list element, map
+    value or struct field written ``required`` is required (``list<required long>``,
+    ``struct<id: required long>``); otherwise optional.
 
     >>> parse_type("struct<a: long, b: list<decimal(9,2)>>")
     Struct(fields=(Column(id=0, name='a', type='long', doc=None, required=False), \
@@ -317,9 +343,10 @@ class _TypeParser:
     def type(self) -> ColumnType:
         self.skip()
         if self.take("list<"):
+            required = self.required()
             element = self.type()
             self.expect(">")
-            return ListOf(0, element)
+            return ListOf(0, element, required)
         if self.take("struct<"):
             fields: list[Column] = []
             if not self.take(">"):
@@ -329,8 +356,13 @@ class _TypeParser:
                         break
                     self.expect(",")
             return Struct(tuple(fields))
-        if self.text.startswith("map<", self.pos):
-            raise self.error("maps cannot be added by a plan (the core keeps them opaque)")
+        if self.take("map<"):
+            key = self.type()
+            self.expect(",")
+            required = self.required()
+            value = self.type()
+            self.expect(">")
+            return MapOf(0, key, 0, value, required)
         match = re.compile(r"[a-z_]+(\([^)]*\)|\[[^\]]*\])?").match(self.text, self.pos)
         if match is None:
             raise self.error("expected a type name")
@@ -347,6 +379,15 @@ class _TypeParser:
             return f"fixed[{int(f[1])}]"
         raise self.error(f"unknown type {word!r}")
 
+    def required(self) -> bool:
+        """Whether a ``required`` (or ``optional``) word comes first; skips it."""
+        self.skip()
+        for word, required in (("required ", True), ("optional ", False)):
+            if self.text.startswith(word, self.pos):
+                self.pos += len(word)
+                return required
+        return False
+
     def field(self) -> Column:
         self.skip()
         colon = self.text.find(":", self.pos)
@@ -356,7 +397,8 @@ class _TypeParser:
         if not name:
             raise self.error("a struct field needs a name")
         self.pos = colon + 1
-        return Column(0, name, self.type())
+        required = self.required()
+        return Column(0, name, self.type(), required=required)
 
 
 def as_type(t: ColumnType | str) -> ColumnType:

@@ -373,7 +373,7 @@ def _leaf_id(col: Column) -> int:
 
 def _rewrap(t: ColumnType, leaf: ColumnType) -> ColumnType:
     if isinstance(t, ListOf):
-        return ListOf(t.element_id, _rewrap(t.element, leaf))
+        return replace(t, element=_rewrap(t.element, leaf))  # keeps element_required
     return leaf
 
 

@@ -33,9 +33,9 @@ from pyiceberg.table.update import (
 from toolkit.core.lineage import plan_lineage_properties
 from toolkit.core.planner import Plan, max_field_id
 from toolkit.core.state import TableState
-from toolkit.core.types import ColumnType, ListOf, Struct
+from toolkit.core.types import ColumnType, ListOf, MapOf, Struct
 from toolkit.core.widening import in_place
-from toolkit.errors import StalePlanError
+from toolkit.errors import OperationError, StalePlanError
 from toolkit.iceberg.schema import from_iceberg, to_iceberg
 
 
@@ -104,7 +104,9 @@ def commit_plan(
     check_planned_schema(table, plan)
     after = _above_assigned_ids(plan, metadata.last_column_id)
     schema_id = max(s.schema_id for s in metadata.schemas) + 1
-    schema = to_iceberg(after, schema_id=schema_id)
+    # the policies never change identifier fields: the table's stay (a field they would make
+    # optional is refused by the check below, as Iceberg would refuse it)
+    schema = _with_identifiers(name, after, schema_id, table.schema().identifier_field_ids)
     _check_evolution(name, table.schema(), schema, metadata.format_version)
     requirements: tuple[TableRequirement, ...] = (
         AssertTableUUID(uuid=metadata.table_uuid),
@@ -161,6 +163,16 @@ def check_planned_schema(table: Table, plan: Plan) -> None:
         )
 
 
+def _with_identifiers(name: str, after: Struct, schema_id: int, ids: list[int]) -> Schema:
+    try:
+        return to_iceberg(after, schema_id=schema_id, identifier_ids=ids)
+    except ValueError as exc:
+        raise OperationError(
+            f"the plan for {name}",
+            f"its schema breaks the table's identifier fields, so nothing was committed: {exc}",
+        ) from exc
+
+
 def _above_assigned_ids(plan: Plan, last_assigned: int) -> Struct:
     """``plan.after``, its new IDs shifted above ``last_assigned`` when the planner (which
     sees only the current schema) numbered them from a lower ID."""
@@ -175,9 +187,14 @@ def _above_assigned_ids(plan: Plan, last_assigned: int) -> Struct:
     def shifted(t: ColumnType) -> ColumnType:
         if isinstance(t, Struct):
             fields = (replace(c, id=new_id(c.id), type=shifted(c.type)) for c in t.fields)
-            return Struct(tuple(fields))
+            return replace(t, fields=tuple(fields))
         if isinstance(t, ListOf):
-            return ListOf(new_id(t.element_id), shifted(t.element))
+            return replace(t, element_id=new_id(t.element_id), element=shifted(t.element))
+        if isinstance(t, MapOf):
+            return replace(
+                t, key_id=new_id(t.key_id), key=shifted(t.key),
+                value_id=new_id(t.value_id), value=shifted(t.value),
+            )
         return t  # primitives; declared opaque types are never new
 
     after = shifted(plan.after)

@@ -59,14 +59,21 @@ from toolkit.core.lineage import (
     lineage_properties,
     read_lineage,
 )
+from toolkit.core.operation_base import WideningLike
 from toolkit.core.operations import Operation, SortKey, Widening
 from toolkit.core.planner import Plan
 from toolkit.core.state import TableState
 from toolkit.core.types import ColumnType
 from toolkit.core.widening import retype_value
-from toolkit.errors import RewriteLossError, RewriteNotApprovedError, StalePlanError
+from toolkit.errors import (
+    OperationError,
+    RewriteLossError,
+    RewriteNotApprovedError,
+    StalePlanError,
+    ToolkitError,
+)
 from toolkit.iceberg.commit import check_planned_schema, commit_plan
-from toolkit.iceberg.schema import from_iceberg, type_to_iceberg
+from toolkit.iceberg.schema import from_iceberg, identifier_ids, type_to_iceberg
 
 #: snapshot summary property naming the lineage entry a rewrite belongs to
 REWRITE_PROPERTY: Final = "toolkit.rewrite-of"
@@ -84,7 +91,20 @@ def layout_of(table: Table) -> TableLayout:
         ),
         meta.last_column_id,
         meta.format_version,
+        identifier_ids(table.schema()),
+        has_rows=_has_rows(table),
     )
+
+
+def _has_rows(table: Table) -> bool:
+    """Whether the table's current snapshot may hold rows (a required field can be added
+    only where none does)."""
+    snap = table.current_snapshot()
+    if snap is None:
+        return False
+    summary = snap.summary
+    records = None if summary is None else summary.get("total-records")
+    return records is None or int(records) > 0
 
 
 def rewrite_cost(table: Table) -> tuple[int, int]:
@@ -238,10 +258,20 @@ def evolve(
         ),
         tbl,
     )
-    for asked, op, before in zip(wanted, planned.operations, planned.layouts, strict=False):
+    # a rewrite runs only where the operation asking for it approved it (rewrite=True); one
+    # that a union by name expands to was approved by nobody
+    expands = len(planned.operations) != len(wanted)
+    approved = {(w.path, w.field_id) for w in wanted if isinstance(w, Widening) and w.rewrite}
+    for i, (op, before) in enumerate(zip(planned.operations, planned.layouts, strict=False)):
         if isinstance(op, Widening) and op.rewrite:
-            assert isinstance(asked, Widening)
-            if not asked.rewrite:
+            asked = wanted[i] if not expands else None
+            ok = (
+                isinstance(asked, Widening) and asked.rewrite
+                if not expands
+                else any(op.path == p or (i_d is not None and op.field_id == i_d)
+                         for p, i_d in approved)
+            )  # fmt: skip
+            if not ok:
                 _, old = op.resolve(before)
                 raise RewriteNotApprovedError(table, op, old)
     return _commit(tbl, table, planned, now)
@@ -296,20 +326,35 @@ def _commit(tbl: Table, name: str, plan: Evolution, state: TableState) -> Lineag
     )
     txn._stage((), requirements)  # PyIceberg has no public way to add a requirement
     rewritten: dict[int, tuple[int, str, str]] = {}  # new field ID -> (old ID, old, new type)
-    for op, before, after in zip(plan.operations, plan.layouts, plan.layouts[1:], strict=False):
-        _stage(txn, op, before, after, rewritten)
+    for i, (op, before, after) in enumerate(
+        zip(plan.operations, plan.layouts, plan.layouts[1:], strict=False)
+    ):
+        try:
+            _stage(txn, op, before, after, rewritten)
+        except (ValueError, TypeError, KeyError) as exc:
+            if isinstance(exc, ToolkitError):
+                raise
+            # the core checked the operation; what PyIceberg still refuses is said in its
+            # words, as a ToolkitError naming the operation, before anything is committed
+            raise OperationError(
+                f"operation {i + 1} ({op.name})", f"Iceberg refused it: {exc}"
+            ) from exc
     entry_props = lineage_properties(
         plan, tbl.properties, schema_id=txn.table_metadata.current_schema_id
     )
     txn.set_properties(entry_props)
-    if rewritten:
-        seq = next(iter(entry_props)).rsplit(".", 1)[-1]
-        _stage_rewrite(tbl, txn, old_schema, rewritten, seq)
     try:
+        if rewritten:
+            seq = next(iter(entry_props)).rsplit(".", 1)[-1]
+            _stage_rewrite(tbl, txn, old_schema, rewritten, seq)
         txn.commit_transaction()
     except CommitFailedException as exc:
         tbl.refresh()
         raise StalePlanError(name, state, TableState.of(tbl), f" ({exc})") from exc
+    except (ValueError, TypeError) as exc:
+        if isinstance(exc, ToolkitError):
+            raise
+        raise OperationError(f"the plan on {name}", f"nothing was applied: {exc}") from exc
     tbl.refresh()
     logged = [e for e in read_lineage(tbl.properties) if f"{LINEAGE_PREFIX}{e.seq}" in entry_props]
     return logged[0]
@@ -336,13 +381,33 @@ class _TransactionEditor:
     txn: Transaction
     rewritten: dict[int, tuple[int, str, str]]  # new field ID -> (old ID, old, new type)
 
-    def add_column(self, path: Path, type: ColumnType, doc: str | None) -> None:
-        with self.txn.update_schema() as update:
-            update.add_column(path, type_to_iceberg(type), doc=doc)
+    def add_column(
+        self, path: Path, type: ColumnType, doc: str | None, required: bool = False
+    ) -> None:
+        # a required add: the core allowed it only on a table with no rows (Iceberg's
+        # "incompatible change" is about rows that lack the value)
+        with self.txn.update_schema(allow_incompatible_changes=required) as update:
+            update.add_column(path, type_to_iceberg(type), doc=doc, required=required)
 
     def delete_column(self, path: Path) -> None:
+        schema = self.txn.table_metadata.schema()
+        gone = schema.find_field(dotted(path))
+        inside = {gone.field_id, *_ids_in(gone.field_type)}
+        keep = [i for i in schema.identifier_field_ids if i not in inside]
         with self.txn.update_schema() as update:
+            if len(keep) != len(schema.identifier_field_ids):
+                # the plan's result has valid identifier fields (the core checked it): until
+                # a later step sets them, the ones left are those not dropped
+                update.set_identifier_fields(*(schema.find_column_name(i) or "" for i in keep))
             update.delete_column(path)
+
+    def update_column_doc(self, path: Path, doc: str | None) -> None:
+        with self.txn.update_schema() as update:
+            update.update_column(path, doc=doc)
+
+    def set_identifier_fields(self, paths: Sequence[Path]) -> None:
+        with self.txn.update_schema() as update:
+            update.set_identifier_fields(*(dotted(p) for p in paths))
 
     def rename_column(self, path: Path, new_name: str) -> None:
         with self.txn.update_schema() as update:
@@ -361,7 +426,7 @@ class _TransactionEditor:
             else:
                 update.move_after(path, anchor)
 
-    def widen_column(self, op: Widening, before: TableLayout, after: TableLayout) -> None:
+    def widen_column(self, op: WideningLike, before: TableLayout, after: TableLayout) -> None:
         _stage_widen(self.txn, op, before, after, self.rewritten)
 
     def add_partition_field(self, source: Path, transform: str, name: str) -> None:
@@ -376,9 +441,19 @@ class _TransactionEditor:
         _stage_sort(self.txn, keys)
 
 
+def _ids_in(t: IcebergType) -> list[int]:
+    if isinstance(t, StructType):
+        return [i for f in t.fields for i in (f.field_id, *_ids_in(f.field_type))]
+    if isinstance(t, ListType):
+        return [t.element_id, *_ids_in(t.element_type)]
+    if isinstance(t, MapType):
+        return [t.key_id, t.value_id, *_ids_in(t.key_type), *_ids_in(t.value_type)]
+    return []
+
+
 def _stage_widen(
     txn: Transaction,
-    op: Widening,
+    op: WideningLike,
     before: TableLayout,
     after: TableLayout,
     rewritten: dict[int, tuple[int, str, str]],
@@ -386,6 +461,8 @@ def _stage_widen(
     new_type = type_to_iceberg(op.to)
     assert isinstance(new_type, PrimitiveType)
     if not op.rewrite:
+        if before == after:
+            return  # widening to its own type: Iceberg's no-op
         with txn.update_schema() as update:
             update.update_column(op.path, field_type=new_type)
         return
