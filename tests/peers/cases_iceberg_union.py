@@ -30,7 +30,8 @@ EMPTY = schema()
 def case(java: str, py: str | None, start, new, expect, **kw) -> None:  # type: ignore[no-untyped-def]
     """A union case: ``start`` evolved by ``union_by_name(new)`` gives ``expect``."""
     cites = (J + java.split("[")[0], *((P + py,) if py else ()))
-    kw.setdefault("pending", "union")
+    if not start.fields:
+        kw.setdefault("pending_table", "empty")
     CASES.append(Case(J + java, start, lambda: [o.union_by_name(new)], expect, cites=cites, **kw))
 
 
@@ -86,21 +87,25 @@ case("testAddNestedMaps", "test_add_nested_maps", EMPTY, MAPS, MAPS)
 
 # --- what a union refuses --------------------------------------------------------------------
 
+# Iceberg refuses a long where the table has a string; in the toolkit's union a type whose
+# values fit the table's column (RULES 5: a long into a string column is a string) leaves
+# the column as it is, as a narrower number does in both.
+STRING_LIST = schema(opt(1, "aList", lst(2, "string")))
 case("testDetectInvalidTopLevelList", "test_detect_invalid_top_level_list",
-     schema(opt(1, "aList", lst(2, "string"))), schema(opt(1, "aList", lst(2, "long"))),
-     refused("aList"))
+     STRING_LIST, schema(opt(1, "aList", lst(2, "long"))), STRING_LIST, differs=True)
 STRING_MAP = schema(opt(1, "aMap", mp(2, "string", 3, "string")))
 case("testDetectInvalidTopLevelMapValue", "test_detect_invalid_top_level_maps", STRING_MAP,
-     schema(opt(1, "aMap", mp(2, "string", 3, "long"))), refused("aMap"))
+     schema(opt(1, "aMap", mp(2, "string", 3, "long"))), STRING_MAP, differs=True)
 case("testDetectInvalidTopLevelMapKey", "test_detect_invalid_top_level_maps", STRING_MAP,
      schema(opt(1, "aMap", mp(2, "uuid", 3, "string"))), refused("aMap"))
 case("testReplaceListWithPrimitive", "test_replace_list_with_primitive",
      schema(opt(1, "aColumn", lst(2, "string"))), schema(opt(1, "aColumn", "string")),
      refused("aColumn"))
+STRING_COL = schema(opt(1, "aCol", "string"))
 CASES.append(Case(
-    P + "test_detect_invalid_promotion_string_to_float", schema(opt(1, "aCol", "string")),
-    lambda: [o.union_by_name(schema(opt(1, "aCol", "float")))], refused("aCol"),
-    cites=(P + "test_detect_invalid_promotion_string_to_float",), pending="union"))
+    P + "test_detect_invalid_promotion_string_to_float", STRING_COL,
+    lambda: [o.union_by_name(schema(opt(1, "aCol", "float")))], STRING_COL,
+    cites=(P + "test_detect_invalid_promotion_string_to_float",), differs=True))
 
 # --- docs and type promotion -----------------------------------------------------------------
 
@@ -174,4 +179,4 @@ CASES.append(Case(
     P + "test_union_with_pa_schema", schema(req(1, "foo", "string")),
     lambda: [o.union_by_name(ARROW)],
     schema(req(1, "foo", "string"), opt(2, "bar", "int"), opt(3, "baz", "boolean")),
-    cites=(P + "test_union_with_pa_schema",), pending="union"))
+    cites=(P + "test_union_with_pa_schema",)))

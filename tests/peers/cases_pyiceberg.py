@@ -66,8 +66,7 @@ case(R, "test_schema_evolution_nested_field", FOO_STRUCT, lambda: [o.widen("foo"
 UUID_FIXED = schema(opt(1, "col_uuid", "uuid"), opt(2, "col_fixed", "fixed[25]"))
 case(R, "test_schema_evolution_via_transaction", UUID_FIXED,
      lambda: [o.add("col_string", StringType()), o.add("col_integer", IntegerType())],
-     appended(UUID_FIXED, None, opt(3, "col_string", "string"), opt(4, "col_integer", "int")),
-     pending="types")
+     appended(UUID_FIXED, None, opt(3, "col_string", "string"), opt(4, "col_integer", "int")))
 LOOKUP = schema(
     req(1, "location_lookup", mp(4, "string", 5, st(opt(6, "x", "float"), opt(7, "y", "float")),
                                  required=True)),
@@ -79,16 +78,16 @@ case(R, "test_schema_evolution_nested", LOOKUP, lambda: [
     o.add(("locations", "z"), "float"),
     o.add(("person", "address"), "string"),
 ], appended(appended(appended(LOOKUP, 1, opt(13, "z", "float")), 2, opt(14, "z", "float")),
-            3, opt(15, "address", "string")), pending="map")
+            3, opt(15, "address", "string")))
 case(R, "test_delete_field", SIMPLE, lambda: [o.drop("foo")], without(SIMPLE, 1))
 case(R, "test_delete_field_case_insensitive", SIMPLE, lambda: [o.drop("FOO")],
      refused("case-sensitive"), differs=True)
 case(R, "test_delete_identifier_fields", SIMPLE, lambda: [o.drop("bar")],
-     refused("bar", "identifier"), pending="identifier-drop")
+     refused("bar", "identifier"))
 PERSON_ID = schema(opt(1, "foo", "string"),
                    req(2, "person", st(req(3, "name", "string"), req(4, "age", "int"))), ids=[3])
 case(R, "test_delete_identifier_fields_nested", PERSON_ID, lambda: [o.drop("person")],
-     refused("person", "identifier"), pending="identifier-drop")
+     refused("person", "identifier"))
 for path, fid in [
     ("foo", 1), ("baz", 3), ("qux", 4), ("quux", 5), ("location", 6),
     ("location.element.latitude", 14), ("location.element.longitude", 15), ("person", 7),
@@ -145,15 +144,18 @@ case(R, "test_rename", RENAME_START, lambda: [
     o.rename("foo", "bar"), o.rename("location_lookup.x", "latitude"),
     o.rename("locations.x", "latitude"), o.rename("person.leeftijd", "age"),
 ], changed(changed(changed(changed(RENAME_START, 4, name="bar"), 7, name="latitude"),
-                   10, name="latitude"), 13, name="age"), pending="map")
+                   10, name="latitude"), 13, name="age"))
 FOO = schema(opt(1, "foo", "string"))
 case(R, "test_add_struct", FOO, lambda: [
     o.add("location", st(opt(3, "x", DoubleType()), opt(4, "y", DoubleType()))),
-], appended(FOO, None, opt(2, "location", st(opt(3, "x", "double"), opt(4, "y", "double")))),
-    pending="types")
+], appended(FOO, None, opt(2, "location", st(opt(3, "x", "double"), opt(4, "y", "double")))))
 A = schema(opt(1, "a", "boolean"))
-case(R, "test_add_required_column", A, lambda: [o.add("data", IntegerType(), required=True)],
-     refused("data", "required"), pending="required")
+case(R, "test_add_required_column[a table with rows]", A,
+     lambda: [o.add("data", IntegerType(), required=True)], refused("data", "required"),
+     rows=({"a": True},))
+case(R, "test_add_required_column[allow_incompatible_changes, no rows]", A,
+     lambda: [o.add("data", IntegerType(), required=True)],
+     appended(A, None, req(2, "data", "int")))
 ID_BOOL = schema(opt(1, "id", "boolean"))
 # PyIceberg (case-sensitive by default) adds ``ID`` beside ``id``; RULES 4 makes names
 # collide case-insensitively, as Spark, DuckDB and Trino resolve them.
@@ -167,19 +169,17 @@ case(R, "test_make_column_optional", schema(req(1, "foo", "string")),
 # the table_v2 fixture's schema (last column ID 3)
 V2 = schema(req(1, "x", "long"), req(2, "y", "long", "comment"), req(3, "z", "long"), ids=[1, 2])
 case(I, "test_add_column", V2, lambda: [o.add("b", IntegerType())],
-     appended(V2, None, opt(4, "b", "int")), pending="types")
+     appended(V2, None, opt(4, "b", "int")))
 case(I, "test_update_column[doc]", V2, lambda: [o.update_doc("y", "comment2")],
-     changed(V2, 2, doc="comment2"), pending="doc")
+     changed(V2, 2, doc="comment2"))
 case(I, "test_update_column[empty doc]", V2, lambda: [o.update_doc("y", "")],
-     changed(V2, 2, doc=""), pending="doc")
+     changed(V2, 2, doc=""))
 case(I, "test_update_column[optional]", V2, lambda: [o.make_optional("z")],
      changed(V2, 3, required=False))
 case(I, "test_update_column[union, doc]", V2,
-     lambda: [o.union_by_name(changed(V2, 2, doc="comment2"))], changed(V2, 2, doc="comment2"),
-     pending="union")
+     lambda: [o.union_by_name(changed(V2, 2, doc="comment2"))], changed(V2, 2, doc="comment2"))
 case(I, "test_update_column[union, optional]", V2,
-     lambda: [o.union_by_name(changed(V2, 3, required=False))], changed(V2, 3, required=False),
-     pending="union")
+     lambda: [o.union_by_name(changed(V2, 3, required=False))], changed(V2, 3, required=False))
 for t in ["boolean", "int", "long", "float", "double", "date", "time", "timestamp",
           "timestamptz", "string", "uuid", "binary"]:
     case(I, f"test_add_primitive_type_column[{t}]", V2,
@@ -189,24 +189,20 @@ case(I, "test_add_nested_type_column", V2,
      lambda: [o.add("new_column_struct",
                     st(opt(1, "lat", DoubleType()), opt(2, "long", DoubleType())))],
      appended(V2, None, opt(4, "new_column_struct",
-                            st(opt(5, "lat", "double"), opt(6, "long", "double")))),
-     pending="types")
+                            st(opt(5, "lat", "double"), opt(6, "long", "double")))))
 case(I, "test_add_nested_map_type_column", V2,
      lambda: [o.add("new_column_map", MapType(1, StringType(), 2, IntegerType(), False))],
-     appended(V2, None, opt(4, "new_column_map", mp(5, "string", 6, "int"))), pending="types")
+     appended(V2, None, opt(4, "new_column_map", mp(5, "string", 6, "int"))))
 case(I, "test_add_nested_list_type_column", V2, lambda: [o.add("new_column_list", ListType(
     101, st(opt(102, "lat", DoubleType()), opt(103, "long", DoubleType())),
     element_required=False))],
     appended(V2, None, opt(4, "new_column_list",
-                           lst(5, st(opt(6, "lat", "double"), opt(7, "long", "double"))))),
-    pending="types")
+                           lst(5, st(opt(6, "lat", "double"), opt(7, "long", "double"))))))
 TAGS = appended(V2, None, opt(4, "tags", lst(5, "string", required=True)))
 case(I, "test_update_list_element_required_to_optional", TAGS,
-     lambda: [o.make_optional("tags.element")], changed(TAGS, 4, element_required=False),
-     pending="element")
+     lambda: [o.make_optional("tags.element")], changed(TAGS, 4, element_required=False))
 METADATA = appended(V2, None, opt(4, "metadata", mp(5, "string", 6, "int", required=True)))
 case(I, "test_update_map_value_required_to_optional", METADATA,
-     lambda: [o.make_optional("metadata.value")], changed(METADATA, 4, value_required=False),
-     pending="element")
+     lambda: [o.make_optional("metadata.value")], changed(METADATA, 4, value_required=False))
 case(I, "test_update_map_key_fails", METADATA, lambda: [o.make_optional("metadata.key")],
      refused("key"))

@@ -103,7 +103,8 @@ class Case:
     too). ``expect_table`` is what the table path expects where it differs from the pure
     path (a plan that shows a rewrite, which committing needs approved). ``last_id`` is
     the table's last assigned column ID when it is higher than the start schema's highest
-    (Iceberg never reuses one). ``pending`` (a key of :data:`PENDING`) says why the case
+    (Iceberg never reuses one). ``rows`` are written to the table first (the pure path's
+    layout then may have rows). ``pending`` (a key of :data:`PENDING`) says why the case
     fails on today's code (issue 26), so it runs as a strict xfail; ``differs`` marks a
     deliberate difference from the peer, listed in docs/rules.md.
     """
@@ -114,6 +115,7 @@ class Case:
     expect: Schema | Refusal
     expect_table: Schema | Refusal | None = None
     last_id: int = 0
+    rows: tuple[dict[str, Any], ...] = ()
     cites: tuple[str, ...] = ()
     pending: str | None = None
     pending_table: str | None = None
@@ -152,15 +154,19 @@ PENDING = {
     "required": "no required add (toolkit.ops.add(..., required=True))",
     "union": "no toolkit.ops.union_by_name",
     "element": "no make_optional for a list element or a map value",
+    "empty": "evolve on a table with no columns fails: the lineage entry's inverse (dropping "
+    "what the plan added) is checked as a plan and refused for leaving no column",
+    "simulate-identifiers": "toolkit.simulate(schema=...) drops the schema's identifier "
+    "fields (Simulation.schema has none)",
 }
 
 #: Whether the pure path still loses list elements' required flags (issue 26, cause 1):
 #: a case expecting such a flag then fails on the pure path only.
-FLAGS_LOST = True
+FLAGS_LOST = False  # fixed on schema-model 42bde13
 
 #: Whether the core's TableLayout holds a table's identifier fields (issue 26): until it
 #: does, a case whose schemas have some loses them on the pure path.
-IDENTIFIERS_KEPT = any("identifier" in f.name for f in dataclasses.fields(TableLayout))
+IDENTIFIERS_KEPT = any(f.name == "identifier_ids" for f in dataclasses.fields(TableLayout))
 
 
 def _has_required_flag(t: IcebergType) -> bool:

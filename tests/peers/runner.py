@@ -4,11 +4,11 @@ TableLayout built from the start schema by the Iceberg adapter) and through
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import uuid
 from typing import Any
 
+import pyarrow as pa
 import pytest
 from pyiceberg.catalog import Catalog
 from pyiceberg.io import load_file_io
@@ -23,38 +23,28 @@ import toolkit
 from tests.peers.model import Case, Refusal, assert_schema, check_refusal
 from toolkit.core.layout import TableLayout
 from toolkit.errors import ToolkitError
-from toolkit.iceberg.schema import from_iceberg, to_iceberg
+from toolkit.iceberg.schema import from_iceberg, identifier_ids, to_iceberg
 
 _tables = itertools.count()
 
-# Where the layout keeps a table's identifier field IDs (the schema model of issue 26).
-_IDENTIFIER_NAMES = ("identifier_ids", "identifier_field_ids", "identifiers")
-
-
-def _identifier_attr() -> str | None:
-    names = {f.name for f in dataclasses.fields(TableLayout)}
-    return next((n for n in _IDENTIFIER_NAMES if n in names), None)
-
-
-def layout_from(start: Schema, last_column_id: int) -> TableLayout:
-    """The start schema as the core's TableLayout, by the adapter the table path uses."""
-    extra: dict[str, Any] = {}
-    attr = _identifier_attr()
-    if attr is not None:
-        extra[attr] = tuple(start.identifier_field_ids)
-    return TableLayout(from_iceberg(start), last_column_id=last_column_id, **extra)
+def layout_from(start: Schema, last_column_id: int, has_rows: bool = False) -> TableLayout:
+    """The start schema as the core's TableLayout, by the adapter the table path uses; a
+    peer's schema has no rows unless the case gives some."""
+    return TableLayout(
+        from_iceberg(start),
+        last_column_id=last_column_id,
+        identifier_ids=identifier_ids(start),
+        has_rows=has_rows,
+    )
 
 
 def schema_from(layout: TableLayout) -> Schema:
     """A planned layout back as a PyIceberg schema."""
-    out = to_iceberg(layout.schema)
-    attr = _identifier_attr()
-    ids = list(getattr(layout, attr)) if attr is not None else []
-    return Schema(*out.fields, identifier_field_ids=ids)
+    return to_iceberg(layout.schema, identifier_ids=layout.identifier_ids)
 
 
 def run_pure(case: Case) -> None:
-    layout = layout_from(case.start, case.last_column_id)
+    layout = layout_from(case.start, case.last_column_id, has_rows=bool(case.rows))
     ops = _operations(case, case.expect)
     if ops is None:
         return
@@ -112,6 +102,9 @@ def run_table(case: Case, catalog: Catalog) -> None:
         return
     name = make_table(catalog, case.start, case.last_column_id)
     assert_schema(catalog.load_table(name).schema(), case.start, "table as created")
+    if case.rows:
+        tbl = catalog.load_table(name)
+        tbl.append(pa.Table.from_pylist(list(case.rows), schema=tbl.schema().as_arrow()))
     if isinstance(expect, Refusal):
         with pytest.raises(ToolkitError) as info:
             toolkit.evolve(catalog, name, ops)

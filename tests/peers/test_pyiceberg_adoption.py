@@ -98,8 +98,8 @@ def listed_ids(sim: toolkit.Simulation) -> set[int]:
     return out
 
 
-xfail_flags = pytest.mark.xfail(
-    strict=True, reason=f"issue 26: {PENDING['flags']}; {PENDING['identifier']}"
+xfail_identifiers = pytest.mark.xfail(
+    strict=True, reason=f"issue 26: {PENDING['simulate-identifiers']}"
 )
 
 
@@ -107,8 +107,8 @@ xfail_flags = pytest.mark.xfail(
 @pytest.mark.parametrize(
     "batches",
     [
-        pytest.param(NESTED_DRIFT, id="nested drift", marks=xfail_flags),
-        pytest.param(MAP_VALUES, id="map values", marks=xfail_flags),
+        pytest.param(NESTED_DRIFT, id="nested drift", marks=xfail_identifiers),
+        pytest.param(MAP_VALUES, id="map values", marks=xfail_identifiers),
     ],
 )
 def test_flags_the_plans_did_not_list_are_unchanged(
