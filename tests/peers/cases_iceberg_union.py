@@ -97,10 +97,10 @@ STRING_MAP = schema(opt(1, "aMap", mp(2, "string", 3, "string")))
 case("testDetectInvalidTopLevelMapValue", "test_detect_invalid_top_level_maps", STRING_MAP,
      schema(opt(1, "aMap", mp(2, "string", 3, "long"))), STRING_MAP, differs=True)
 case("testDetectInvalidTopLevelMapKey", "test_detect_invalid_top_level_maps", STRING_MAP,
-     schema(opt(1, "aMap", mp(2, "uuid", 3, "string"))), refused("aMap"))
+     schema(opt(1, "aMap", mp(2, "uuid", 3, "string"))), refused("aMap", "cannot change"))
 case("testReplaceListWithPrimitive", "test_replace_list_with_primitive",
      schema(opt(1, "aColumn", lst(2, "string"))), schema(opt(1, "aColumn", "string")),
-     refused("aColumn"))
+     refused("aColumn", "cannot change"))
 STRING_COL = schema(opt(1, "aCol", "string"))
 CASES.append(Case(
     P + "test_detect_invalid_promotion_string_to_float", STRING_COL,
