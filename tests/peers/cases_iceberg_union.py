@@ -107,7 +107,16 @@ CASES.append(Case(
     lambda: [o.union_by_name(schema(opt(1, "aCol", "float")))], STRING_COL,
     cites=(P + "test_detect_invalid_promotion_string_to_float",), differs=True))
 
-# --- docs and type promotion -----------------------------------------------------------------
+# --- docs, defaults and type promotion -------------------------------------------------------
+
+# Defaults are Iceberg format v3, which the stack does not write: a union creates none (an
+# added field comes without them, an existing field keeps its own).
+case("testAddFieldWithDefault", None, EMPTY,
+     schema(opt(1, "test", "long", "description", initial_default=34, write_default=35)),
+     schema(opt(1, "test", "long", "description")), format_version=3, differs=True)
+case("testUpdateColumnDefaults", None, schema(req(1, "aCol", "int")),
+     schema(req(1, "aCol", "int", initial_default=34, write_default=35)),
+     schema(req(1, "aCol", "int")), format_version=3, differs=True)
 
 A_COL = schema(req(1, "aCol", "int"))
 case("testUpdateColumnDoc", None, A_COL, schema(req(1, "aCol", "int", "description")),

@@ -163,6 +163,14 @@ WIDENED = changed(changed(changed(SCHEMA, 1, field_type="long"), 12, field_type=
 case("testUpdateTypes", SCHEMA, lambda: [
     o.widen("id", "long"), o.widen("locations.lat", "double"), o.widen("locations.long", "double"),
 ], WIDENED)
+# A field's defaults (Iceberg format v3) are kept by every change that does not set them.
+DEFAULTS = dict(initial_default=34, write_default=35)
+WITH_DEFAULTS = schema(req(1, "i", "int", "description", **DEFAULTS))
+case("testUpdateTypePreservesOtherMetadata", WITH_DEFAULTS, lambda: [o.widen("i", "long")],
+     schema(req(1, "i", "long", "description", **DEFAULTS)), format_version=3)
+case("testUpdateDocPreservesOtherMetadata", WITH_DEFAULTS,
+     lambda: [o.update_doc("i", "longer description")],
+     schema(req(1, "i", "int", "longer description", **DEFAULTS)), format_version=3)
 case("testUpdateTypesCaseInsensitive", SCHEMA, lambda: [
     o.widen("ID", "long"), o.widen("Locations.Lat", "double"), o.widen("Locations.Long", "double"),
 ], refused("case-sensitive"), differs=True)

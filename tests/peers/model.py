@@ -104,7 +104,9 @@ class Case:
     path (a plan that shows a rewrite, which committing needs approved). ``last_id`` is
     the table's last assigned column ID when it is higher than the start schema's highest
     (Iceberg never reuses one). ``rows`` are written to the table first (the pure path's
-    layout then may have rows). ``pending`` (a key of :data:`PENDING`) says why the case
+    layout then may have rows). ``format_version`` is the pure path's layout's (3 where a
+    schema carries default values; the table path's table is v2, all PyIceberg writes).
+    ``pending`` (a key of :data:`PENDING`) says why the case
     fails on today's code (issue 26), so it runs as a strict xfail; ``differs`` marks a
     deliberate difference from the peer, listed in docs/rules.md.
     """
@@ -116,6 +118,7 @@ class Case:
     expect_table: Schema | Refusal | None = None
     last_id: int = 0
     rows: tuple[dict[str, Any], ...] = ()
+    format_version: int = 2
     cites: tuple[str, ...] = ()
     pending: str | None = None
     pending_table: str | None = None
