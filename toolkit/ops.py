@@ -57,6 +57,21 @@ Traceback (most recent call last):
 ...
 toolkit.errors.OperationError: add 3: a new field has no field ID yet (Iceberg assigns one ...
 
+Every Iceberg table, not only the toolkit's: fields inside list elements and map values are
+named as in Iceberg (``points.x`` or ``points.element.x``, ``locations.lat`` or
+``locations.value.lat``), the elements and values themselves as ``points.element`` and
+``m.value``; docs and identifier fields have their operations; types may also be
+PyIceberg's (``add("m", MapType(...))``); ``union_by_name(schema)`` evolves a table to hold
+a PyIceberg, Arrow or Spark schema or a frame's (docs/rules.md says what a plan keeps):
+
+>>> for op in [toolkit.ops.update_doc("price", "in euros"), toolkit.ops.set_identifier_fields("id"),
+...            toolkit.ops.make_optional("points.element"), toolkit.ops.add("locations.value.alt", "int")]:
+...     print(op, op.to_json())
+~ doc price -> 'in euros' {'op': 'doc', 'path': ['price'], 'doc': 'in euros'}
+= identifier fields: id {'op': 'identifier', 'paths': [['id']]}
+? make optional points.element {'op': 'optional', 'path': ['points', 'element']}
++ add locations.value.alt: int {'op': 'add', 'path': ['locations', 'value', 'alt'], 'type': 'int'}
+
 On a table: ``toolkit.preview_evolution(catalog, "db.t", plan)`` shows the result (and
 which widenings rewrite data); ``toolkit.evolve(catalog, "db.t", preview.plan,
 expected=preview.state)`` commits it atomically and logs it (``toolkit.lineage(table)``);

@@ -185,6 +185,8 @@ def test_a_plan_reads_back_from_its_json_form(plan: Evolution) -> None:
 _values = st.one_of(
     st.none(), st.integers(-5, 5), st.floats(-2, 2, allow_nan=False), st.text("xy", max_size=2),
     st.lists(st.integers(0, 3), max_size=2), st.fixed_dictionaries({"a": st.integers(0, 3)}),
+    st.lists(st.fixed_dictionaries({"b": st.integers(0, 3), "e": st.text("x", max_size=1)}),
+             max_size=2),  # fmt: skip
 )
 
 
@@ -387,3 +389,29 @@ def test_union_by_name_never_narrows_and_refuses_what_iceberg_cannot() -> None:
     assert plan_evolution(POINTS, [ops.union_by_name(target)]).operations == ()
     with pytest.raises(OperationError, match="vals is list<required double> in the table"):
         plan_evolution(POINTS, [ops.union_by_name(Struct((Column(0, "vals", "string"),)))])
+
+
+def test_new_operations_export_as_code() -> None:
+    from toolkit.core.export import operations_pyiceberg, operations_sql
+    from toolkit.errors import ExportError
+
+    plan = [ops.update_doc("id", "key's"), ops.set_identifier_fields("id"),
+            ops.make_optional("vals.element"), ops.add("locations.value.alt", "int")]  # fmt: skip
+    assert operations_sql(POINTS, plan, "spark", "db.t").splitlines() == [
+        "ALTER TABLE `db`.`t` ALTER COLUMN `id` COMMENT 'key\\'s';",
+        "ALTER TABLE `db`.`t` SET IDENTIFIER FIELDS `id`;",
+        "ALTER TABLE `db`.`t` ALTER COLUMN `vals`.`element` DROP NOT NULL;",
+        "ALTER TABLE `db`.`t` ADD COLUMN `locations`.`value`.`alt` INT;",
+    ]
+    assert operations_sql(POINTS, plan[:1], "trino", "db.t") == (
+        "COMMENT ON COLUMN \"db\".\"t\".\"id\" IS 'key''s';"
+    )
+    with pytest.raises(ExportError, match="Trino has no statement"):
+        operations_sql(POINTS, plan[1:2], "trino", "db.t")
+    code = operations_pyiceberg(POINTS, plan, "db.t")
+    assert "update.update_column(('id',), doc=\"key's\")" in code
+    assert "update.set_identifier_fields('id')" in code
+    empty = replace(POINTS, has_rows=False)
+    code = operations_pyiceberg(empty, [ops.add("r", "list<required long>", required=True)], "t.t")
+    assert "update_schema(allow_incompatible_changes=True)" in code
+    assert "element_required=True), required=True)" in code

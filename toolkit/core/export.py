@@ -39,6 +39,7 @@ from sqlglot import exp
 from sqlglot.dialects.spark import Spark
 
 from toolkit.core.field_ids import locate
+from toolkit.core.field_operations import SetIdentifierFields, UpdateDoc
 from toolkit.core.layout import Path, TableLayout, as_layout, find
 from toolkit.core.operations import (
     Adding,
@@ -211,6 +212,17 @@ class _MoveColumn(exp.Expression):
     arg_types: Final = {"this": True, "position": True}  # type: ignore[misc]
 
 
+class _SetIdentifierFields(exp.Expression):
+    """Iceberg's Spark ``SET IDENTIFIER FIELDS a, b``, which sqlglot does not model; each
+    name is a quoted identifier."""
+
+    arg_types: Final = {"expressions": True}  # type: ignore[misc]
+
+
+def _identifier_sql(self: Any, e: _SetIdentifierFields) -> str:
+    return "SET IDENTIFIER FIELDS " + ", ".join(self.sql(f) for f in e.expressions)
+
+
 _SPARK: Any = Spark.Generator  # sqlglot has no types: its classes are Any here
 
 
@@ -220,6 +232,7 @@ class _SparkGenerator(_SPARK):  # type: ignore[misc]
         _MoveColumn: lambda self, e: (
             f"ALTER COLUMN {self.sql(e, 'this')} {self.sql(e, 'position')}"
         ),
+        _SetIdentifierFields: _identifier_sql,
     }
 
 
@@ -354,6 +367,20 @@ def _statements(
 
 def _statement(op: Operation, layout: TableLayout, dialect: Dialect, table: str) -> exp.Expression:
     name = _NAMES[dialect]
+    if isinstance(op, Adding) and op.required:
+        raise ExportError(f"{op.name}: {name} cannot add a required column (Iceberg refuses "
+                          "it there); apply the plan with toolkit.evolve")
+    if isinstance(op, UpdateDoc):
+        if dialect == "trino":
+            return exp.Comment(this=exp.Column(this=_path(op.path), table=_table(table)),
+                               kind="COLUMN", expression=_doc_literal(op.doc))
+        return _alter(table, exp.AlterColumn(this=_path(op.path), comment=_doc_literal(op.doc)))
+    if isinstance(op, SetIdentifierFields):
+        if dialect != "spark" or not op.paths:
+            raise ExportError(f"{op.name}: {name} has no statement for it; apply the plan "
+                              "with toolkit.evolve")
+        return exp.Alter(this=_table(table), kind="TABLE", actions=[
+            _SetIdentifierFields(expressions=[_path(p) for p in op.paths])])
     if isinstance(op, Adding):
         col = Column(0, op.path[-1], op.type, op.doc)
         added = _alter(table, _column_def(col, dialect, _path(op.path)))
@@ -378,6 +405,10 @@ def _statement(op: Operation, layout: TableLayout, dialect: Dialect, table: str)
         f"{op.name}: partition spec and sort order changes are not exported as {name}; "
         "apply them with toolkit.evolve"
     )
+
+
+def _doc_literal(doc: str | None) -> exp.Expression:
+    return exp.Null() if doc is None else exp.Literal.string(doc)
 
 
 def _position(op: MoveField, layout: TableLayout) -> exp.ColumnPosition:
@@ -429,7 +460,12 @@ def _assign(name: str, value: ast.expr) -> ast.Assign:
 
 
 def _with_update(calls: list[ast.Call]) -> ast.With:
-    item = ast.withitem(_call("table.update_schema"), ast.Name("update", ast.Store()))
+    # a required add: PyIceberg's "incompatible change", which the plan allowed only on a
+    # table with no rows
+    required = any(k.arg == "required" for c in calls for k in c.keywords)
+    opened = (_call("table.update_schema", allow_incompatible_changes=_const(True))
+              if required else _call("table.update_schema"))
+    item = ast.withitem(opened, ast.Name("update", ast.Store()))
     return ast.With([item], [ast.Expr(c) for c in calls], lineno=0)
 
 
@@ -465,7 +501,8 @@ def _py_type(t: ColumnType) -> ast.expr:
         return _call("StructType", *(_py_field(c) for c in t.fields))
     if isinstance(t, ListOf):
         return _call("ListType", element_id=_const(t.element_id),
-                     element_type=_py_type(t.element), element_required=_const(False))
+                     element_type=_py_type(t.element),
+                     element_required=_const(t.element_required))
     if isinstance(t, MapOf):
         return _call("MapType", key_id=_const(t.key_id), key_type=_py_type(t.key),
                      value_id=_const(t.value_id), value_type=_py_type(t.value),
@@ -503,7 +540,13 @@ def _create_table_calls(after: Struct, table: str) -> list[ast.stmt]:
 def _update_call(op: Operation, layout: TableLayout) -> ast.Call:
     if isinstance(op, Adding):
         doc = {} if op.doc is None else {"doc": _const(op.doc)}
+        if op.required:  # run on a table with no rows (the plan checked it)
+            doc["required"] = _const(True)
         return _call("update.add_column", _const(op.path), _py_type(op.type), **doc)
+    if isinstance(op, UpdateDoc):
+        return _call("update.update_column", _const(op.path), doc=_const(op.doc))
+    if isinstance(op, SetIdentifierFields):
+        return _call("update.set_identifier_fields", *(_const(".".join(p)) for p in op.paths))
     if isinstance(op, Widening):
         if op.needs_rewrite(layout):
             raise ExportError(f"{op.name} to {op.to} rewrites data, which no PyIceberg schema "

@@ -4,7 +4,9 @@ A family is a source key together with every column evolution created for it; th
 membership is read from the columns' docs (RULES 4), so it survives a round trip
 through any catalog.
 
->>> from toolkit.core.lattice import UPSOLVER
+>>> from dataclasses import replace
+
+from toolkit.core.lattice import UPSOLVER
 >>> col = Column(1, "a", ListOf(2, "long"))
 >>> accepts(UPSOLVER, Kind("boolean", 0), col), accepts(UPSOLVER, Kind("double", 0), col)
 (True, False)
@@ -12,8 +14,10 @@ through any catalog.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from toolkit.core.lattice import Lattice
-from toolkit.core.types import RECORD, Column, Kind, ListOf, Struct
+from toolkit.core.types import RECORD, Column, ColumnType, Kind, ListOf, Struct
 
 
 def families(struct: Struct) -> dict[str, list[Column]]:
@@ -55,6 +59,14 @@ def wrap_type(leaf: str | Struct, dim: int, ids: list[int]) -> str | ListOf | St
     for element_id in reversed(ids[:dim]):
         t = ListOf(element_id, t)
     return t
+
+
+def with_leaf(t: ColumnType, leaf: ColumnType) -> ColumnType:
+    """``t`` with the type under all its list levels replaced by ``leaf``; each level keeps
+    its element ID and whether its elements are required."""
+    if isinstance(t, ListOf):
+        return replace(t, element=with_leaf(t.element, leaf))
+    return leaf
 
 
 def list_ids(column: Column) -> list[int]:

@@ -24,7 +24,7 @@ Traceback (most recent call last):
 ...
 toolkit.errors.OperationError: rename nope: no field 'nope' (fields: id, name)
 >>> rename("name", "n").to_json(), sorted(OPERATIONS)[:3]
-({'op': 'rename', 'path': ['name'], 'to': 'n'}, ['add', 'drop', 'move'])
+({'op': 'rename', 'path': ['name'], 'to': 'n'}, ['add', 'doc', 'drop'])
 >>> by_id = rename(2, "full_name")
 >>> print(by_id, "|", by_id.located(TableLayout(table)))
 ~ rename #2 -> full_name | ~ rename name (#2) -> full_name

@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Literal, Protocol, Self
 
-from toolkit.core.families import accepts, families, list_ids, wrap_type
+from toolkit.core.families import accepts, families, with_leaf, wrap_type
 from toolkit.core.lattice import Lattice
 from toolkit.core.layout import TableLayout
 from toolkit.core.naming import TakenNames, evolved_doc, suffixed
@@ -616,7 +616,7 @@ class _Planner:
                     record=record,
                 )
                 if grown is not leaf:
-                    col = replace(col, type=wrap_type(grown, shape.dim, list_ids(col)))
+                    col = replace(col, type=with_leaf(col.type, grown))
             fields.append(col)
 
         for name, w in named:
