@@ -152,6 +152,15 @@ for path, ids in [
 ]:
     case(f"testDeleteFields[{path}]", SCHEMA, lambda p=path: [o.drop(p)], without(SCHEMA, *ids))
 
+# The same deletes by Iceberg's full names (through ``element`` and ``value``) and by ID.
+for path, ids in [
+    ("locations.value.lat", (12,)), ("locations.value.long", (13,)),
+    ("points.element.x", (15,)), ("points.element.y", (16,)),
+    (3, (3,)), (8, (8,)), (12, (12,)), (15, (15,)), (7, (7,)),
+]:
+    label = f"#{path}" if isinstance(path, int) else path
+    case(f"testDeleteFields[{label}]", SCHEMA, lambda p=path: [o.drop(p)], without(SCHEMA, *ids))
+
 for path in ["Id", "Preferences.feature1", "Locations.lat", "Points.x"]:
     case(f"testDeleteFieldsCaseSensitiveDisabled[{path}]", SCHEMA, lambda p=path: [o.drop(p)],
          refused("case-sensitive"), differs=True)
@@ -171,6 +180,13 @@ case("testUpdateTypePreservesOtherMetadata", WITH_DEFAULTS, lambda: [o.widen("i"
 case("testUpdateDocPreservesOtherMetadata", WITH_DEFAULTS,
      lambda: [o.update_doc("i", "longer description")],
      schema(req(1, "i", "int", "longer description", **DEFAULTS)), format_version=3)
+case("testUpdateTypes[by full name]", SCHEMA, lambda: [
+    o.widen("id", "long"), o.widen("locations.value.lat", "double"),
+    o.widen("locations.value.long", "double"),
+], WIDENED)
+case("testUpdateTypes[by ID]", SCHEMA, lambda: [
+    o.widen(1, "long"), o.widen(12, "double"), o.widen(13, "double"),
+], WIDENED)
 case("testUpdateTypesCaseInsensitive", SCHEMA, lambda: [
     o.widen("ID", "long"), o.widen("Locations.Lat", "double"), o.widen("Locations.Long", "double"),
 ], refused("case-sensitive"), differs=True)
@@ -214,6 +230,10 @@ case("testRename", SCHEMA, lambda: [
     o.rename("points.x", "X"),
     o.rename("points.y", "y.y"),  # a name with a dot
 ], RENAMED)
+case("testRename[by ID]", SCHEMA, lambda: [
+    o.rename(2, "json"), o.rename(3, "options"), o.rename(9, "newfeature"),
+    o.rename(12, "latitude"), o.rename(15, "X"), o.rename(16, "y.y"),
+], RENAMED)
 case("testRenameCaseInsensitive", SCHEMA, lambda: [o.rename("Data", "json")],
      refused("case-sensitive"), differs=True)
 
@@ -228,6 +248,13 @@ case("testAddFields", SCHEMA, lambda: [
     o.add("locations.alt", "float"),  # into a map's value struct
     o.add("points.z", "long"),  # into a list's element struct
     o.add(("points", "t.t"), "long"),  # a name with a dot
+], ADDED)
+
+case("testAddFields[by full name]", SCHEMA, lambda: [
+    o.add("toplevel", "decimal(9, 2)"),
+    o.add("locations.value.alt", "float"),
+    o.add("points.element.z", "long"),
+    o.add(("points", "element", "t.t"), "long"),
 ], ADDED)
 
 ONE_ID = schema(req(1, "id", "int"))
@@ -399,7 +426,14 @@ TS_COUNT_DATA = st(opt(5, "ts", "timestamptz"), req(3, "count", "long"), req(4, 
 LIST = schema(req(1, "id", "long"), req(2, "list", lst(6, TS_COUNT_DATA)))
 case("testMoveListElementField", LIST, lambda: [o.move_before("list.ts", "list.data")],
      reordered(LIST, 2, 3, 5, 4), last_id=6)
+case("testMoveListElementField[by full name]", LIST,
+     lambda: [o.move_before("list.element.ts", "list.element.data")],
+     reordered(LIST, 2, 3, 5, 4), last_id=6)
 MAP = schema(req(1, "id", "long"), req(2, "map", mp(6, "string", 7, TS_COUNT_DATA)))
+case("testMoveMapValueStructField[by full name]", MAP,
+     lambda: [o.move_before("map.value.ts", "map.value.data")], reordered(MAP, 2, 3, 5, 4))
+case("testMoveMapValueStructField[by ID]", MAP, lambda: [o.move_before(5, 4)],
+     reordered(MAP, 2, 3, 5, 4))
 case("testMoveMapValueStructField", MAP, lambda: [o.move_before("map.ts", "map.data")],
      reordered(MAP, 2, 3, 5, 4))
 case("testMoveAddedTopLevelColumn", ID_DATA,
