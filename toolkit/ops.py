@@ -64,13 +64,16 @@ named as in Iceberg (``points.x`` or ``points.element.x``, ``locations.lat`` or
 PyIceberg's (``add("m", MapType(...))``); ``union_by_name(schema)`` evolves a table to hold
 a PyIceberg, Arrow or Spark schema or a frame's (docs/rules.md says what a plan keeps):
 
->>> for op in [toolkit.ops.update_doc("price", "in euros"), toolkit.ops.set_identifier_fields("id"),
-...            toolkit.ops.make_optional("points.element"), toolkit.ops.add("locations.value.alt", "int")]:
+>>> o = toolkit.ops
+>>> new = [o.update_doc("price", "in euros"), o.set_identifier_fields("id"),
+...        o.make_optional("points.element"), o.add("locations.value.alt", "int")]
+>>> for op in new:
 ...     print(op, op.to_json())
 ~ doc price -> 'in euros' {'op': 'doc', 'path': ['price'], 'doc': 'in euros'}
 = identifier fields: id {'op': 'identifier', 'paths': [['id']]}
 ? make optional points.element {'op': 'optional', 'path': ['points', 'element']}
-+ add locations.value.alt: int {'op': 'add', 'path': ['locations', 'value', 'alt'], 'type': 'int'}
++ add locations.value.alt: int {'op': 'add', 'path': ['locations', 'value', 'alt'], \
+'type': 'int'}
 
 On a table: ``toolkit.preview_evolution(catalog, "db.t", plan)`` shows the result (and
 which widenings rewrite data); ``toolkit.evolve(catalog, "db.t", preview.plan,

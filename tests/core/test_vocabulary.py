@@ -22,7 +22,6 @@ from toolkit.core.options import make_options
 from toolkit.core.planner import AddColumn, Retype
 from toolkit.core.planner import MakeOptional as PlannerMakeOptional
 from toolkit.core.types import Column, Struct
-from toolkit.errors import OperationError
 
 TABLE = Struct(
     (Column(1, "id", "int", required=True), Column(2, "n", "long"),

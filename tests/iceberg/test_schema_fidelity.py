@@ -41,7 +41,13 @@ _names = itertools.count()
 # --- round trip: PyIceberg schema -> the core's model -> PyIceberg schema ----------------------
 
 _PRIMS: list[IcebergType] = [
-    IntegerType(), LongType(), FloatType(), DoubleType(), StringType(), DateType(), BooleanType()
+    IntegerType(),
+    LongType(),
+    FloatType(),
+    DoubleType(),
+    StringType(),
+    DateType(),
+    BooleanType(),
 ]
 _DEFAULTS: dict[type, Any] = {IntegerType: 3, LongType: 4, StringType: "d", BooleanType: False}
 
@@ -54,8 +60,9 @@ def _iceberg_types(depth: int) -> st.SearchStrategy[IcebergType]:
     return st.one_of(
         prim,
         st.builds(lambda e, r: ListType(0, e, element_required=r), inner, st.booleans()),
-        st.builds(lambda v, r: MapType(0, StringType(), 0, v, value_required=r), inner,
-                  st.booleans()),  # fmt: skip
+        st.builds(
+            lambda v, r: MapType(0, StringType(), 0, v, value_required=r), inner, st.booleans()
+        ),  # fmt: skip
         _struct_types(depth - 1),
     )
 
@@ -77,8 +84,11 @@ def _struct_types(draw: st.DrawFn, depth: int = 2) -> StructType:
 def iceberg_schemas(draw: st.DrawFn) -> Schema:
     struct = draw(_struct_types())
     schema = assign_fresh_schema_ids(Schema(*struct.fields))
-    top = [f.field_id for f in schema.fields
-           if f.required and isinstance(f.field_type, LongType | StringType | IntegerType)]
+    top = [
+        f.field_id
+        for f in schema.fields
+        if f.required and isinstance(f.field_type, LongType | StringType | IntegerType)
+    ]
     ids = [top[0]] if top and draw(st.booleans()) else []
     return Schema(*schema.fields, schema_id=3, identifier_field_ids=ids)
 
@@ -95,8 +105,9 @@ def test_a_v3_schema_with_defaults_and_unknown_round_trips() -> None:
     schema = Schema(
         NestedField(1, "id", LongType(), required=True, initial_default=0, write_default=0),
         NestedField(2, "nothing", UnknownType()),
-        NestedField(3, "label", StringType(), initial_default="none", write_default="n/a",
-                    doc="what it is"),  # fmt: skip
+        NestedField(
+            3, "label", StringType(), initial_default="none", write_default="n/a", doc="what it is"
+        ),  # fmt: skip
         identifier_field_ids=[1],
     )
     assert to_iceberg(from_iceberg(schema), 0, identifier_ids(schema)) == schema
@@ -241,8 +252,13 @@ def test_only_column_dropped_and_added_in_one_plan(lakehouse: Catalog) -> None:
     [
         pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("extra", pa.string())]),
         pd.DataFrame({"extra": ["x"], "score": [1.5]}),
-        Schema(NestedField(1, "points", ListType(2, StructType(NestedField(3, "z", LongType())),
-                                                 element_required=True))),  # fmt: skip
+        Schema(
+            NestedField(
+                1,
+                "points",
+                ListType(2, StructType(NestedField(3, "z", LongType())), element_required=True),
+            )
+        ),  # fmt: skip
     ],
     ids=["arrow schema", "pandas frame", "pyiceberg schema"],
 )
@@ -257,3 +273,18 @@ def test_union_by_name_on_a_real_table(lakehouse: Catalog, source: Any) -> None:
     }
     entry = toolkit.lineage(table)[-1]
     assert [op.op for op in entry.operations] == [op.op for op in preview.plan.operations]
+
+
+def test_a_doc_is_set_and_removed_on_a_real_table(lakehouse: Catalog) -> None:
+    table, name = new_table(lakehouse)
+    toolkit.evolve(lakehouse, name, [ops.update_doc("vals", "values"), ops.update_doc("id", None)])
+    table.refresh()
+    assert (table.schema().find_field("vals").doc, table.schema().find_field("id").doc) == (
+        "values",
+        None,
+    )
+    entry = toolkit.lineage(table)[-1]
+    assert [str(op) for op in entry.inverse_operations or ()] == [
+        "~ doc id -> 'row key'",
+        "~ doc vals -> None",
+    ]

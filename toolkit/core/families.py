@@ -4,9 +4,7 @@ A family is a source key together with every column evolution created for it; th
 membership is read from the columns' docs (RULES 4), so it survives a round trip
 through any catalog.
 
->>> from dataclasses import replace
-
-from toolkit.core.lattice import UPSOLVER
+>>> from toolkit.core.lattice import UPSOLVER
 >>> col = Column(1, "a", ListOf(2, "long"))
 >>> accepts(UPSOLVER, Kind("boolean", 0), col), accepts(UPSOLVER, Kind("double", 0), col)
 (True, False)

@@ -246,8 +246,12 @@ def check_result(
     if not operations:
         return
     if before.schema.fields and not after.schema.fields:
-        _raise(operations, len(operations) - 1, "a table keeps at least one column (Iceberg): "
-               "the plan's result has none; add one in the same plan")
+        _raise(
+            operations,
+            len(operations) - 1,
+            "a table keeps at least one column (Iceberg): "
+            "the plan's result has none; add one in the same plan",
+        )
     for field_id in after.identifier_ids:
         problem = identifier_problem(after, field_id)
         if problem is None:

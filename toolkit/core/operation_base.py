@@ -91,9 +91,7 @@ class TableEditor(SpecEditor, Protocol):
 
     def move_column(self, path: Path, position: Position, anchor: Path | None) -> None: ...
 
-    def widen_column(
-        self, op: WideningLike, before: TableLayout, after: TableLayout
-    ) -> None: ...
+    def widen_column(self, op: WideningLike, before: TableLayout, after: TableLayout) -> None: ...
 
 
 def path_of_json(data: Mapping[str, Any]) -> Path:

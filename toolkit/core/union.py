@@ -145,7 +145,8 @@ def _union_slot(
                     (*path, ELEMENT), out, table)  # fmt: skip
     elif isinstance(old, MapOf) and isinstance(new, MapOf):
         if old.key != new.key and not (
-            isinstance(old.key, str) and isinstance(new.key, str)
+            isinstance(old.key, str)
+            and isinstance(new.key, str)
             and _fits(new.key, old.key, table.format_version)
         ):
             raise OperationError(

@@ -21,7 +21,7 @@ from typing import Final, overload
 
 import pyarrow as pa
 from pyiceberg.catalog import Catalog
-from pyiceberg.exceptions import CommitFailedException, NotInstalledError
+from pyiceberg.exceptions import CommitFailedException, NotInstalledError, ValidationError
 from pyiceberg.io.pyarrow import _dataframe_to_data_files, schema_to_pyarrow
 from pyiceberg.schema import Schema
 from pyiceberg.table import Table, Transaction
@@ -331,7 +331,7 @@ def _commit(tbl: Table, name: str, plan: Evolution, state: TableState) -> Lineag
     ):
         try:
             _stage(txn, op, before, after, rewritten)
-        except (ValueError, TypeError, KeyError) as exc:
+        except (ValueError, TypeError, KeyError, ValidationError) as exc:
             if isinstance(exc, ToolkitError):
                 raise
             # the core checked the operation; what PyIceberg still refuses is said in its
@@ -351,7 +351,7 @@ def _commit(tbl: Table, name: str, plan: Evolution, state: TableState) -> Lineag
     except CommitFailedException as exc:
         tbl.refresh()
         raise StalePlanError(name, state, TableState.of(tbl), f" ({exc})") from exc
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, ValidationError) as exc:
         if isinstance(exc, ToolkitError):
             raise
         raise OperationError(f"the plan on {name}", f"nothing was applied: {exc}") from exc
@@ -403,7 +403,17 @@ class _TransactionEditor:
 
     def update_column_doc(self, path: Path, doc: str | None) -> None:
         with self.txn.update_schema() as update:
-            update.update_column(path, doc=doc)
+            if doc is not None:
+                update.update_column(path, doc=doc)
+                return
+            # PyIceberg reads doc=None as "unchanged"; Iceberg (Java updateColumnDoc) removes
+            # it: staged as the field itself without its doc
+            field = self.txn.table_metadata.schema().find_field(dotted(path))
+            update._updates[field.field_id] = NestedField(
+                field_id=field.field_id, name=field.name, field_type=field.field_type,
+                required=field.required, doc=None, initial_default=field.initial_default,
+                write_default=field.write_default,
+            )
 
     def set_identifier_fields(self, paths: Sequence[Path]) -> None:
         with self.txn.update_schema() as update:
