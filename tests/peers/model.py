@@ -16,7 +16,6 @@ identifier fields; a mismatch fails with a line diff of the two renderings.
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -33,7 +32,6 @@ from pyiceberg.types import (
     StructType,
 )
 
-from toolkit.core.layout import TableLayout
 from toolkit.errors import OperationError, ToolkitError
 
 TypeLike = IcebergType | str
@@ -131,59 +129,20 @@ class Case:
     def param(self, path: str) -> Any:
         """This case as a pytest parameter for ``path`` (``"pure"`` or ``"table"``)."""
         key = self.pending_table if path == "table" and self.pending_table else self.pending
-        if key is None and path == "pure" and FLAGS_LOST and _holds_required_flags(self):
-            key = "flags"
-        if key is None and path == "pure" and not IDENTIFIERS_KEPT and isinstance(
-            self.expect, Schema
-        ) and (self.start.identifier_field_ids or self.expect.identifier_field_ids):
-            key = "identifier"
         why = PENDING[key] if key else None
         marks = [pytest.mark.xfail(strict=True, reason=f"issue 26: {why}")] if why else []
         return pytest.param(self, id=self.id, marks=marks)
 
 
-#: Why a case fails on today's code (issue 26's causes), by a short key the case tables use.
+#: Why a case fails on today's code (issue 26), by a short key the case tables use. The
+#: causes the issue listed (element flags, map values, PyIceberg types, no-op widenings,
+#: identifier fields, union by name...) are all fixed on schema-model; these two remain.
 PENDING = {
-    "flags": "a list element's required flag is lost when the layout is written back as a "
-    "schema (cause 1)",
-    "map": "fields inside a map's value struct cannot be reached (cause 2)",
-    "types": "toolkit.ops.add does not take PyIceberg types (cause 3)",
-    "case": "renaming a list element struct's field to a case variant of its name (cause 4)",
-    "only": "dropping the only column is refused even when the plan adds one back (cause 5)",
-    "identifier-drop": "dropping an identifier field is not refused as a ToolkitError (cause 6)",
-    "same": "widening a column to its own type is refused, not a no-op (cause 7)",
-    "doc": "no toolkit.ops.update_doc",
-    "identifier": "identifier fields are not in the schema model (no set_identifier_fields)",
-    "required": "no required add (toolkit.ops.add(..., required=True))",
-    "union": "no toolkit.ops.union_by_name",
-    "element": "no make_optional for a list element or a map value",
     "empty": "evolve on a table with no columns fails: the lineage entry's inverse (dropping "
     "what the plan added) is checked as a plan and refused for leaving no column",
     "simulate-identifiers": "toolkit.simulate(schema=...) drops the schema's identifier "
     "fields (Simulation.schema has none)",
 }
-
-#: Whether the pure path still loses list elements' required flags (issue 26, cause 1):
-#: a case expecting such a flag then fails on the pure path only.
-FLAGS_LOST = False  # fixed on schema-model 42bde13
-
-#: Whether the core's TableLayout holds a table's identifier fields (issue 26): until it
-#: does, a case whose schemas have some loses them on the pure path.
-IDENTIFIERS_KEPT = any(f.name == "identifier_ids" for f in dataclasses.fields(TableLayout))
-
-
-def _has_required_flag(t: IcebergType) -> bool:
-    if isinstance(t, ListType):
-        return t.element_required or _has_required_flag(t.element_type)
-    if isinstance(t, MapType):  # a map value's flag is kept (MapOf.value_required)
-        return _has_required_flag(t.key_type) or _has_required_flag(t.value_type)
-    if isinstance(t, StructType):
-        return any(_has_required_flag(f.field_type) for f in t.fields)
-    return False
-
-
-def _holds_required_flags(case: Case) -> bool:
-    return isinstance(case.expect, Schema) and _has_required_flag(StructType(*case.expect.fields))
 
 
 # --- rendering and comparing -----------------------------------------------------------------
