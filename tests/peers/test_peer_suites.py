@@ -1,0 +1,66 @@
+"""The peers' own schema-evolution test suites, run as the project's tests (issue 26).
+
+Each case (tests/peers/cases_*.py) is a start schema and a list of ``toolkit.ops``
+operations that lead to an expected schema or to a refusal, citing the peer test it
+re-expresses. Every case runs twice: on the pure path (``toolkit.ops.plan_evolution`` on
+the start schema's layout) and through ``toolkit.evolve`` on a real table of an embedded
+SQLite catalog, read back with ``table.schema()``. A case marked as a deliberate
+difference is listed, with Iceberg's behaviour and the RULES reason, in docs/rules.md.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pyiceberg.catalog import Catalog
+
+import toolkit
+from tests.peers import cases_iceberg_union, cases_iceberg_update, cases_pyiceberg
+from tests.peers.differences import DIFFERENCES, NOT_RUN, docs_rows
+from tests.peers.model import Case
+from tests.peers.runner import run_pure, run_table
+
+CASES: list[Case] = [
+    *cases_iceberg_update.CASES,
+    *cases_iceberg_union.CASES,
+    *cases_pyiceberg.CASES,
+]
+
+RULES_MD = Path(__file__).resolve().parents[2] / "docs" / "rules.md"
+
+
+@pytest.fixture(scope="module")
+def catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
+    return toolkit.catalog(tmp_path_factory.mktemp("peers"))
+
+
+@pytest.mark.parametrize("case", [c.param("pure") for c in CASES])
+def test_pure_path(case: Case) -> None:
+    run_pure(case)
+
+
+@pytest.mark.parametrize("case", [c.param("table") for c in CASES])
+def test_on_a_table(case: Case, catalog: Catalog) -> None:
+    run_table(case, catalog)
+
+
+def test_case_ids_are_unique_and_cite_their_test() -> None:
+    ids = [c.id for c in CASES]
+    assert len(ids) == len(set(ids))
+    for c in CASES:
+        assert c.cites and c.id.split("[")[0] == c.cites[0], c.id
+
+
+def test_the_deliberate_differences_are_the_cases_marked_so() -> None:
+    marked = {c.id for c in CASES if c.differs}
+    assert marked == set(DIFFERENCES) - set(NOT_RUN)
+    assert not set(NOT_RUN) & {c.id for c in CASES}
+
+
+def test_docs_list_every_deliberate_difference() -> None:
+    text = RULES_MD.read_text(encoding="utf-8")
+    assert "## Where we differ from Iceberg's own tests" in text
+    section = text.split("## Where we differ from Iceberg's own tests", 1)[1].split("\n## ", 1)[0]
+    listed = [line for line in section.splitlines() if line.startswith("| `")]
+    assert listed == docs_rows()
