@@ -30,8 +30,6 @@ EMPTY = schema()
 def case(java: str, py: str | None, start, new, expect, **kw) -> None:  # type: ignore[no-untyped-def]
     """A union case: ``start`` evolved by ``union_by_name(new)`` gives ``expect``."""
     cites = (J + java.split("[")[0], *((P + py,) if py else ()))
-    if not start.fields:
-        kw.setdefault("pending_table", "empty")
     CASES.append(Case(J + java, start, lambda: [o.union_by_name(new)], expect, cites=cites, **kw))
 
 

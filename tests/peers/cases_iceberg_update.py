@@ -68,10 +68,6 @@ WITH_ID = identified(SCHEMA, 1)
 
 CASES: list[Case] = []
 
-# Cases that fail on today's code, by the key of their cause (tests.peers.model.PENDING).
-PENDING: dict[str, str] = {}
-
-
 # PyIceberg's test_rest_schema.py ports these tests of TestSchemaUpdate under its own names.
 PORTED = {
     "testAmbiguousAdd": "test_ambiguous_column",
@@ -134,7 +130,6 @@ PORTED = {
 
 
 def case(name: str, start, ops, expect, **kw) -> None:  # type: ignore[no-untyped-def]
-    kw.setdefault("pending", PENDING.get(name))
     test = name.split("[")[0]
     ported = (f"pyiceberg:test_rest_schema.{PORTED[test]}",) if test in PORTED else ()
     CASES.append(Case(U + name, start, ops, expect, cites=(U + test, *ported), **kw))

@@ -104,9 +104,7 @@ class Case:
     (Iceberg never reuses one). ``rows`` are written to the table first (the pure path's
     layout then may have rows). ``format_version`` is the pure path's layout's (3 where a
     schema carries default values; the table path's table is v2, all PyIceberg writes).
-    ``pending`` (a key of :data:`PENDING`) says why the case
-    fails on today's code (issue 26), so it runs as a strict xfail; ``differs`` marks a
-    deliberate difference from the peer, listed in docs/rules.md.
+    ``differs`` marks a deliberate difference from the peer, listed in docs/rules.md.
     """
 
     id: str
@@ -118,8 +116,6 @@ class Case:
     rows: tuple[dict[str, Any], ...] = ()
     format_version: int = 2
     cites: tuple[str, ...] = ()
-    pending: str | None = None
-    pending_table: str | None = None
     differs: bool = False
 
     @property
@@ -128,21 +124,7 @@ class Case:
 
     def param(self, path: str) -> Any:
         """This case as a pytest parameter for ``path`` (``"pure"`` or ``"table"``)."""
-        key = self.pending_table if path == "table" and self.pending_table else self.pending
-        why = PENDING[key] if key else None
-        marks = [pytest.mark.xfail(strict=True, reason=f"issue 26: {why}")] if why else []
-        return pytest.param(self, id=self.id, marks=marks)
-
-
-#: Why a case fails on today's code (issue 26), by a short key the case tables use. The
-#: causes the issue listed (element flags, map values, PyIceberg types, no-op widenings,
-#: identifier fields, union by name...) are all fixed on schema-model; these two remain.
-PENDING = {
-    "empty": "evolve on a table with no columns fails: the lineage entry's inverse (dropping "
-    "what the plan added) is checked as a plan and refused for leaving no column",
-    "simulate-identifiers": "toolkit.simulate(schema=...) drops the schema's identifier "
-    "fields (Simulation.schema has none)",
-}
+        return pytest.param(self, id=self.id)
 
 
 # --- rendering and comparing -----------------------------------------------------------------

@@ -15,7 +15,7 @@ from pyiceberg.schema import Schema
 from pyiceberg.types import IcebergType, ListType, MapType, NestedField, StructType
 
 import toolkit
-from tests.peers.model import PENDING, lst, mp, opt, req, schema, st
+from tests.peers.model import lst, mp, opt, req, schema, st
 from toolkit.core.layout import TableLayout
 
 # The table as a PyIceberg user declares it (create_table assigns the field IDs).
@@ -98,17 +98,12 @@ def listed_ids(sim: toolkit.Simulation) -> set[int]:
     return out
 
 
-xfail_identifiers = pytest.mark.xfail(
-    strict=True, reason=f"issue 26: {PENDING['simulate-identifiers']}"
-)
-
-
 @pytest.mark.parametrize("policy", ["upsolver", "widen"])
 @pytest.mark.parametrize(
     "batches",
     [
-        pytest.param(NESTED_DRIFT, id="nested drift", marks=xfail_identifiers),
-        pytest.param(MAP_VALUES, id="map values", marks=xfail_identifiers),
+        pytest.param(NESTED_DRIFT, id="nested drift"),
+        pytest.param(MAP_VALUES, id="map values"),
     ],
 )
 def test_flags_the_plans_did_not_list_are_unchanged(
