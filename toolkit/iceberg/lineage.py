@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from toolkit.core.lineage import LineageEntry, read_lineage, undo_plan
+from toolkit.iceberg.folds import with_folded
 from toolkit.iceberg.operations import evolve, layout_of
 
 if TYPE_CHECKING:
@@ -20,8 +21,9 @@ if TYPE_CHECKING:
 
 
 def lineage(table: Table) -> tuple[LineageEntry, ...]:
-    """Every plan committed to ``table`` by the toolkit, oldest first."""
-    return read_lineage(table.properties)
+    """Every plan committed to ``table`` by the toolkit, oldest first (those folded into
+    files in the table's metadata folder too)."""
+    return read_lineage(with_folded(table, "lineage"))
 
 
 def undo(
