@@ -23,10 +23,10 @@ then the ones it lists. Fold files never change once written.
 >>> window = [(f"toolkit.lineage.{n}", "x" * 300) for n in range(1, 80)]
 >>> fold = choose_fold(window)
 >>> fold[0], fold[-1], len(window) - len(fold)
-('toolkit.lineage.1', 'toolkit.lineage.53', 26)
+('toolkit.lineage.1', 'toolkit.lineage.54', 25)
 >>> choose_fold(window[:10]), choose_fold([("toolkit.ledger", "x" * 5000)])
 ((), ('toolkit.ledger',))
->>> p = Pointer("s3://b/t/metadata/toolkit-lineage-fold-1-ab.json.gz", 1, 53)
+>>> p = Pointer("s3://b/t/metadata/toolkit-lineage-fold-00001-ab.json.gz", 1, 54)
 >>> Pointer.decode(p.encode()) == p
 True
 """
@@ -56,6 +56,7 @@ __all__ = [
     "entry_size",
     "folded_high",
     "log_of",
+    "merged",
     "number_of",
     "pointer_key",
 ]
