@@ -298,3 +298,17 @@ def test_names_and_values_in_the_procedure_sql_are_quoted() -> None:
     assert procedures.timestamp_literal(0) == "TIMESTAMP '1970-01-01 00:00:00.000000Z'"
     result = doctest.testmod(procedures)
     assert result.failed == 0 and result.attempted > 0
+
+
+def test_fold_files_the_properties_point_to_are_never_orphans() -> None:
+    """The toolkit's fold files (older lineage, arrivals and ledger entries) are referenced
+    by the table's properties, not by a snapshot: Iceberg's dry run lists them, the plan
+    keeps them; an unreferenced one (a fold whose commit failed) goes."""
+    kept = "file:///w/db/t/metadata/toolkit-lineage-fold-00001-a.json.gz"
+    crashed = "file:/w/db/t/metadata/toolkit-lineage-fold-00002-b.json.gz"
+    found = ["file:/w/db/t/metadata/toolkit-lineage-fold-00001-a.json.gz", crashed]
+    step = plan_orphans(facts(fold_files=(kept,)), older_than_ms=NOW - 3 * DAY_MS,
+                        found=found)
+    assert step.files == (crashed,)
+    assert step.sentence.endswith(
+        "1 file of the toolkit's logs (lineage, arrivals, the ingest ledger) is kept.")

@@ -260,3 +260,34 @@ def test_a_stream_refuses_wrong_maintenance_options_before_it_starts(
         stream(tmp_path / "in", name, lakehouse, spark, maintain_every=2,
                maintenance={"steps": ["vacuum"]})
     assert not [q for q in spark.streams.active if q.name == "ingest_maintenance_test_refused"]
+
+
+def test_orphan_removal_keeps_the_fold_files_the_properties_point_to(
+    lakehouse: Catalog, spark: SparkSession
+) -> None:
+    """A fold file (older log entries, or one too big for the table's properties) is
+    referenced by the properties, not by a snapshot: Iceberg's orphan search lists it, the
+    plan keeps it; a fold file no property points to (its commit failed) is removed."""
+    import toolkit
+    from toolkit.iceberg.folds import fold_files
+
+    name = "maintenance_test.folded"
+    ingest([{"id": 1}], name, lakehouse, spark, batch_id="f1")
+    # one change whose lineage entry is too big for the properties: it goes to a file
+    toolkit.evolve(lakehouse, name, [toolkit.ops.add(f"extra_{i:03d}", "string")
+                                     for i in range(80)])
+    (kept,) = fold_files(lakehouse.load_table(name))
+    crashed = local(kept).with_name("toolkit-lineage-fold-00002-left-by-a-crash.json.gz")
+    crashed.write_bytes(b"a fold whose commit failed")
+    old = time.time() - 4 * 86400
+    for f in (local(kept), crashed):
+        os.utime(f, (old, old))
+
+    plan = plan_maintenance(name, lakehouse, spark, steps=["remove_orphan_files"])
+    step = plan.step("remove_orphan_files")
+    assert isinstance(step, RemoveOrphanFiles)
+    assert [local(f) for f in step.files] == [crashed]
+    assert "1 file of the toolkit's logs" in step.sentence
+    maintain(name, lakehouse, spark, plan)
+    assert local(kept).exists() and not crashed.exists()
+    assert len(toolkit.lineage(lakehouse.load_table(name))[-1].operations) == 80

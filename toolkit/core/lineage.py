@@ -3,7 +3,9 @@
 Each plan is one table property ``toolkit.lineage.<n>`` (``n`` = 1, 2, ... in commit
 order) holding compact JSON: what changed, who or which rule decided it, the batch that
 triggered it, and its inverse when it has one. The property is written in the same
-commit as the change it describes, so the log never disagrees with the table.
+commit as the change it describes, so the log never disagrees with the table. Older
+entries are folded into files in the table's metadata folder as the log grows
+(:mod:`toolkit.core.folding`); readers see them all (:func:`toolkit.lineage`).
 
 >>> from toolkit.core.evolution import plan_evolution
 >>> from toolkit.core.operations import rename
@@ -34,6 +36,7 @@ from toolkit.core.evolution import (
     operation_to_json,
     plan_evolution,
 )
+from toolkit.core.folding import LINEAGE_PREFIX, folded_high
 from toolkit.core.layout import TableLayout
 from toolkit.core.operations import Operation
 from toolkit.core.planner import Plan
@@ -45,9 +48,6 @@ from toolkit.core.reasons import (
     reason_text,
 )
 from toolkit.errors import AlreadyUndoneError, IrreversibleError, OperationError, UndoMovedError
-
-#: table properties holding the log: ``toolkit.lineage.1``, ``toolkit.lineage.2``...
-LINEAGE_PREFIX: Final = "toolkit.lineage."
 
 
 @dataclass(frozen=True)
@@ -93,9 +93,10 @@ class LineageEntry:
 
 
 def next_seq(properties: Mapping[str, str]) -> int:
-    """The number the next logged plan gets."""
+    """The number the next logged plan gets (after those folded into files, too: see
+    :mod:`toolkit.core.folding`)."""
     seqs = [int(k[len(LINEAGE_PREFIX) :]) for k in properties if _is_entry_key(k)]
-    return max(seqs, default=0) + 1
+    return max([*seqs, folded_high(properties, "lineage") or 0], default=0) + 1
 
 
 def _is_entry_key(key: str) -> bool:

@@ -139,6 +139,9 @@ class TableFacts:
     """Retention set on the table's refs (a branch's maximum snapshot age, a ref's maximum
     age), in words: under them Iceberg's ``expire_snapshots`` would expire snapshots or
     drop refs beyond any plan's list, so no expiry is planned while they are set."""
+    fold_files: tuple[str, ...] = ()
+    """The toolkit's fold files the table's properties point to (older entries of its
+    lineage, arrivals and ingest ledger): never orphans, whatever Iceberg says."""
 
     @property
     def ref_map(self) -> Mapping[str, int]:

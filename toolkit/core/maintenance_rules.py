@@ -241,7 +241,9 @@ def plan_manifests(facts: TableFacts, *, after_compaction: bool = False) -> Rewr
 def plan_orphans(
     facts: TableFacts, *, older_than_ms: int, found: Sequence[str]
 ) -> RemoveOrphanFiles:
-    """The orphan files a dry run ``found``, minus any under another table's folder."""
+    """The orphan files a dry run ``found``, minus any under another table's folder and
+    the toolkit's fold files the table's properties point to (no snapshot references
+    them, so Iceberg counts them as orphans: see ``toolkit.core.folding``)."""
     if older_than_ms > facts.measured_at_ms - DAY_MS:
         raise ValueError(
             f"{facts.table}: orphan files are removed only when older than a day (files of "
@@ -258,17 +260,26 @@ def plan_orphans(
                 f"{'is' if len(theirs) == 1 else 'are'} left alone."
             )
             keep += theirs
+    folds = {_bare(f) for f in facts.fold_files}
+    ours = [f for f in found if _bare(f) in folds]
+    if ours:
+        notes.append(
+            f"{counted(len(ours), 'file')} of the toolkit's logs (lineage, arrivals, the "
+            f"ingest ledger) {'is' if len(ours) == 1 else 'are'} kept."
+        )
+        keep += ours
     files = tuple(f for f in found if f not in set(keep))
     return RemoveOrphanFiles(older_than_ms, files, tuple(notes))
 
 
+def _bare(p: str) -> str:
+    """A path without its ``file:`` spelling (``file:/x``, ``file:///x``: ``x``)."""
+    return p.split(":", 1)[1].lstrip("/") if p.startswith("file:") else p
+
+
 def _under(path: str, prefix: str) -> bool:
     """Whether ``path`` is under the folder ``prefix``, whatever the ``file:`` spelling."""
-
-    def bare(p: str) -> str:
-        return p.split(":", 1)[1].lstrip("/") if p.startswith("file:") else p
-
-    return path.startswith(prefix) or bare(path).startswith(bare(prefix))
+    return path.startswith(prefix) or _bare(path).startswith(_bare(prefix))
 
 
 def make_plan(

@@ -23,6 +23,7 @@ from pyiceberg.table.update import (
     AssertLastAssignedFieldId,
     AssertRefSnapshotId,
     AssertTableUUID,
+    RemovePropertiesUpdate,
     RemoveSchemasUpdate,
     SetCurrentSchemaUpdate,
     SetPropertiesUpdate,
@@ -38,6 +39,7 @@ from toolkit.core.state import TableState
 from toolkit.core.types import ColumnType, ListOf, MapOf, Struct
 from toolkit.core.widening import in_place
 from toolkit.errors import OperationError, StalePlanError
+from toolkit.iceberg.folds import bounded_updates
 from toolkit.iceberg.schema import from_iceberg, to_iceberg
 
 
@@ -131,7 +133,11 @@ def commit_plan(
     # RULES 6 lineage: the plan is logged in the table by the very commit that applies it
     log = plan_lineage_properties(plan, metadata.properties, batch_id, schema_id=schema_id)
     if log:
-        updates += (SetPropertiesUpdate(updates=log),)
+        # ... its older entries folded into a file when the window overflows (folding)
+        sets, folded = bounded_updates(table, log)
+        updates += (SetPropertiesUpdate(updates=sets),)
+        if folded:
+            updates += (RemovePropertiesUpdate(removals=list(folded)),)
     try:
         return commit_updates(table, requirements, updates)
     except CommitFailedException as exc:

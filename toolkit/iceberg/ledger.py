@@ -16,7 +16,9 @@ checks it):
 The ledger is the batch ids in the summaries of the snapshots on ``main`` plus those
 kept in the table property ``toolkit.ledger``, into which :func:`remember_batches` folds
 them before snapshots are expired (the toolkit's maintenance does this first), so a
-batch id stays known after its snapshot is gone.
+batch id stays known after its snapshot is gone. When that property outgrows its window,
+its ids move into a fold file in the table's metadata folder, which the ledger reads too
+(:mod:`toolkit.core.folding`), in the commit that would have grown it.
 
 >>> sorted(decode(encode({"day1", "day2"})))
 ['day1', 'day2']
@@ -37,12 +39,15 @@ from pyiceberg.table.refs import MAIN_BRANCH
 from pyiceberg.table.snapshots import Snapshot
 from pyiceberg.table.update import (
     AssertRefSnapshotId,
+    RemovePropertiesUpdate,
     RemoveSnapshotsUpdate,
     SetPropertiesUpdate,
     SetSnapshotRefUpdate,
 )
 
+from toolkit.core.folding import LEDGER_KEY
 from toolkit.iceberg.commit import commit_updates
+from toolkit.iceberg.folds import bounded_updates, folded_entries
 
 __all__ = [
     "BATCH_ID_PROPERTY",
@@ -67,7 +72,7 @@ BATCH_ID_PROPERTY = "toolkit.batch-id"
 #: the snapshot summary property naming one write attempt (finds its staged snapshot)
 WRITE_ID_PROPERTY = "toolkit.write-id"
 #: the table property keeping the batch ids of snapshots that may since have expired
-LEDGER_PROPERTY = "toolkit.ledger"
+LEDGER_PROPERTY = LEDGER_KEY
 #: Iceberg's table property that lets Spark stage a write instead of publishing it
 STAGING_PROPERTY = "write.wap.enabled"
 
@@ -112,9 +117,14 @@ def main_snapshots(table: Table) -> Iterator[Snapshot]:
 
 def ingested_batches(table: Table) -> set[str]:
     """Every batch id ``table`` holds: those of its snapshots on ``main`` and those the
-    ledger kept when older snapshots were expired."""
+    ledger kept when older snapshots were expired (in its property and its fold files)."""
     found = {b for b in map(batch_id_of, main_snapshots(table)) if b is not None}
-    return found | decode(table.metadata.properties.get(LEDGER_PROPERTY))
+    return found | decode(table.metadata.properties.get(LEDGER_PROPERTY)) | _folded(table)
+
+
+def _folded(table: Table) -> frozenset[str]:
+    """The batch ids the ledger folded into files."""
+    return frozenset().union(*(decode(v) for _, v in folded_entries(table, "ledger")))
 
 
 def published(table: Table, batch_id: str) -> Snapshot | None:
@@ -145,13 +155,19 @@ def remember_batches(table: Table) -> Table:
     expiring snapshots; the ledger only grows."""
     for _ in range(MAX_ATTEMPTS):
         table.refresh()
+        folded = _folded(table)
         kept = decode(table.metadata.properties.get(LEDGER_PROPERTY))
         ids = ingested_batches(table)
-        if ids == kept:
+        if ids == kept | folded:
             return table
+        # the ids not in fold files yet; folded into a new one when they outgrow the window
+        # (written before the commit: a failed commit leaves an unreferenced file)
+        sets, removes = bounded_updates(table, {LEDGER_PROPERTY: encode(ids - folded)})
         try:
             with table.transaction() as tx:
-                tx.set_properties({LEDGER_PROPERTY: encode(ids)})
+                tx.set_properties(sets)
+                if removes:
+                    tx.remove_properties(*removes)
                 # the ids read are those of this ``main``: a writer that moved it first
                 # may have published one more, so read again
                 tx._stage((), (_main_at(_main_id(table)),))
@@ -208,12 +224,14 @@ def publish(
             return None
         try:
             if snap.parent_snapshot_id == main:
-                noted = {} if notes is None else notes(snap.snapshot_id)
+                noted, removes = bounded_updates(
+                    table, {} if notes is None else notes(snap.snapshot_id))
                 commit_updates(table, (_main_at(main),), (
                     SetSnapshotRefUpdate.model_validate(
                         {"ref-name": MAIN_BRANCH, "type": "branch",
                          "snapshot-id": snap.snapshot_id}),
-                    *((SetPropertiesUpdate(updates=dict(noted)),) if noted else ()),
+                    *((SetPropertiesUpdate(updates=noted),) if noted else ()),
+                    *((RemovePropertiesUpdate(removals=list(removes)),) if removes else ()),
                 ))
             else:
                 _cherry_pick(table, snap, batch_id, notes)
@@ -253,9 +271,12 @@ def _cherry_pick(
             for data_file in added:
                 append.append_data_file(data_file)
         tx._stage((_remove(snap),), ())
-        noted = {} if notes is None else notes(append._snapshot_id)
+        noted, removes = bounded_updates(
+            table, {} if notes is None else notes(append._snapshot_id))
         if noted:
-            tx.set_properties(dict(noted))
+            tx.set_properties(noted)
+        if removes:
+            tx.remove_properties(*removes)
 
 
 def _remove(snap: Snapshot) -> RemoveSnapshotsUpdate:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from toolkit.core.lineage import LineageEntry, read_lineage, undo_plan
 from toolkit.core.state import TableState
 from toolkit.iceberg.destruction import destruction_of
+from toolkit.iceberg.folds import with_folded
 from toolkit.iceberg.operations import EvolutionPreview, evolve, layout_of
 
 if TYPE_CHECKING:
@@ -21,8 +22,9 @@ if TYPE_CHECKING:
 
 
 def lineage(table: Table) -> tuple[LineageEntry, ...]:
-    """Every plan committed to ``table`` by the toolkit, oldest first."""
-    return read_lineage(table.properties)
+    """Every plan committed to ``table`` by the toolkit, oldest first (those folded into
+    files in the table's metadata folder too)."""
+    return read_lineage(with_folded(table, "lineage"))
 
 
 def undo(

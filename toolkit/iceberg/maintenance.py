@@ -26,6 +26,7 @@ from toolkit.core.maintenance import (
 )
 from toolkit.core.state import TableState
 from toolkit.iceberg.catalog import load_table
+from toolkit.iceberg.folds import fold_files
 from toolkit.iceberg.ledger import batch_id_of
 from toolkit.iceberg.quarantine import (
     QUARANTINE_SUFFIX,
@@ -114,6 +115,7 @@ def table_facts(
         int(props.get(MANIFEST_SIZE_PROPERTY, DEFAULT_MANIFEST_SIZE)),
         *_quarantine_needs(catalog, identifier, table.location()),
         retention_rules(table),
+        fold_files(table),
     )
 
 

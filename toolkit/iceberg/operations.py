@@ -77,6 +77,7 @@ from toolkit.errors import (
 )
 from toolkit.iceberg.commit import check_planned_schema, commit_plan
 from toolkit.iceberg.destruction import destruction_of
+from toolkit.iceberg.folds import bounded_updates, with_folded
 from toolkit.iceberg.schema import from_iceberg, identifier_ids, type_to_iceberg
 
 #: snapshot summary property naming the lineage entry a rewrite belongs to
@@ -328,7 +329,8 @@ def _evolve_plan(
             return None  # nothing committed, nothing logged
         # the entry logged with the schema this commit added
         schema_id = tbl.metadata.current_schema_id
-        return [e for e in read_lineage(tbl.properties) if e.schema_id == schema_id][-1]
+        logged = read_lineage(with_folded(tbl, "lineage"))
+        return [e for e in logged if e.schema_id == schema_id][-1]
     tbl.refresh()
     now = TableState.of(tbl)
     if now != state:
@@ -375,7 +377,10 @@ def _commit(tbl: Table, name: str, plan: Evolution, state: TableState) -> Lineag
     entry_props = lineage_properties(
         plan, tbl.properties, schema_id=txn.table_metadata.current_schema_id
     )
-    txn.set_properties(entry_props)
+    sets, folded = bounded_updates(tbl, entry_props)  # the log stays bounded (folding)
+    txn.set_properties(sets)
+    if folded:
+        txn.remove_properties(*folded)
     try:
         if rewritten:
             seq = next(iter(entry_props)).rsplit(".", 1)[-1]
@@ -389,7 +394,8 @@ def _commit(tbl: Table, name: str, plan: Evolution, state: TableState) -> Lineag
             raise
         raise OperationError(f"the plan on {name}", f"nothing was applied: {exc}") from exc
     tbl.refresh()
-    logged = [e for e in read_lineage(tbl.properties) if f"{LINEAGE_PREFIX}{e.seq}" in entry_props]
+    logged = [e for e in read_lineage(with_folded(tbl, "lineage"))
+              if f"{LINEAGE_PREFIX}{e.seq}" in entry_props]
     return logged[0]
 
 

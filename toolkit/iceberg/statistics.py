@@ -73,8 +73,10 @@ from pyiceberg.table import Table
 from pyiceberg.table.snapshots import Snapshot, ancestors_of
 
 from toolkit.core.arrivals import SAMPLES_KEPT, Arrivals, Path, as_path
+from toolkit.core.folding import ARRIVALS_PREFIX
 from toolkit.core.profile import share_text
 from toolkit.core.types import Column, ColumnType, ListOf, MapOf, Struct, type_to_str
+from toolkit.iceberg.folds import with_folded
 from toolkit.iceberg.ledger import BATCH_ID_PROPERTY, batch_id_of
 from toolkit.iceberg.schema import from_iceberg
 
@@ -409,8 +411,9 @@ def statistics(table: Table) -> WrittenDataStatistics:
 
     columns = tuple(_column(n, live, first_index, lineage) for n in nodes)
     expired, folded = expired_arrivals(table)
+    arrived = with_folded(table, "arrivals")  # the window's and those folded into files
     snapshots = tuple(
-        _snapshot(s, info, counts, nodes, folded, table.metadata.properties)
+        _snapshot(s, info, counts, nodes, folded, arrived)
         for s, (info, counts) in zip(lineage, per_snapshot, strict=True)
     )
     return WrittenDataStatistics(
@@ -427,7 +430,8 @@ def statistics(table: Table) -> WrittenDataStatistics:
 
 def arrivals_of(snapshot: Snapshot, properties: Mapping[str, str]) -> Arrivals | None:
     """What the batch ``snapshot`` wrote brought, if ingest recorded it: in the table
-    property :data:`SNAPSHOT_ARRIVALS_PREFIX` + its id (``properties``: the table's), set
+    property :data:`SNAPSHOT_ARRIVALS_PREFIX` + its id (``properties``: the table's, with
+    the entries folded into files: ``with_folded(table, "arrivals")``), set
     as the batch was published; for a batch an older version wrote, in its snapshot's
     summary (``toolkit.arrivals``, where those versions kept it)."""
     text = properties.get(f"{SNAPSHOT_ARRIVALS_PREFIX}{snapshot.snapshot_id}")
@@ -462,17 +466,19 @@ def fold_arrivals(table: Table, expiring: Sequence[int]) -> ArrivalsFold:
     dropped."""
     total, folded = expired_arrivals(table)
     by_id = {s.snapshot_id: s for s in table.metadata.snapshots}
+    arrived = with_folded(table, "arrivals")
     added = []
     for sid in expiring:
         snap = by_id.get(sid)
-        found = None if snap is None or sid in folded else \
-            arrivals_of(snap, table.metadata.properties)
+        found = None if snap is None or sid in folded else arrivals_of(snap, arrived)
         if found is not None:
             total = total + found
             added.append(sid)
     if not added:
         return ArrivalsFold({}, folded)
-    ids = frozenset({*folded, *added})
+    # ids of snapshots gone from the table are dropped: only a snapshot still there can be
+    # counted twice (the list would otherwise grow with every snapshot ever expired)
+    ids = frozenset(i for i in {*folded, *added} if i in by_id)
     text = f"{','.join(str(i) for i in sorted(ids))}:{total.without_samples().encode()}"
     return ArrivalsFold({EXPIRED_ARRIVALS_PROPERTY: text}, ids)
 
@@ -712,7 +718,7 @@ def _text_table(
 
 #: the table property holding what the batch of one snapshot brought: its prefix, then
 #: the snapshot's id (set as the batch is published: known only once Spark wrote it)
-SNAPSHOT_ARRIVALS_PREFIX = "toolkit.arrivals."
+SNAPSHOT_ARRIVALS_PREFIX = ARRIVALS_PREFIX
 
 
 def stale_arrivals_properties(

@@ -24,6 +24,7 @@ from pyiceberg.table import Table
 
 from toolkit.core.arrivals import Arrivals
 from toolkit.core.engine import make_plan
+from toolkit.core.folding import choose_fold
 from toolkit.core.lineage import plan_lineage_properties
 from toolkit.core.options import REWRITES_WHEN_APPROVED, Options, make_options, takes_options
 from toolkit.core.planner import Plan
@@ -172,16 +173,30 @@ def _plan_and_commit(
         if table is None:
             namespace = identifier.rsplit(".", 1)[0]
             ensure_namespace(catalog, namespace)
+            log = plan_lineage_properties(plan, {}, batch_id)  # RULES 6 lineage
+            # a lineage entry too big for the table's properties (a first batch of
+            # thousands of columns) goes to a fold file, which needs the table's folder:
+            # the table is created empty, then the plan is committed (bounded properties)
+            big = bool(choose_fold(tuple(log.items())))
             try:
-                log = plan_lineage_properties(plan, {}, batch_id)  # RULES 6 lineage
                 # batches are staged, then published once (toolkit.iceberg.ledger)
                 table = catalog.create_table(
-                    identifier, schema=to_iceberg(plan.after),
-                    properties={**NEW_TABLE_PROPERTIES, **log, STAGING_PROPERTY: "true"},
+                    identifier, schema=to_iceberg(Struct() if big else plan.after),
+                    properties={**NEW_TABLE_PROPERTIES, **({} if big else log),
+                                STAGING_PROPERTY: "true"},
                 )
             except TableAlreadyExistsError:
                 continue
-            return table, plan, attempt
+            if not big:
+                return table, plan, attempt
+            try:
+                return commit_plan(table, plan, TableState.of(table), batch_id=batch_id), \
+                    plan, attempt
+            except StalePlanError as exc:  # another writer committed to the new table first
+                if expected is not None:
+                    raise
+                moved = exc
+                continue
         state = TableState.of(table)
         try:
             if plan.rewrites:
