@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import pickle
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any, Literal, TypeAlias, cast
 
 import pyarrow as pa
@@ -73,26 +73,56 @@ def admitted(
             continue
         try:
             value = parse_line(line)
-        except MalformedLineError as err:
-            # the line as it arrived: its text, or its bytes when they are not UTF-8
-            raw = line if isinstance(err, NotUtf8LineError) else err.line
-            path = getattr(err, "path", None)
-            aside.append(Quarantined(
-                raw, cast(Reason, err.reason_key), ".".join(path) if path else None, None,
-                None, batch, str(err),
-            ))
-            continue
-        except RecursionError:
-            text = line.decode()
-            aside.append(Quarantined(
-                text, "invalid-value", None, None, None, batch,
-                f"JSON nested too deeply to parse: {text[:80]!r}",
-            ))
+        except (MalformedLineError, RecursionError) as err:
+            aside.append(unread(line, err, batch))
             continue
         values.append(value)
         _LINES[id(value)] = line
     rows, not_records = engine.admit(values, batch)
     return rows, aside + not_records
+
+
+def unread(
+    line: bytes, err: MalformedLineError | RecursionError, batch: int | str, where: str = ""
+) -> Quarantined:
+    """A line that cannot be taken whole, set aside as it arrived (its text, or its bytes
+    when they are not UTF-8) with the reason ``parse_line`` gave, ``where`` (its file)
+    before the detail."""
+    if isinstance(err, RecursionError):
+        text = line.decode()
+        return Quarantined(text, "invalid-value", None, None, None, batch,
+                           f"{where}JSON nested too deeply to parse: {text[:80]!r}")
+    raw = line if isinstance(err, NotUtf8LineError) else err.line
+    path = getattr(err, "path", None)
+    return Quarantined(
+        raw, cast(Reason, err.reason_key), ".".join(path) if path else None, None, None,
+        batch, f"{where}{err}",
+    )
+
+
+def reread(
+    lines: Iterable[tuple[str | None, int, bytes]], options: Options, batch: int | str
+) -> list[Quarantined] | None:
+    """The lines the JVM router set aside (it could not read them; per line its file, its
+    line number there or -1, its bytes), read again by the Python path, which decides as
+    it decides for every line: each is set aside with its reason. None when the Python
+    path reads one of them as a record after all (the JVM was stricter): the batch is then
+    routed the two-pass way, where Python reads every such line."""
+    engine = _quarantining(options)
+    out: list[Quarantined] = []
+    for file, number, line in lines:
+        where = "" if file is None else f"{file}: "
+        try:
+            value = parse_line(line, None if number < 0 else number)
+        except (MalformedLineError, RecursionError) as err:
+            out.append(unread(line, err, batch, where))
+            continue
+        rows, not_records = engine.admit([value], batch)
+        if rows:
+            return None
+        out += [dataclasses.replace(q, record=line.decode(), detail=f"{where}{q.detail}")
+                for q in not_records]
+    return out
 
 
 #: the raw line of each record parsed from the chunk being worked on, by object identity
