@@ -258,6 +258,10 @@ def test_ingest_writes_every_good_line_and_quarantines_the_others_quietly(
     table = f"hostile_bytes.{policy}"
     reports = []
     with caplog.at_level(logging.WARNING, logger="toolkit"), spark_log(spark) as logged:
+        probe: Any = spark._jvm
+        probe.org.apache.logging.log4j.LogManager.getLogger("org.apache.spark.Probe").warn("p")
+        assert "p" in logged.toString()  # the capture sees Spark's warnings
+        logged.getBuffer().setLength(0)
         for batch in ("b1", "b2"):
             reports.append(toolkit.ingest(
                 str(corpus), table=table, catalog=lakehouse, spark=spark, batch_id=batch,
