@@ -310,3 +310,12 @@ def test_a_line_the_jvm_sets_aside_that_python_reads_goes_the_two_pass_way(
     assert (q.reason, q.raw) == ("invalid-value", deep)
     rows = {r["id"]: r for r in spark_rows(spark, lakehouse, table)}
     assert rows[3]["r"] == {"r": 2} and sorted(rows) == [1, 3]
+
+
+@pytest.mark.spark
+def test_a_text_frame_of_the_corpus_keeps_its_bytes(spark: SparkSession, corpus: Path) -> None:
+    """A DataFrame of JSON lines given to ``simulate``: its lines are read as the bytes
+    Spark holds, never through a Java string (which would put U+FFFD for each bad byte)."""
+    sim = toolkit.simulate([spark.read.text(str(corpus))])
+    assert_in_row_exactly(sim.rows)
+    assert_set_aside_with_raw_line(list(sim.quarantined))

@@ -249,19 +249,23 @@ def read_lines(path: str | Path) -> list[Any]:
     with an :class:`UnreadLine` in the place of each line that cannot be taken whole:
     one such line never stops the rest of the file. Lines end as Spark's text reader
     ends them (``\\n``, ``\\r\\n`` or ``\\r``); blank lines are skipped, and counted."""
-    out: list[Any] = []
-    number = 0
     with _open_bytes(path) as f:
-        for chunk in f:
-            for line in chunk.splitlines():
-                number += 1
-                if not line.strip():
-                    continue
-                try:
-                    out.append(parse_line(line, number))
-                except MalformedLineError as err:
-                    raw: str | bytes = line if isinstance(err, NotUtf8LineError) else err.line
-                    out.append(UnreadLine(raw, number, err))
+        return read_values(line for chunk in f for line in chunk.splitlines())
+
+
+def read_values(lines: Iterable[bytes | str | None]) -> list[Any]:
+    """The values of JSON lines (bytes as read, or texts), numbered from 1, with an
+    :class:`UnreadLine` in the place of each line that cannot be taken whole; blank and
+    null lines are skipped, and counted."""
+    out: list[Any] = []
+    for number, line in enumerate(lines, 1):
+        if line is None or not line.strip():
+            continue
+        try:
+            out.append(parse_line(line, number))
+        except MalformedLineError as err:
+            raw: str | bytes = line if isinstance(err, NotUtf8LineError) else err.line
+            out.append(UnreadLine(raw, number, err))
     return out
 
 
