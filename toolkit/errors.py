@@ -76,6 +76,9 @@ class ToolkitError(Exception):
 class MalformedLineError(ToolkitError, ValueError):
     """A line of a JSON-lines source that is not JSON."""
 
+    #: the quarantine reason of such a line (``toolkit.core.quarantine.REASON_TERMS``)
+    reason_key = "malformed"
+
     def __init__(self, line: str, reason: str, number: int | None = None) -> None:
         self.line, self.number = line, number
         where = f"line {number}: " if number is not None else ""
@@ -88,6 +91,39 @@ class LineTooDeepError(MalformedLineError):
 
     def __init__(self, line: str, number: int | None = None) -> None:
         super().__init__(line, "nested too deeply to parse (over 1,000 objects and arrays)", number)
+
+
+class DuplicateKeyError(MalformedLineError):
+    """A JSON object that names one key twice: no value of it is kept over the other, the
+    record is set aside whole (docs/rules.md, "Bytes from other systems")."""
+
+    reason_key = "duplicate-key"
+
+    def __init__(self, line: str, path: Sequence[str], number: int | None = None) -> None:
+        self.path = tuple(path)
+        where = f"line {number}: " if number is not None else ""
+        shown = line.rstrip("\r\n")[:120]
+        ValueError.__init__(
+            self, f"{where}duplicate key {'.'.join(self.path)!r} in {shown!r}: a JSON object "
+            "names each key once, and neither value is taken over the other"
+        )
+        self.line, self.number = line, number
+
+
+class NotUtf8LineError(MalformedLineError):
+    """A line whose bytes are not UTF-8 text: kept as its bytes (``data``), shown escaped."""
+
+    reason_key = "not-utf8"
+
+    def __init__(self, data: bytes, error: UnicodeDecodeError, number: int | None = None) -> None:
+        self.data = data
+        shown = data.rstrip(b"\r\n")[:120].decode("utf-8", "backslashreplace")
+        where = f"line {number}: " if number is not None else ""
+        ValueError.__init__(
+            self, f"{where}not UTF-8 text: byte 0x{data[error.start]:02x} at position "
+            f"{error.start:,} ({error.reason}) in {shown!r}"
+        )
+        self.line, self.number = shown, number
 
 
 class UnsupportedValueError(ToolkitError, TypeError):
@@ -398,6 +434,7 @@ __all__ = [
     "CatalogUnreachableError",
     "CheckpointLostError",
     "DataLossError",
+    "DuplicateKeyError",
     "ExportError",
     "IncompatibleRecordError",
     "IrreversibleError",
@@ -407,6 +444,7 @@ __all__ = [
     "NoExactTypeError",
     "NotARecordError",
     "NotReplayableError",
+    "NotUtf8LineError",
     "OperationError",
     "PlanChangedError",
     "PlanFileError",

@@ -292,11 +292,17 @@ def test_a_panel_without_commit_is_read_only(lake: Catalog) -> None:
     assert panel.approve().kind == "error"
 
 
-def test_malformed_input_fails_before_any_panel(tmp_path: Path, lake: Catalog) -> None:
+def test_malformed_input_is_set_aside_or_fails_before_any_panel(
+    tmp_path: Path, lake: Catalog
+) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"a": 1}\nnot json\n')
     with pytest.raises(ValueError, match="line 2: malformed JSON"):
-        preview(str(bad), "db.t", lake)
+        preview(str(bad), "db.t", lake, on_incompatible="fail")
+    # as ingest does, the line is set aside (named, with its text) and the rest planned
+    (place, q), = preview(str(bad), "db.t", lake).preview.aside
+    assert (place, q.reason, q.raw) == (1, "malformed", "not json")
+    assert q.detail.startswith("line 2: malformed JSON")
 
 
 def test_lower_bounds_are_marked() -> None:

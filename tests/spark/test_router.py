@@ -176,12 +176,14 @@ def test_doubles_render_as_python_renders_them(jvm: SparkSession, x: float) -> N
 @pytest.mark.parametrize(("line", "why"), [
     # no UTF-8 form (Java would write "?"); the tally sends its partition to Python
     ('{"s": "\\ud800"}', "lone surrogate"),
-    # Python keeps the last value (a tally sends such a partition to Python workers)
-    ('{"s": "a", "n": 1, "s": "b"}', "duplicate key"),
+    # a key twice: Python sets the record aside (a tally sends such a partition there)
+    ('{"s": "a", "n": 1, "s": "b"}', "Duplicate field 's'"),
 ])
 def test_lines_the_router_refuses(jvm: SparkSession, line: str, why: str) -> None:
-    """Lines the router's table was not made for fail the job; nothing is written by a
-    guess (the pipeline then routes the batch in Python workers)."""
+    """Lines the router's table was not made for fail the job when it routes a batch whose
+    tally saw every line (it never should meet one then); nothing is written by a guess.
+    Routing and tallying in one pass, it sets them aside instead
+    (tests/reliability/test_hostile_bytes.py)."""
     clean = frame(jvm, ['{"s": "ok", "n": 2}'], parts=1)
     seen = observe_on_spark(clean, "json", Options(), 0)
     schema = make_plan(Struct(), seen.summary, Options(), 0).after

@@ -146,6 +146,13 @@ EDGE_LINES = {
         '  {"spaced" : [ 1 , 2 ] , "k" : { "n" : null } }  ',
     ],
     "blank and null lines": ['{"a": 1}', "", "   ", None, '{"a": "x"}', "\t"],
+    # RULES 1 / docs/rules.md: beyond the double range (or nonzero below it), the literal's
+    # text, as integers beyond 64 bits; the double range's own ends stay doubles
+    "beyond the double range": [
+        '{"v": 1e400, "w": -1E+400, "x": 1e-400, "y": 0e-999, "z": [1e400, 2]}',
+        '{"v": 1.7976931348623157e308, "w": 5e-324, "x": -0.0e-500, "y": 1e100, "z": [1.5]}',
+        '{"v": 10' + "0" * 400 + '.5, "x": 0.' + "0" * 400 + '1, "r": {"q": [[2e-400]]}}',
+    ],
 }
 
 
@@ -173,13 +180,18 @@ def test_kinds_of_edge_values(jvm: SparkSession) -> None:
 
 
 def test_partitions_merge_in_order_with_fallbacks(jvm: SparkSession) -> None:
-    """A partition the JVM cannot read exactly (duplicate keys: Python keeps the last value)
-    is observed by the Python path, and the samples still come in line order."""
+    """A partition the JVM hands back (a key twice: Python sets the record aside whole) is
+    observed by the Python path, and the samples still come in line order."""
     lines = [f'{{"a": {i}, "s": "v{i}"}}' for i in range(6)]
     lines[3] = '{"a": 1, "a": "dup", "s": "v3"}'
-    summary, prof = assert_same(jvm, lines, Options(), parts=3)
+    tallied = jvm_observe(frame(jvm, lines, 3), Options(), 0)
+    summary, prof = reference(lines[:3] + lines[4:], Options(), 0)
+    assert tallied.summary == summary and comparable(tallied.profile) == comparable(prof)
     assert prof.fields[("s",)].samples[Shape("string", 0)] == ("v0", "v1", "v2")
-    assert {str(k.shape) for k in summary.fields["a"].counts} == {"long", "string"}
+    assert {str(k.shape) for k in summary.fields["a"].counts} == {"long"}
+    ((_, _, aside, first),) = tallied.handed_back
+    assert aside == 1 and first.reason == "duplicate-key" and first.field == "a"
+    assert first.raw == lines[3]
 
 
 @pytest.mark.parametrize(

@@ -114,14 +114,23 @@ def profile(source: str, sample: int, source_format: str | None, detect_dates: b
             as_json: bool) -> None:
     """Statistics of a sample of SOURCE: per field, the types that arrived, how often
     (a rare type by its exact count, never a rounded 0%), nulls and sample values."""
+    from toolkit.core.jsonlines import UnreadLine
     from toolkit.core.options import make_options
     from toolkit.core.profile import profile as profile_records
+    from toolkit.core.quarantine import reason_name
     from toolkit.pipeline.sources import records_of
 
     with status("Reading..."):
         records = records_of(check_source(source), source_format)[:sample]
         p = profile_records(records, options=make_options(detect_dates=detect_dates))
-    emit(as_json, _profile_text(p, sample), _profile_json(p))
+    # lines that could not be taken whole are not profiled: said, never skipped silently
+    unread = [r for r in records if type(r) is UnreadLine]
+    told = [f"  {reason_name(u.error.reason_key)}: {u.error}" for u in unread]
+    aside = [{"line": u.number, "reason": u.error.reason_key, "detail": str(u.error)}
+             for u in unread]
+    head = f"{len(unread):,} line{'s' * (len(unread) != 1)} set aside, not profiled:"
+    text = "\n".join([_profile_text(p, sample), *(["", head, *told] if told else [])])
+    emit(as_json, text, {**_profile_json(p), **({"set_aside": aside} if aside else {})})
 
 
 @click.command()

@@ -15,14 +15,15 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import repeat
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
+from toolkit.core.jsonlines import UnreadLine
 from toolkit.core.observe import Classifier, StructObservation, observe_struct
 from toolkit.core.options import Options
 from toolkit.core.planner import Observed, Plan
 from toolkit.core.policies import policy_of
 from toolkit.core.profile import Profile, profile_of
-from toolkit.core.quarantine import Quarantined
+from toolkit.core.quarantine import Quarantined, Reason
 from toolkit.core.routing import Router, conform, rows_of
 from toolkit.core.summary import summarize
 from toolkit.core.types import Struct
@@ -100,7 +101,9 @@ class Engine:
     ) -> tuple[list[dict[str, Any]], list[Quarantined]]:
         """The items of a batch that are records, and the others set aside (with
         ``on_incompatible="fail"``, an error instead, naming the item's place counted from
-        1). The reason of an item set aside does not number it: on Spark the engine sees a
+        1). A line of a file that could not be taken whole (:class:`UnreadLine`) is set
+        aside as it arrived, with its line number and its reason (``fail``: its error).
+        The reason of an item set aside does not number it: on Spark the engine sees a
         chunk of the batch, not the batch, so its place here is not its place there."""
         rows: list[dict[str, Any]] = []
         out: list[Quarantined] = []
@@ -109,6 +112,10 @@ class Engine:
                 rows.append(r)
             elif isinstance(r, Mapping):
                 rows.append(dict(r))
+            elif type(r) is UnreadLine:
+                if self.options.on_incompatible == "fail":
+                    raise r.error
+                out.append(set_aside_line(r, batch))
             elif self.options.on_incompatible == "fail":
                 raise NotARecordError(batch, i, r)  # type: ignore[arg-type]
             else:
@@ -216,6 +223,17 @@ class Engine:
         columns, size, aside = self.policy.route(plan, obs, self.options, self.router, i)
         done = RoutedBatch(plan.after, tuple(columns), size)
         return plan, done, aside, profile_of(obs, i)
+
+
+def set_aside_line(line: UnreadLine, batch: int | str) -> Quarantined:
+    """A line that could not be taken whole, set aside as it arrived: its text (its bytes
+    when not UTF-8), its reason, the key path named twice (a duplicate key) and a detail
+    naming the line."""
+    path = getattr(line.error, "path", None)
+    return Quarantined(
+        line.raw, cast(Reason, line.error.reason_key), ".".join(path) if path else None,
+        None, None, batch, str(line.error),
+    )
 
 
 def make_plan(

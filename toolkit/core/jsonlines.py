@@ -1,4 +1,5 @@
-"""Parsing JSON-lines text without losing a digit (RULES 1).
+"""Parsing JSON-lines text without losing a digit, a value or a byte (RULES 1;
+docs/rules.md, "Bytes from other systems").
 
 orjson is fast, but it reads an integer beyond 64 bits as a float (rounded) rather than
 failing. Lines holding a run of 19 or more digits therefore go through the standard
@@ -9,41 +10,89 @@ library, which keeps every integer exact; so do NaN and Infinity, which orjson r
 >>> parse_line('{"a": NaN}')
 {'a': nan}
 
+A number beyond the double range (``1e400``, which a double reads as infinity) or a nonzero
+one below it (``1e-400``, read as 0.0) is kept exactly as its literal's text, as integers
+beyond 64 bits are (RULES 1: its observed type is string):
+
+>>> parse_line('{"x": 1e400, "y": -2.5E-400, "z": 1e300}')
+{'x': '1e400', 'y': '-2.5E-400', 'z': 1e+300}
+
 A text holding a lone surrogate (``"\\ud800"`` without its pair) is valid JSON but has no
 UTF-8 form, so no Parquet file can store it: such a line is refused as malformed (and kept
 whole in the quarantine as the text it arrived as), rather than failing the batch later.
+So is an object naming a key twice (:class:`~toolkit.errors.DuplicateKeyError`: no value
+is taken over the other), and a line whose bytes are not UTF-8
+(:class:`~toolkit.errors.NotUtf8LineError`, kept as its bytes):
+
+>>> parse_line('{"id": 2, "r": {"a": 1, "a": 2}}')
+Traceback (most recent call last):
+  ...
+toolkit.errors.DuplicateKeyError: duplicate key 'r.a' in '{"id": 2, "r": {"a": 1, "a": 2}}': \
+a JSON object names each key once, and neither value is taken over the other
 """
 
 from __future__ import annotations
 
 import gzip
 import json
+import math
 import re
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Final
 
 import orjson
 
-from toolkit.errors import LineTooDeepError, MalformedLineError
+from toolkit.errors import (
+    DuplicateKeyError,
+    LineTooDeepError,
+    MalformedLineError,
+    NotUtf8LineError,
+)
 
+#: what the standard library reads instead of orjson: a run of 19 digits (an integer
+#: orjson would round), and a negative exponent of three digits (:func:`_tiny`)
 _LONG_DIGITS: Final = re.compile(r"\d{19}")
 #: an escape of a UTF-16 surrogate: orjson refuses lone ones, the standard library not
 _SURROGATE_ESCAPE: Final = re.compile(r"\\u[dD][89a-fA-F]")
 #: what may precede a JSON document: whitespace, and a UTF-8 byte order mark
 _BLANK: Final = " \t\r\n\ufeff"
+#: a key's closing quote, JSON blanks, and its colon (``"a" :``); ``":`` is counted apart
+_KEY_GAP: Final = re.compile(r'"[ \t\r\n]+:')
+
+
+def _exact_float(text: str) -> float | str:
+    """A JSON number with a fraction or an exponent: its double, or its text when the
+    double would not be that number (beyond the double range, or a nonzero number that
+    reads as 0.0)."""
+    value = float(text)
+    if math.isinf(value) or (value == 0.0 and any(c in "123456789" for c in
+                                                    text.partition("e")[0].partition("E")[0])):
+        return text
+    return value
+
+
+_EXACT: Final = json.JSONDecoder(parse_float=_exact_float)
 
 
 def parse_line(line: str | bytes, number: int | None = None) -> Any:
-    """One JSON value, integers exact."""
-    text = line.decode() if isinstance(line, bytes) else line
-    if _LONG_DIGITS.search(text) is None:
+    """One JSON value, integers exact; a line that cannot be taken whole raises a
+    :class:`~toolkit.errors.MalformedLineError` (naming ``number``, when given)."""
+    if isinstance(line, bytes):
         try:
-            return orjson.loads(text)
+            text = line.decode()
+        except UnicodeDecodeError as exc:
+            raise NotUtf8LineError(line, exc, number) from None
+    else:
+        text = line
+    if _LONG_DIGITS.search(text) is None and not _tiny(text):
+        try:
+            return _whole(text, orjson.loads(text), number)
         except orjson.JSONDecodeError:
             pass  # NaN/Infinity, too deep, or malformed: the standard library decides
     try:
-        value = json.loads(text)
+        value = _EXACT.decode(text)
     except ValueError as exc:
         raise MalformedLineError(text, str(exc), number) from None
     except RecursionError:  # the standard library's decoder recurses once per level
@@ -52,7 +101,107 @@ def parse_line(line: str | bytes, number: int | None = None) -> Any:
         raise MalformedLineError(
             text, "a lone surrogate escape: the text has no UTF-8 form", number
         )
+    return _whole(text, value, number)
+
+
+def _tiny(text: str) -> bool:
+    """Whether ``text`` may hold a number with a negative exponent of three digits, which
+    orjson would read as 0.0 (a positive one it refuses). Two substring searches in the
+    common case: a regex over the whole line costs about half of orjson's parse."""
+    for mark in ("e-", "E-"):
+        i = text.find(mark)
+        while i > 0:
+            if text[i - 1].isdigit() and text[i + 2:i + 5].isdigit() and len(text) >= i + 5:
+                return True
+            i = text.find(mark, i + 2)
+    return False
+
+
+def _whole(text: str, value: Any, number: int | None) -> Any:
+    """``value`` when its objects hold every key of ``text`` (no key twice), else a
+    :class:`DuplicateKeyError`. Both parsers keep a repeated key's last value silently, so
+    the keys are counted: every key ends in ``"`` and ``:``, so the text holds at least as
+    many such marks as the objects hold keys, and exactly as many unless a key comes twice
+    (or a text holds an escaped quote before a colon): only then is the line parsed again,
+    pair by pair. A flat record costs two counts over its text."""
+    t = type(value)
+    if t is not dict and t is not list:
+        return value
+    marks = text.count('":')
+    if ('" ' in text or '"\t' in text or '"\r' in text or '"\n' in text) and (
+        _KEY_GAP.search(text) is not None
+    ):
+        marks += len(_KEY_GAP.findall(text))
+    if (t is dict and marks == len(value)) or marks == _key_count(value):
+        return value
+    path = _duplicate_path(text)
+    if path is not None:
+        raise DuplicateKeyError(text, path, number)
     return value
+
+
+def _key_count(value: Any) -> int:
+    """How many keys the objects of a JSON value hold, at every depth."""
+    try:
+        return _keys_in(value)
+    except RecursionError:  # a line nested about a thousand levels deep: a loop instead
+        n = 0
+        stack = [value]
+        while stack:
+            v = stack.pop()
+            if type(v) is dict:
+                n += len(v)
+                stack += [x for x in v.values() if type(x) is dict or type(x) is list]
+            else:
+                stack += [x for x in v if type(x) is dict or type(x) is list]
+        return n
+
+
+def _keys_in(value: Any) -> int:
+    """:func:`_key_count` by recursion: quicker on the shallow records most lines are."""
+    if type(value) is dict:
+        n = len(value)
+        values = value.values()
+    else:
+        n = 0
+        values = value
+    for x in values:
+        t = type(x)
+        if t is dict or t is list:
+            n += _keys_in(x)
+    return n
+
+
+class _Pairs(dict[str, Any]):
+    """An object as the pair-by-pair parse reads it: the first key it names twice."""
+
+    twice: str | None = None
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> _Pairs:
+    out = _Pairs(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        out.twice = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+    return out
+
+
+_PAIRS: Final = json.JSONDecoder(object_pairs_hook=_pairs, parse_float=_exact_float)
+
+
+def _duplicate_path(text: str) -> tuple[str, ...] | None:
+    """The key path (keys from the top; array levels add none) of the first key an object
+    of ``text`` names twice, or None."""
+    stack: list[tuple[Any, tuple[str, ...]]] = [(_PAIRS.decode(text), ())]
+    while stack:
+        v, path = stack.pop()
+        if isinstance(v, _Pairs):
+            if v.twice is not None:
+                return (*path, v.twice)
+            stack += [(x, (*path, k)) for k, x in reversed(v.items())]
+        elif type(v) is list:
+            stack += [(x, path) for x in reversed(v)]
+    return None
 
 
 def has_lone_surrogate(value: Any) -> bool:
@@ -82,6 +231,48 @@ def parse_lines(lines: Iterable[str | bytes]) -> Iterator[Any]:
     for number, line in enumerate(lines, 1):
         if line and line.strip():
             yield parse_line(line, number)
+
+
+@dataclass(frozen=True)
+class UnreadLine:
+    """A line of a JSON-lines file that cannot be taken whole (not UTF-8, not JSON, a key
+    twice, ...): where a record would be, so the engine sets it aside with ``error``'s
+    reason (``error.reason_key``) and the line as it arrived (bytes when not UTF-8)."""
+
+    raw: str | bytes
+    number: int
+    error: MalformedLineError
+
+
+def read_lines(path: str | Path) -> list[Any]:
+    """Every value of a JSON-lines file (gzipped when its name ends ``.gz``), in order,
+    with an :class:`UnreadLine` in the place of each line that cannot be taken whole:
+    one such line never stops the rest of the file. Lines end as Spark's text reader
+    ends them (``\\n``, ``\\r\\n`` or ``\\r``); blank lines are skipped, and counted."""
+    with _open_bytes(path) as f:
+        return read_values(line for chunk in f for line in chunk.splitlines())
+
+
+def read_values(lines: Iterable[bytes | str | None]) -> list[Any]:
+    """The values of JSON lines (bytes as read, or texts), numbered from 1, with an
+    :class:`UnreadLine` in the place of each line that cannot be taken whole; blank and
+    null lines are skipped, and counted."""
+    out: list[Any] = []
+    for number, line in enumerate(lines, 1):
+        if line is None or not line.strip():
+            continue
+        try:
+            out.append(parse_line(line, number))
+        except MalformedLineError as err:
+            raw: str | bytes = line if isinstance(err, NotUtf8LineError) else err.line
+            out.append(UnreadLine(raw, number, err))
+    return out
+
+
+def _open_bytes(path: str | Path) -> IO[bytes]:
+    if str(path).lower().endswith(".gz"):
+        return gzip.open(path, "rb")  # type: ignore[return-value]
+    return open(path, "rb")
 
 
 def open_text(path: str | Path) -> IO[str]:

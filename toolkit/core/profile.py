@@ -27,6 +27,7 @@ from itertools import islice
 from typing import Any, TypeVar
 
 from toolkit.core import timestamps
+from toolkit.core.jsonlines import UnreadLine
 from toolkit.core.observe import Classifier, FieldObservation, StructObservation, observe_struct
 from toolkit.core.options import Options
 from toolkit.core.timestamps import TimestampReport
@@ -113,6 +114,9 @@ class Profile:
 
     fields: Mapping[tuple[str, ...], FieldStats] = field(default_factory=dict)
     records: int = 0
+    #: lines of a file that could not be taken whole (not UTF-8, not JSON, a key twice:
+    #: :class:`~toolkit.core.jsonlines.UnreadLine`), not profiled; ingest sets them aside
+    lines_set_aside: int = field(default=0, compare=False)
 
     def __post_init__(self) -> None:
         # Nulls are derived, not summed: a field a part never saw was null in all of that
@@ -129,7 +133,9 @@ class Profile:
         merged = dict(self.fields)
         for path, stats in other.fields.items():
             merged[path] = merged[path] + stats if path in merged else stats
-        return Profile(merged, self.records + other.records)
+        return Profile(
+            merged, self.records + other.records, self.lines_set_aside + other.lines_set_aside
+        )
 
     merge = __add__
 
@@ -187,15 +193,23 @@ def share_text(n: int, total: int) -> str:
 
 
 def profile(
-    records: Iterable[dict[str, Any]], *, batch: int = 0, options: Options | None = None
+    records: Iterable[dict[str, Any] | UnreadLine],
+    *,
+    batch: int = 0,
+    options: Options | None = None,
 ) -> Profile:
     """Profile one batch of JSON-like records (RULES 1 types); an item that is not a
-    record (a dict) is refused naming its position and value."""
-    rows = list(records)
+    record (a dict) is refused naming its position and value. Lines of a file that could
+    not be taken whole (:class:`~toolkit.core.jsonlines.UnreadLine`) are counted in
+    :attr:`Profile.lines_set_aside`, not profiled."""
+    items = list(records)
+    rows = [r for r in items if not isinstance(r, UnreadLine)]
+    unread = len(items) - len(rows)
     for i, row in enumerate(rows):
         if not isinstance(row, Mapping):
             raise NotARecordError(batch, i, row)
-    return profile_of(observe_struct(rows, Classifier(options or Options())), batch)
+    out = profile_of(observe_struct(rows, Classifier(options or Options())), batch)
+    return replace(out, lines_set_aside=unread) if unread else out
 
 
 def profile_of(obs: StructObservation, batch: int) -> Profile:

@@ -14,6 +14,7 @@ inspected and replayed once a plan accepts it.
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import re
 from collections import Counter
@@ -32,6 +33,8 @@ Reason: TypeAlias = Literal[
     "incompatible",  # a value the widening matrix (RULES 5) marks X for its column
     "rewrite-not-approved",  # accepting the value needs a column rewrite not yet approved
     "malformed",  # a line that is not valid JSON
+    "not-utf8",  # a line whose bytes are not UTF-8 text (kept as its bytes)
+    "duplicate-key",  # a JSON object naming one key twice (docs/rules.md)
     "not-a-record",  # valid JSON that is not an object
     "invalid-value",  # a value the engine cannot type or store (too deep, NaN...)
     "rare-type",  # a type under the upsolver policy's rare-type threshold (docs/rules.md)
@@ -58,6 +61,8 @@ REASON_TERMS: Final[dict[Reason, ReasonTerms]] = {
     "rewrite-not-approved": ReasonTerms(
         "rewrite not approved", "a value needs a column rewrite nobody approved"),
     "malformed": ReasonTerms("not valid JSON", "a line that is not valid JSON"),
+    "not-utf8": ReasonTerms("undecodable bytes", "a line whose bytes are not UTF-8 text"),
+    "duplicate-key": ReasonTerms("duplicate key", "a JSON object that names a key twice"),
     "not-a-record": ReasonTerms("not a JSON object", "JSON that is not an object"),
     "invalid-value": ReasonTerms(
         "value cannot be stored", "a value that cannot be typed or stored"),
@@ -108,11 +113,11 @@ OnIncompatible: TypeAlias = Literal["fail", "quarantine"]
 class Quarantined:
     """One record set aside, with why.
 
-    ``record`` is the record as it arrived (a dict, or the raw text of a line that did
-    not parse); ``field`` the dotted path of the offending value (None when the whole
-    record is at fault); ``observed`` its observed type, ``table_type`` the column's type;
-    ``batch`` the batch index (simulate) or batch id (ingest); ``detail`` a sentence naming
-    field, types and value.
+    ``record`` is the record as it arrived (a dict, the raw text of a line that did
+    not parse, or its bytes when they are not UTF-8); ``field`` the dotted path of the
+    offending value (None when the whole record is at fault); ``observed`` its observed
+    type, ``table_type`` the column's type; ``batch`` the batch index (simulate) or batch
+    id (ingest); ``detail`` a sentence naming field, types and value.
     """
 
     record: Any
@@ -125,8 +130,29 @@ class Quarantined:
 
     @property
     def raw(self) -> str:
-        """The record as JSON text (a line that did not parse is kept as it was)."""
+        """The record as JSON text (a line that did not parse is kept as it was; bytes that
+        are not UTF-8 are shown escaped, ``\\xff``)."""
+        if isinstance(self.record, bytes):
+            return shown_bytes(self.record)
         return self.record if isinstance(self.record, str) else render_json(self.record)
+
+    @property
+    def stored(self) -> str:
+        """What the quarantine table's ``raw`` column holds: :attr:`raw`, or the bytes of a
+        line that is not UTF-8 in base64 (every byte kept; :class:`QuarantinedRow` reads
+        them back)."""
+        if isinstance(self.record, bytes):
+            return base64.b64encode(self.record).decode("ascii")
+        return self.raw
+
+
+def shown_bytes(data: bytes) -> str:
+    """Bytes as a person reads them: UTF-8 text, each byte that is not escaped.
+
+    >>> shown_bytes(b'{"v":"caf\\xc3\\xa9 \\xff"}')
+    '{"v":"café \\\\xff"}'
+    """
+    return data.decode("utf-8", "backslashreplace")
 
 
 # --- a quarantine table's rows, grouped (what the inspector and replay read) ------------------
@@ -134,7 +160,9 @@ class Quarantined:
 #: Reasons whose rows cannot go back through ``ingest``: a line that never parsed, and
 #: JSON that is not an object (ingest takes records). They stay until discarded
 #: (``toolkit.iceberg.quarantine.discard``).
-UNREPLAYABLE: Final[frozenset[str]] = frozenset({"malformed", "not-a-record"})
+UNREPLAYABLE: Final[frozenset[str]] = frozenset(
+    {"malformed", "not-a-record", "not-utf8", "duplicate-key"}
+)
 
 
 @dataclass(frozen=True)
@@ -152,6 +180,21 @@ class QuarantinedRow:
     batch_id: str
     position: int
     quarantined_at: dt.datetime | None
+    #: the bytes of a line that is not UTF-8 (``raw`` shows them escaped); else None
+    data: bytes | None = None
+
+    @classmethod
+    def stored_as(
+        cls, id: str, stored: str, reason: str, field: str | None, observed: str | None,
+        table_type: str | None, detail: str, batch_id: str, position: int,
+        quarantined_at: dt.datetime | None,
+    ) -> QuarantinedRow:
+        """A row as the quarantine table holds it (:attr:`Quarantined.stored`): the
+        base64 of a line that is not UTF-8 becomes its bytes, shown escaped."""
+        data = base64.b64decode(stored) if reason == "not-utf8" else None
+        raw = stored if data is None else shown_bytes(data)
+        return cls(id, raw, reason, field, observed, table_type, detail, batch_id, position,
+                   quarantined_at, data)
 
     @property
     def replayable(self) -> bool:
@@ -161,8 +204,11 @@ class QuarantinedRow:
 
     @property
     def record(self) -> Any:
-        """The record, parsed with every value exact; a line that never parsed is its text."""
-        if self.reason == "malformed":
+        """The record, parsed with every value exact; a line that never parsed is its text
+        (its bytes, when they are not UTF-8)."""
+        if self.data is not None:
+            return self.data
+        if self.reason in ("malformed", "duplicate-key"):
             return self.raw
         return parse_line(self.raw)
 
@@ -401,6 +447,7 @@ __all__ = [
     "group_label",
     "reason_name",
     "reason_words",
+    "shown_bytes",
     "types_text",
 ]
 

@@ -149,7 +149,7 @@ def quarantine_tuples(
     when = at if at is not None else dt.datetime.now(dt.UTC)
     rows: list[RowTuple] = []
     for position, item in enumerate(items, start):
-        raw = item.raw
+        raw = item.stored
         rows.append(
             (
                 quarantine_row_id(batch_id, position, raw),
@@ -270,7 +270,7 @@ def set_aside_against(table: Table) -> dict[str, int]:
 
 
 def _row(d: dict[str, Any]) -> QuarantinedRow:
-    return QuarantinedRow(
+    return QuarantinedRow.stored_as(
         d["id"], d["raw"], d["reason"], d["field"], d["observed"], d["table_type"],
         d["detail"] or "", d["batch_id"], int(d["position"] or 0), d["quarantined_at"],
     )

@@ -298,7 +298,10 @@ def _ingest_batch(
         return _planned(df, mode, seen, existing, catalog, spark, table, batch_id, opts,
                         batch_index, approved, expected, arriving)
     assert existing is not None
-    seen = SparkObservation(one.tally.summary, one.tally.profile, codes=one.tally.codes)
+    seen = SparkObservation(
+        one.tally.summary, one.tally.profile, len(one.aside), next(iter(one.aside), None),
+        one.tally.codes,
+    )
     try:
         return _planned(df, mode, seen, existing, catalog, spark, table, batch_id, opts,
                         batch_index, approved, expected, arriving, one)
@@ -372,7 +375,9 @@ def _planned(
             and not policy.sets_aside_under(plan):
         # planned against the table the rows were routed into, and nothing to change:
         # the staged rows are those the routing below would write, by the same rules
-        # (planning read the table after the write: commit_plan looks before a no-op)
+        # (planning read the table after the write: commit_plan looks before a no-op);
+        # the lines the router set aside go to the quarantine first, as below
+        quarantined = append_quarantined(catalog, table, one.aside, batch_id)
         written = publish_write(tbl, one.write_id, batch_id, "jvm", notes, fresh=True)
     else:
         if one is not None:  # routed again, on the tally in hand

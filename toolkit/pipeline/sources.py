@@ -45,9 +45,9 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from toolkit.arrow import pandas_records, polars_records
 from toolkit.arrow import records as arrow_records
-from toolkit.core.jsonlines import parse_line
+from toolkit.core.jsonlines import read_values
 from toolkit.pipeline import files
-from toolkit.spark.workers import JVM_MODES, Mode
+from toolkit.spark.workers import JVM_MODES, Mode, line_bytes
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -157,9 +157,10 @@ def _same_frame(spark: SparkSession, source: Any) -> DataFrame:
 
 
 def _text_frame_records(source: Any) -> list[list[Any]]:
-    """The JSON lines of the frame, parsed (blank lines skipped, as workers do)."""
-    lines = [row[0] for row in source.collect()]
-    return [[parse_line(line) for line in lines if line is not None and line.strip()]]
+    """The JSON lines of the frame, parsed (blank lines skipped, as workers do), read as
+    the bytes Spark holds (a Java string would replace bytes that are not UTF-8 by U+FFFD);
+    a line that cannot be taken whole is an ``UnreadLine`` the engine sets aside."""
+    return [read_values(line for b in source._collect_as_arrow() for line in line_bytes(b))]
 
 
 def _typed_frame_records(source: Any) -> list[list[Any]]:

@@ -52,6 +52,7 @@ from toolkit.spark.workers import (
     Mode,
     observe_partition,
     quarantine_partition,
+    reread,
     route_partition,
 )
 
@@ -293,6 +294,9 @@ class OnePass:
     #: whether the routing table foresaw every kind code the tally saw at each key (if
     #: not, some value was written as null, and the write must be done again)
     foreseen: bool
+    #: the lines the router set aside (not UTF-8, not JSON objects, malformed, a key
+    #: twice), as the Python path sets them aside: for the quarantine
+    aside: tuple[Quarantined, ...] = ()
 
 
 @described(None, "Profiling and writing")
@@ -347,7 +351,12 @@ def write_one_pass(
     if tally is None:  # a task's payload went missing: the two passes do the batch
         drop_staged(table, write_id)
         return None
-    return OnePass(write_id, tally, foreseen(tally.codes, codes))
+    aside = reread(tally.aside, options, batch_id)
+    if aside is None:  # a line the JVM would not read is a record to Python: two passes
+        log.info("batch %s: a line the JVM router set aside reads as a record", batch_id)
+        drop_staged(table, write_id)
+        return None
+    return OnePass(write_id, tally, foreseen(tally.codes, codes), tuple(aside))
 
 
 def _routed_as(

@@ -22,6 +22,8 @@ toolkit keeps the Python path (exact, slower) and logs a warning once.
 
 from __future__ import annotations
 
+import base64
+import dataclasses
 import functools
 import hashlib
 import json
@@ -289,6 +291,10 @@ class Tallied:
     #: dimensions between), in the partitions the JVM tallied: what the JVM router's
     #: table covers (toolkit.spark.router)
     codes: Mapping[tuple[str, ...], frozenset[int]] = field(default_factory=dict)
+    #: lines the JVM router set aside as it routed (it could not read them), in partition
+    #: order: per line, its file (None: no file), its line number there (-1: unknown) and
+    #: its bytes; Python reads them again (``toolkit.spark.workers.reread``)
+    aside: tuple[tuple[str | None, int, bytes], ...] = ()
 
 
 def observe_json(
@@ -333,15 +339,24 @@ def tallied_payloads(
 ) -> Tallied | None:
     """The tally of a DataFrame of ``partitions`` partitions from the payloads its tasks
     sent (``Router.routeTallied``: one per run of a task, so a partition may come more than
-    once, each time the same); None unless every partition sent one."""
+    once, each time the same); None unless every partition sent one it could tally whole.
+    The lines the router set aside come with it (:attr:`Tallied.aside`)."""
     by_partition: dict[int, dict[str, Any]] = {}
     for text in texts:
         p = json.loads(text)
         by_partition.setdefault(p["partition"], p)
     if sorted(by_partition) != list(range(partitions)):
         return None
+    for p in by_partition.values():
+        if "fallback" in p:
+            log.info("partition %s not tallied in one pass: %s", p["partition"], p["fallback"])
+            return None
     parts, codes = _read_payloads(list(by_partition.values()), options, batch)
-    return _merged(parts, codes)
+    aside = tuple(
+        (file, number, base64.b64decode(data))
+        for i in sorted(by_partition) for file, number, data, _ in by_partition[i].get("aside", ())
+    )
+    return dataclasses.replace(_merged(parts, codes), aside=aside)
 
 
 def _read_payloads(

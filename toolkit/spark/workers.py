@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 import pickle
-from collections.abc import Iterator
-from typing import Any, Literal, TypeAlias
+from collections.abc import Iterable, Iterator
+from typing import Any, Literal, TypeAlias, cast
 
 import pyarrow as pa
 
@@ -22,10 +22,10 @@ from toolkit.core.options import Options
 from toolkit.core.planner import Plan
 from toolkit.core.policies import policy_of
 from toolkit.core.profile import Profile, profile_of
-from toolkit.core.quarantine import Quarantined
+from toolkit.core.quarantine import Quarantined, Reason
 from toolkit.core.summary import Summary, summarize
 from toolkit.core.types import Struct
-from toolkit.errors import MalformedLineError
+from toolkit.errors import MalformedLineError, NotUtf8LineError
 
 #: How a source DataFrame carries records: JSON text, pickled Python dicts, or typed rows.
 #: Each kind of source (``toolkit.pipeline.sources``) names the mode its DataFrame uses.
@@ -40,10 +40,20 @@ def records_of(batch: pa.RecordBatch, mode: Mode) -> list[Any]:
     int32/16/8 and its values as ``Int``, a float column's as ``Float`` (``toolkit.arrow``)."""
     if mode == "rows":
         return arrow_records(batch)
-    column = batch.column(0).to_pylist()
     if mode == "pickle":
-        return [pickle.loads(b) for b in column]
-    return [parse_line(line) for line in column if line is not None and line.strip()]
+        return [pickle.loads(b) for b in batch.column(0).to_pylist()]
+    return [parse_line(line) for line in line_bytes(batch) if line is not None and line.strip()]
+
+
+def line_bytes(batch: pa.RecordBatch) -> list[bytes | None]:
+    """The lines of a chunk of JSON lines as the bytes Spark read. Spark's text reader
+    keeps a file's bytes as they are, valid UTF-8 or not; Arrow's text would fail on the
+    first line that is not, so the lines are taken as bytes and each decoded on its own
+    (``parse_line``: a line that is not UTF-8 is set aside as its bytes)."""
+    column = batch.column(0)
+    if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+        column = column.cast(pa.binary() if pa.types.is_string(column.type) else pa.large_binary())
+    return column.to_pylist()  # type: ignore[no-any-return]
 
 
 def admitted(
@@ -58,19 +68,13 @@ def admitted(
     _LINES.clear()  # one chunk at a time: memory stays bounded by the chunk
     values: list[Any] = []
     aside: list[Quarantined] = []
-    for line in chunk.column(0).to_pylist():
+    for line in line_bytes(chunk):
         if line is None or not line.strip():
             continue
         try:
             value = parse_line(line)
-        except MalformedLineError as err:
-            aside.append(Quarantined(line, "malformed", None, None, None, batch, str(err)))
-            continue
-        except RecursionError:
-            aside.append(Quarantined(
-                line, "invalid-value", None, None, None, batch,
-                f"JSON nested too deeply to parse: {line[:80]!r}",
-            ))
+        except (MalformedLineError, RecursionError) as err:
+            aside.append(unread(line, err, batch))
             continue
         values.append(value)
         _LINES[id(value)] = line
@@ -78,9 +82,52 @@ def admitted(
     return rows, aside + not_records
 
 
+def unread(
+    line: bytes, err: MalformedLineError | RecursionError, batch: int | str, where: str = ""
+) -> Quarantined:
+    """A line that cannot be taken whole, set aside as it arrived (its text, or its bytes
+    when they are not UTF-8) with the reason ``parse_line`` gave, ``where`` (its file)
+    before the detail."""
+    if isinstance(err, RecursionError):
+        text = line.decode()
+        return Quarantined(text, "invalid-value", None, None, None, batch,
+                           f"{where}JSON nested too deeply to parse: {text[:80]!r}")
+    raw = line if isinstance(err, NotUtf8LineError) else err.line
+    path = getattr(err, "path", None)
+    return Quarantined(
+        raw, cast(Reason, err.reason_key), ".".join(path) if path else None, None, None,
+        batch, f"{where}{err}",
+    )
+
+
+def reread(
+    lines: Iterable[tuple[str | None, int, bytes]], options: Options, batch: int | str
+) -> list[Quarantined] | None:
+    """The lines the JVM router set aside (it could not read them; per line its file, its
+    line number there or -1, its bytes), read again by the Python path, which decides as
+    it decides for every line: each is set aside with its reason. None when the Python
+    path reads one of them as a record after all (the JVM was stricter): the batch is then
+    routed the two-pass way, where Python reads every such line."""
+    engine = _quarantining(options)
+    out: list[Quarantined] = []
+    for file, number, line in lines:
+        where = "" if file is None else f"{file}: "
+        try:
+            value = parse_line(line, None if number < 0 else number)
+        except (MalformedLineError, RecursionError) as err:
+            out.append(unread(line, err, batch, where))
+            continue
+        rows, not_records = engine.admit([value], batch)
+        if rows:
+            return None
+        out += [dataclasses.replace(q, record=line.decode(), detail=f"{where}{q.detail}")
+                for q in not_records]
+    return out
+
+
 #: the raw line of each record parsed from the chunk being worked on, by object identity
 #: (the records are alive while their chunk is worked on; :func:`admitted` starts afresh)
-_LINES: dict[int, str] = {}
+_LINES: dict[int, bytes] = {}
 
 
 def as_lines(items: list[Quarantined]) -> list[Quarantined]:
@@ -89,8 +136,9 @@ def as_lines(items: list[Quarantined]) -> list[Quarantined]:
     pickled back to the driver."""
     out = []
     for q in items:
-        line = None if isinstance(q.record, str) else _LINES.get(id(q.record))
-        out.append(q if line is None else dataclasses.replace(q, record=line))
+        line = None if isinstance(q.record, str | bytes) else _LINES.get(id(q.record))
+        # (a line parsed into a record is UTF-8: its text)
+        out.append(q if line is None else dataclasses.replace(q, record=line.decode()))
     return out
 
 

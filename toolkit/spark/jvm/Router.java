@@ -15,6 +15,7 @@ import java.util.NoSuchElementException;
 import org.apache.spark.TaskContext;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.function.FlatMapFunction;
+import org.apache.spark.rdd.InputFileBlockHolder;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.InternalRow;
@@ -39,7 +40,11 @@ import org.apache.spark.util.CollectionAccumulator;
  *
  * <p>Anything the table does not foresee (a line the tally would not read, a kind code the
  * batch's tally did not see) fails the task with a message: the pipeline then routes the
- * batch with the Python router. Nothing is ever written by a guess.
+ * batch with the Python router. Nothing is ever written by a guess. When it tallies as it
+ * routes ({@link #routeTallied}), a line it cannot read (bytes that are not UTF-8, not a
+ * JSON object, malformed, a key twice) is set aside instead, with its file and line number:
+ * no row, and its bytes in the task's payload, for Python to read again and quarantine (or,
+ * where Python reads it after all, to route the batch again the two-pass way).
  *
  * <p>{@link #routeTallied} also tallies each line it routes, so a batch that fits its
  * table's schema is read once: the pipeline plans on that tally after the write, and
@@ -93,7 +98,7 @@ public final class Router {
    * one-pass ingest: toolkit/spark/batches.py). A task may run more than once (a retry, or
    * the sampling job of a sorted write): every run of a partition adds the same payload, so
    * the driver keeps one per partition. Lines the tally would hand to the Python path
-   * (a duplicate key, a key with a lone surrogate) fail the task, as malformed ones do.
+   * are set aside in the payload (see the class comment), never failing the task.
    */
   public static Dataset<Row> routeTallied(
       Dataset<Row> lines,
@@ -303,7 +308,24 @@ public final class Router {
       }
     }
 
-    /** The routed row of one line; null for a blank one. */
+    /** the file of the last line read (InputFileBlockHolder's), and its line number there */
+    UTF8String file;
+    long number;
+    /** whether the lines of {@link #file} are numbered from its start (its split starts it) */
+    boolean numbered;
+
+    /** Counts a line of the current input file: lines are numbered as Python numbers them. */
+    void count() {
+      UTF8String now = InputFileBlockHolder.getInputFilePath();
+      if (now != file && (file == null || !file.equals(now))) {
+        file = now;
+        number = 0;
+        numbered = InputFileBlockHolder.getStartOffset() == 0;
+      }
+      number++;
+    }
+
+    /** The routed row of one line; null for a blank one, or one set aside. */
     InternalRow line(UTF8String s) {
       Object base = s.getBaseObject();
       byte[] b;
@@ -315,15 +337,23 @@ public final class Router {
         b = s.getBytes();
         off = 0;
       }
+      if (tallying) count();
       String reason = tape.read(b, off, s.numBytes());
       if (reason == Tally.PartitionTally.BLANK) return null;
       if (reason != null) {
+        if (tallying) { // set aside, in this same pass: Python reads it again and decides
+          String name = file == null || file.numBytes() == 0 ? null : file.toString();
+          tape.setAside(b, off, s.numBytes(), name, numbered && name != null ? number : -1, reason);
+          return null;
+        }
         String text = new String(b, off, Math.min(s.numBytes(), 200), StandardCharsets.UTF_8);
         throw new IllegalStateException("toolkit router: " + reason + " in line " + text);
       }
       if (tallying) {
         reason = tape.tallyRead();
-        if (reason != null) throw new IllegalStateException("toolkit router: " + reason);
+        // (a guard: read() refuses what tallyRead() would find) the partition's tally is
+        // not sent, so the driver routes the batch again the two-pass way
+        if (reason != null && tape.spoiled == null) tape.spoiled = reason;
       }
       return struct(0, table);
     }
@@ -341,7 +371,7 @@ public final class Router {
         int v = j + 1;
         int[] cols = t.byFamily.get(p.names[j]);
         if (cols != null) {
-          if (t.seenIn[cols[0]] == serial) { // Python keeps the last value: its router's
+          if (t.seenIn[cols[0]] == serial) { // read() refuses a key twice: a guard
             throw new IllegalStateException("toolkit router: a duplicate key " + p.names[j]);
           }
           t.seenIn[cols[0]] = serial;

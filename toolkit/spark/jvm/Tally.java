@@ -6,6 +6,7 @@ import com.fasterxml.jackson.core.JsonParseException;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.JsonTokenId;
+import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.core.base.ParserBase;
 import com.fasterxml.jackson.core.json.JsonReadFeature;
 import com.fasterxml.jackson.core.json.JsonWriteFeature;
@@ -17,6 +18,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Base64;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.Iterator;
@@ -42,7 +44,13 @@ import org.apache.spark.unsafe.types.UTF8String;
  * <p>A line the Python path might read differently (not an object, malformed, duplicate
  * keys, NaN spelled otherwise than Python spells it, ...) stops the partition: its payload
  * says "fallback" and Python observes that partition with the Python path, which raises the
- * same error it always raises (or reads the line, where Jackson was stricter).
+ * same error it always raises (or reads the line, where Jackson was stricter). The router
+ * (Router.java), which tallies as it routes, sets such a line aside instead (see {@link
+ * PartitionTally#setAside}): its bytes travel in the payload, and Python decides.
+ *
+ * <p>A number beyond the double range (1e400, which a double reads as infinity) or a
+ * nonzero one below it (1e-400, read as 0.0) is a text of its literal, as in Python
+ * (toolkit/core/jsonlines.py; RULES 1, as integers beyond 64 bits are).
  */
 public final class Tally {
   static final int BOOLEAN = 0;
@@ -109,6 +117,9 @@ public final class Tally {
   static JsonFactory factory() {
     return JsonFactory.builder()
         .enable(JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS) // Python reads NaN, Infinity
+        // a key twice is refused as the line is read, before anything of it is tallied
+        // (Python sets such a record aside whole: docs/rules.md)
+        .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
         .enable(JsonWriteFeature.ESCAPE_NON_ASCII) // payloads in ASCII: lone surrogates survive
         .build();
   }
@@ -329,6 +340,58 @@ public final class Tally {
     /** what {@link #read} says of a line the Python path skips */
     static final String BLANK = "blank";
 
+    /** what {@link #read} says of a line whose bytes are not UTF-8 */
+    static final String NOT_UTF8 = "bytes that are not UTF-8";
+
+    /** Whether bytes [from, to) are UTF-8 as Python's strict decoder reads it. */
+    static boolean utf8(byte[] b, int from, int to) {
+      int i = from;
+      while (i < to) {
+        int c = b[i];
+        if (c >= 0) {
+          i++;
+          continue;
+        }
+        c &= 0xFF;
+        if (c < 0xC2) return false; // a continuation byte, or an overlong 2-byte form
+        if (c < 0xE0) {
+          if (i + 1 >= to || (b[i + 1] & 0xC0) != 0x80) return false;
+          i += 2;
+        } else if (c < 0xF0) {
+          if (i + 2 >= to) return false;
+          int c1 = b[i + 1] & 0xFF;
+          if ((c1 & 0xC0) != 0x80 || (b[i + 2] & 0xC0) != 0x80) return false;
+          if ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 >= 0xA0)) return false;
+          i += 3;
+        } else if (c < 0xF5) {
+          if (i + 3 >= to) return false;
+          int c1 = b[i + 1] & 0xFF;
+          if ((c1 & 0xC0) != 0x80 || (b[i + 2] & 0xC0) != 0x80 || (b[i + 3] & 0xC0) != 0x80) {
+            return false;
+          }
+          if ((c == 0xF0 && c1 < 0x90) || (c == 0xF4 && c1 >= 0x90)) return false;
+          i += 4;
+        } else {
+          return false;
+        }
+      }
+      return true;
+    }
+
+    /**
+     * Lines the router set aside (it routes and tallies in one pass): per line, its file
+     * (null: none), its line number there (-1: unknown), its bytes in base64 and why.
+     */
+    final ArrayList<Object[]> aside = new ArrayList<>();
+    /** a reason the partition's tally cannot be trusted (a guard; null: it can) */
+    String spoiled;
+
+    /** Keeps a line the router does not route: Python reads it again and decides. */
+    void setAside(byte[] b, int off, int len, String file, long number, String reason) {
+      String data = Base64.getEncoder().encodeToString(Arrays.copyOfRange(b, off, off + len));
+      aside.add(new Object[] {file, number, data, reason});
+    }
+
     /**
      * Reads one line onto the tape: null when it is a record, BLANK, or a reason to leave
      * the line to the Python path.
@@ -338,6 +401,9 @@ public final class Tally {
       int stop = off + len;
       while (i < stop && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r')) i++;
       if (i == stop) return BLANK; // blank: the Python path skips it
+      // Jackson lets some bytes Python's decoder refuses through (overlong forms, encoded
+      // surrogates): the line is checked as Python decodes it first
+      if (!utf8(b, off, stop)) return NOT_UTF8;
       if (b[i] != '{') return "a line that is not a JSON object";
       for (int k = off; k < Math.min(stop, off + 4); k++) {
         // Jackson would guess UTF-16/32 from zero bytes; Python reads UTF-8 only
@@ -467,7 +533,8 @@ public final class Tally {
           else lv[n] = parsed;
           break;
         case JsonTokenId.ID_NUMBER_FLOAT:
-          lv[n] = Double.doubleToRawLongBits(p.getDoubleValue());
+          if (code == STRING) sv[n] = p.getText(); // beyond the double range: its literal
+          else lv[n] = Double.doubleToRawLongBits(p.getDoubleValue());
           break;
         case JsonTokenId.ID_STRING:
           sv[n] = escaped; // else the router copies its bytes
@@ -494,8 +561,9 @@ public final class Tally {
             if (!text.equals("NaN") && !text.equals("Infinity") && !text.equals("-Infinity")) {
               throw new JsonParseException(p, "non-numeric number " + text);
             }
+            return DOUBLE;
           }
-          return DOUBLE;
+          return outOfRange(p) ? STRING : DOUBLE;
         case JsonTokenId.ID_STRING:
           // decoding a text costs more than the rest of its walk: only candidates are
           if (!detectDates || !mayBeTemporal(at)) return STRING;
@@ -503,6 +571,27 @@ public final class Tally {
         default:
           throw new JsonParseException(p, "unexpected token " + t);
       }
+    }
+
+    /**
+     * Whether a number with a fraction or an exponent is no double: beyond the range (a
+     * double reads infinity) or nonzero below it (a double reads 0.0). Only a literal with an
+     * exponent of three digits or of 300 characters can be: the others are not parsed here.
+     */
+    static boolean outOfRange(JsonParser p) throws IOException {
+      char[] c = p.getTextCharacters();
+      int off = p.getTextOffset();
+      int len = p.getTextLength();
+      int e = off;
+      while (e < off + len && c[e] != 'e' && c[e] != 'E') e++;
+      int digits = 0;
+      for (int i = e + 1; i < off + len; i++) if (c[i] >= '0' && c[i] <= '9') digits++;
+      if (digits < 3 && len < 300) return false;
+      double d = p.getDoubleValue();
+      if (Double.isInfinite(d)) return true;
+      if (d != 0) return false;
+      for (int i = off; i < e; i++) if (c[i] >= '1' && c[i] <= '9') return true;
+      return false;
     }
 
     private int intKind(JsonParser p) throws IOException {
@@ -756,9 +845,22 @@ public final class Tally {
       try (JsonGenerator g = factory.createGenerator(w)) {
         g.writeStartObject();
         g.writeNumberField("partition", partition);
+        if (fallback == null) fallback = spoiled;
         if (fallback != null) {
           g.writeStringField("fallback", fallback);
         } else {
+          if (!aside.isEmpty()) {
+            g.writeArrayFieldStart("aside");
+            for (Object[] a : aside) {
+              g.writeStartArray();
+              g.writeString((String) a[0]);
+              g.writeNumber((Long) a[1]);
+              g.writeString((String) a[2]);
+              g.writeString((String) a[3]);
+              g.writeEndArray();
+            }
+            g.writeEndArray();
+          }
           g.writeFieldName("summary");
           writeLevel(g, root);
           g.writeArrayFieldStart("samples");
