@@ -70,9 +70,11 @@ KEEP_DATA := $(if $(BENCH_DATA),--keep-data $(BENCH_DATA))
 # alternating order (the first big job in a fresh JVM is slower, whichever it is), medians;
 # then streaming batches and 1M records against plain appends, and 4M records against 1M
 # (benchmarks/bench_stream.py);
-# then a Parquet file and a pandas frame of 200k typed rows, ingested vs plain Spark appends
+# then a Parquet file and a pandas frame of 200k typed rows, ingested vs plain Spark appends;
+# then 50k Kafka messages through `toolkit stream` vs the same client + plain Spark appends
 bench: sysdeps install
 	$(BIN)/python -m benchmarks
 	$(BIN)/python -m benchmarks --spark --repeat 3 $(KEEP_DATA)
 	$(BIN)/python -m benchmarks --stream --repeat 3 $(KEEP_DATA)
 	$(BIN)/python -m benchmarks --sources --repeat 3
+	$(BIN)/python -m benchmarks --kafka --repeat 3
