@@ -39,10 +39,3 @@ def kafka_broker() -> Iterator[servers.KafkaBroker]:
     with servers.kafka_broker() as broker:
         yield broker
 
-
-@pytest.fixture(scope="session")
-def rest_server() -> Iterator[servers.RestCatalogServer]:
-    """An Iceberg REST catalog server (lakana) on 127.0.0.1, started on first use, stopped
-    at the end of the run: `.uri`, `.token`, `.prefix` (tables in bronze/silver/gold)."""
-    with servers.rest_catalog_server() as server:
-        yield server

@@ -473,10 +473,16 @@ REST_NAMESPACES = ("bronze", "silver", "gold")
 
 
 @contextmanager
-def rest_catalog_server(prefix: str = "dev") -> Iterator[RestCatalogServer]:
+def rest_catalog_server(prefix: str = "dev", s3: S3Server | None = None,
+                        bucket: str = "lake") -> Iterator[RestCatalogServer]:
     """lakana-server (an Iceberg REST catalog on a SQLite file) on 127.0.0.1, with one
-    environment ``prefix`` whose tables live under a fresh folder. Tables go in the
-    namespaces bronze, silver or gold only; it has no views and no staged create."""
+    environment ``prefix`` whose tables live under a fresh folder, or with ``s3`` in
+    ``s3://<bucket>/<prefix>`` on that S3 server. Tables go in the namespaces bronze,
+    silver or gold only; it has no views and no staged create.
+
+    Spark can write only to the S3 one: Hadoop writes a local path as ``file:/...`` (one
+    slash), and lakana refuses a manifest list that is not spelled as the table's
+    ``file:///...`` location is."""
     server = server_program("lakana", "bin", "lakana-server")
     base = Path(tempfile.mkdtemp(prefix="toolkit-rest-"))
     log, port = base / "lakana.log", free_port()
@@ -501,8 +507,13 @@ def rest_catalog_server(prefix: str = "dev") -> Iterator[RestCatalogServer]:
         _wait_for_port(port, proc, "lakana-server", log, timeout=60)
         warehouse = base / "warehouse"
         warehouse.mkdir()
-        body = json.dumps({"name": prefix, "storage": {"scheme": "file",
-                                                       "root": warehouse.as_uri()}}).encode()
+        storage: dict[str, Any] = {"scheme": "file", "root": warehouse.as_uri()}
+        if s3 is not None:
+            storage = {"scheme": "s3", "root": f"s3://{s3.bucket(bucket)}/{prefix}",
+                       "options": {"s3.endpoint": s3.endpoint, "s3.region": "us-east-1",
+                                   "s3.access-key-id": s3.access_key,
+                                   "s3.secret-access-key": s3.secret_key}}
+        body = json.dumps({"name": prefix, "storage": storage}).encode()
         request = urllib.request.Request(
             f"http://{HOST}:{port}/api/v1/environments", data=body, method="POST",
             headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
