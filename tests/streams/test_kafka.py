@@ -177,3 +177,23 @@ def test_the_readme_example_streams_a_drifting_topic(
         exec(compile(run, "README.md", "exec"), {"toolkit": toolkit, "cat": lakehouse,
                                                  "spark": spark})
     assert out.getvalue().strip() == shown[0]
+
+
+def test_the_command_streams_a_topic_once(
+    kafka_broker: KafkaBroker, lakehouse: Catalog, spark: Any
+) -> None:
+    """``toolkit stream kafka://HOST:PORT/TOPIC -t TABLE --once``, on the run's catalog
+    folder (the command's session is the run's own: getOrCreate)."""
+    from click.testing import CliRunner
+
+    from toolkit.cli import cli
+    from toolkit.iceberg.catalog import embedded_folder
+
+    kafka_broker.produce("cli-events", ['{"n": 1}', '{"n": "x"}'])
+    out = CliRunner().invoke(cli, ["stream", kafka_broker.url("cli-events"), "-t",
+                                   "db.kafka_cli", "--catalog",
+                                   str(embedded_folder(lakehouse)), "--once"])
+    assert out.exit_code == 0, out.output
+    assert "kafka:cli-events:" in out.output and "2 rows written" in out.output
+    names = [f.name for f in lakehouse.load_table("db.kafka_cli").schema().fields]
+    assert names == ["n", "n_long"]
