@@ -197,3 +197,17 @@ def test_the_command_streams_a_topic_once(
     assert "kafka:cli-events:" in out.output and "2 rows written" in out.output
     names = [f.name for f in lakehouse.load_table("db.kafka_cli").schema().fields]
     assert names == ["n", "n_long"]
+
+
+def test_a_batch_of_nothing_but_non_records_moves_the_topic_on(
+    kafka_broker: KafkaBroker, lakehouse: Catalog, spark: Any
+) -> None:
+    url = kafka_broker.url("junk")
+    kafka_broker.produce("junk", ['{"a": 1}'], partitions=[0])
+    toolkit.ingest(url, "db.kafka_junk", lakehouse, spark)
+    kafka_broker.produce("junk", ["oops", "7"], partitions=[0, 0])
+    report = toolkit.ingest(url, "db.kafka_junk", lakehouse, spark)
+    assert (report.rows_written, report.quarantined) == (0, 2)
+    assert report.batch_id.startswith("kafka:junk:0=1-3")  # in the ledger: read once
+    assert toolkit.ingest(url, "db.kafka_junk", lakehouse, spark).skipped
+    assert len(toolkit.quarantine(lakehouse, "db.kafka_junk").rows) == 2
