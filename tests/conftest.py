@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import pytest
 from pyiceberg.catalog import Catalog
 
+from tests import servers
 from toolkit.iceberg import catalog
 
 if TYPE_CHECKING:
@@ -29,3 +30,12 @@ def spark(lakehouse: Catalog) -> Iterator[SparkSession]:
     session = spark_session(lakehouse, **{"spark.master": "local[2]"})
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def kafka_broker() -> Iterator[servers.KafkaBroker]:
+    """A Kafka-compatible broker (tansu) on 127.0.0.1, started on first use, stopped at the
+    end of the run: `.bootstrap`, `.url(topic)`, `.produce(topic, values)`."""
+    with servers.kafka_broker() as broker:
+        yield broker
+

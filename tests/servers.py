@@ -5,6 +5,8 @@ listens on 127.0.0.1 only, on free ports, and is stopped (and its files removed)
     with postgres_server() as pg: ...      # pg.url: postgresql://USER:PW@127.0.0.1:PORT/DB
     with s3_server() as s3: ...            # s3.endpoint, keys, s3.bucket("name")
     with spark_cluster(workers=2) as c: ...  # c.master: spark://127.0.0.1:PORT
+    with kafka_broker() as kafka: ...      # kafka.bootstrap 127.0.0.1:PORT, kafka.url(topic)
+    with rest_catalog_server() as rest: ...  # rest.uri, rest.token, rest.prefix
 
 A server that is missing or does not come up is an error (never a skip) that names the set-up
 step (`make sysdeps`, `make install`) or shows the tail of the server's log.
@@ -384,4 +386,145 @@ def spark_cluster(workers: int = 2, cores: int = 1, memory: str = "2g") -> Itera
     finally:
         for proc in reversed(procs):  # workers (and their executors) first, then the master
             _stop(proc)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+# --- Kafka (tansu) and an Iceberg REST catalog (lakana) ------------------------------------------
+
+def server_program(*parts: str) -> Path:
+    """A test server's program, as `make install` puts it (scripts/test_servers.sh):
+    $TOOLKIT_TEST_SERVERS, else <sys.prefix>/share/toolkit/servers."""
+    folder = Path(os.environ.get("TOOLKIT_TEST_SERVERS")
+                  or Path(sys.prefix) / "share" / "toolkit" / "servers")
+    program = folder.joinpath(*parts)
+    if not (program.is_file() and os.access(program, os.X_OK)):
+        raise ServerError(f"no {program}: run `make install` (or scripts/test_servers.sh "
+                          f"{folder})")
+    return program
+
+
+@dataclass(frozen=True)
+class KafkaBroker:
+    bootstrap: str  # 127.0.0.1:PORT
+
+    def url(self, topic: str) -> str:
+        """The toolkit's source URL of ``topic`` on this broker: kafka://127.0.0.1:PORT/TOPIC"""
+        return f"kafka://{self.bootstrap}/{topic}"
+
+    def produce(self, topic: str, values: Sequence[str | bytes | None],
+                partitions: Sequence[int] | None = None,
+                keys: Sequence[str | None] | None = None) -> None:
+        """Send ``values`` to ``topic`` (each to ``partitions[i]`` when given, else by the
+        client's partitioner) and wait until the broker has them all.
+
+        One message per record batch: tansu 0.6 answers a partition's high watermark as
+        the last record batch's base offset + 1, so after a batch of three messages it
+        says 1, not 3 (Kafka says 3); with batches of one, both agree."""
+        from confluent_kafka import Producer
+
+        producer = Producer({"bootstrap.servers": self.bootstrap, "linger.ms": 0,
+                             "batch.num.messages": 1})
+        for i, value in enumerate(values):
+            extra: dict[str, Any] = {}
+            if partitions is not None:
+                extra["partition"] = partitions[i]
+            if keys is not None and keys[i] is not None:
+                extra["key"] = keys[i]
+            producer.produce(topic, value, **extra)
+        left = producer.flush(START_TIMEOUT)
+        if left:
+            raise ServerError(f"{left} messages were not delivered to {topic} on "
+                              f"{self.bootstrap}")
+
+
+@contextmanager
+def kafka_broker() -> Iterator[KafkaBroker]:
+    """tansu (a Kafka-compatible broker, memory storage) on 127.0.0.1: topics are created
+    on first use, with 4 partitions."""
+    tansu = server_program("bin", "tansu")
+    base = Path(tempfile.mkdtemp(prefix="toolkit-kafka-"))
+    log, port = base / "tansu.log", free_port()
+    listener = f"tcp://{HOST}:{port}"
+    proc = _spawn([str(tansu), "broker", "--listener-url", listener,
+                   "--advertised-listener-url", listener,
+                   "--storage-engine", "memory://tansu/"], log, cwd=base)
+    try:
+        _wait_for_port(port, proc, "tansu", log)
+        yield KafkaBroker(bootstrap=f"{HOST}:{port}")
+    finally:
+        _stop(proc)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class RestCatalogServer:
+    uri: str  # http://127.0.0.1:PORT
+    token: str  # the bearer token (a personal access token)
+    prefix: str  # the environment: PyIceberg's `prefix`, Spark's `warehouse`
+    warehouse: Path  # the folder its tables' files go to
+
+    def properties(self) -> dict[str, str]:
+        """PyIceberg's catalog properties for this server."""
+        return {"type": "rest", "uri": self.uri, "token": self.token, "prefix": self.prefix}
+
+
+#: the only namespaces this server keeps tables in
+REST_NAMESPACES = ("bronze", "silver", "gold")
+
+
+@contextmanager
+def rest_catalog_server(prefix: str = "dev", s3: S3Server | None = None,
+                        bucket: str = "lake") -> Iterator[RestCatalogServer]:
+    """lakana-server (an Iceberg REST catalog on a SQLite file) on 127.0.0.1, with one
+    environment ``prefix`` whose tables live under a fresh folder, or with ``s3`` in
+    ``s3://<bucket>/<prefix>`` on that S3 server. Tables go in the namespaces bronze,
+    silver or gold only; it has no views and no staged create.
+
+    Spark can write only to the S3 one: Hadoop writes a local path as ``file:/...`` (one
+    slash), and lakana refuses a manifest list that is not spelled as the table's
+    ``file:///...`` location is."""
+    server = server_program("lakana", "bin", "lakana-server")
+    base = Path(tempfile.mkdtemp(prefix="toolkit-rest-"))
+    log, port = base / "lakana.log", free_port()
+    key_id, secret = secrets.token_hex(6), secrets.token_hex(16)
+    env = {
+        **os.environ,
+        "LAKANA_DATABASE__URL": f"sqlite:///{base / 'catalog.db'}",
+        "LAKANA_HOST": HOST,
+        "LAKANA_PORT": str(port),
+        "LAKANA_BOOTSTRAP_PAT_KEY_ID": key_id,
+        "LAKANA_BOOTSTRAP_PAT_SECRET": secret,
+    }
+    migrate = subprocess.run([str(server), "migrate"], env=env, cwd=base, capture_output=True,
+                             text=True, stdin=subprocess.DEVNULL, timeout=120)
+    if migrate.returncode != 0:
+        shutil.rmtree(base, ignore_errors=True)
+        raise ServerError(f"lakana-server migrate failed ({migrate.returncode}):\n"
+                          f"{migrate.stdout[-3000:]}{migrate.stderr[-3000:]}")
+    proc = _spawn([str(server)], log, env, cwd=base)
+    token = f"lakana_pat_{key_id}_{secret}"
+    try:
+        _wait_for_port(port, proc, "lakana-server", log, timeout=60)
+        warehouse = base / "warehouse"
+        warehouse.mkdir()
+        storage: dict[str, Any] = {"scheme": "file", "root": warehouse.as_uri()}
+        if s3 is not None:
+            storage = {"scheme": "s3", "root": f"s3://{s3.bucket(bucket)}/{prefix}",
+                       "options": {"s3.endpoint": s3.endpoint, "s3.region": "us-east-1",
+                                   "s3.access-key-id": s3.access_key,
+                                   "s3.secret-access-key": s3.secret_key}}
+        body = json.dumps({"name": prefix, "storage": storage}).encode()
+        request = urllib.request.Request(
+            f"http://{HOST}:{port}/api/v1/environments", data=body, method="POST",
+            headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=30) as resp:
+                resp.read()
+        except OSError as exc:
+            raise _fail(f"lakana-server refused to create environment {prefix!r}: {exc}",
+                        log) from exc
+        yield RestCatalogServer(uri=f"http://{HOST}:{port}", token=token, prefix=prefix,
+                                warehouse=warehouse)
+    finally:
+        _stop(proc)
         shutil.rmtree(base, ignore_errors=True)

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1] / "toolkit"
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("errors", ("toolkit.errors",)),
     ("core", ("toolkit.core",)),
-    ("adapters", ("toolkit.iceberg", "toolkit.spark", "toolkit.arrow")),
+    ("adapters", ("toolkit.iceberg", "toolkit.spark", "toolkit.arrow", "toolkit.kafka")),
     ("orchestration", ("toolkit.pipeline",)),
     ("faces", ("toolkit", "toolkit.api", "toolkit.ops", "toolkit.notebook", "toolkit.cli")),
 )

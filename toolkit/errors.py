@@ -427,6 +427,16 @@ class ExportError(ToolkitError, ValueError):
     message says which and what to do instead."""
 
 
+class KafkaSourceError(ToolkitError, RuntimeError):
+    """A Kafka source that cannot be read: a malformed ``kafka://HOST:PORT/TOPIC``, a
+    broker that does not answer, a topic it does not have, the client not installed."""
+
+
+class CatalogFeatureError(ToolkitError, RuntimeError):
+    """Something the catalog's server does not offer (a REST catalog without views, say):
+    the message says what, and the path that does without it."""
+
+
 __all__ = [
     "batch_number",
     "AlreadyUndoneError",
@@ -438,6 +448,8 @@ __all__ = [
     "ExportError",
     "IncompatibleRecordError",
     "IrreversibleError",
+    "KafkaSourceError",
+    "CatalogFeatureError",
     "LineTooDeepError",
     "MalformedLineError",
     "NestingTooDeepError",

@@ -10,10 +10,13 @@ decides, the JVM converts); everything else runs the core itself in Spark's Pyth
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
+import os
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pyiceberg.catalog import Catalog
@@ -26,6 +29,7 @@ from toolkit.core.arrivals import Arrivals
 from toolkit.core.engine import make_plan
 from toolkit.core.folding import choose_fold
 from toolkit.core.lineage import plan_lineage_properties
+from toolkit.core.offsets import OffsetRange, parse_batch_id, range_batch_id, resume_offsets
 from toolkit.core.options import REWRITES_WHEN_APPROVED, Options, make_options, takes_options
 from toolkit.core.planner import Plan
 from toolkit.core.policies import policy_of
@@ -36,11 +40,17 @@ from toolkit.core.types import Struct
 from toolkit.errors import IncompatibleRecordError, PlanChangedError, StalePlanError
 from toolkit.iceberg.catalog import NEW_TABLE_PROPERTIES, ensure_namespace, load_table
 from toolkit.iceberg.commit import commit_plan
-from toolkit.iceberg.ledger import STAGING_PROPERTY, drop_staged, ingested_batches
+from toolkit.iceberg.ledger import (
+    BATCH_ID_PROPERTY,
+    STAGING_PROPERTY,
+    drop_staged,
+    ingested_batches,
+)
 from toolkit.iceberg.operations import evolve
 from toolkit.iceberg.quarantine import append_quarantined, quarantine_table_id
 from toolkit.iceberg.schema import from_iceberg, to_iceberg
 from toolkit.iceberg.statistics import arrivals_notes
+from toolkit.kafka import KafkaTopic, TopicReader, is_kafka_url, plan_ranges, to_lines
 from toolkit.pipeline.sources import as_dataframe
 from toolkit.spark.batches import (
     OnePass,
@@ -233,8 +243,11 @@ def ingest(
 ) -> IngestReport:
     """Ingest one batch (one task time) into ``table`` (``namespace.name``).
 
-    ``source``: a list of dicts, a path, glob or folder of JSON-lines, JSON, Parquet, ORC,
-    CSV or Avro files (by extension, ``.gz`` too for the text ones), a Spark DataFrame
+    ``source``: ``kafka://HOST:PORT/TOPIC`` (the topic up to its end offsets now, from
+    where the table's ledger says it stands: see :func:`ingest_topic_batch`; keyword
+    ``provenance``, ``group``, ``client_options``), a list of dicts, a path, glob or
+    folder of JSON-lines, JSON, Parquet, ORC, CSV or Avro files (by extension, ``.gz``
+    too for the text ones), a Spark DataFrame
     (one string column of raw JSON, or typed columns), a pandas, Arrow or Polars frame
     (typed columns keep their types, RULES 1): any kind of
     :data:`~toolkit.pipeline.sources.SOURCE_KINDS`; ``format`` names the kind when the
@@ -253,6 +266,9 @@ def ingest(
     :func:`toolkit.statistics` (``arrived``); ``arriving=False`` says they were counted
     when they first arrived (a replay of quarantined records).
     """
+    if is_kafka_url(source):
+        return _ingest_topic(source, table, catalog, spark, batch_id, approved, expected,
+                             options)
     if "allow_rewrites" not in options:  # RULES 5: a rewrite runs only when approved
         options["allow_rewrites"] = approved is not None and bool(approved.rewrites)
     opts = make_options(**options)
@@ -402,3 +418,135 @@ def _planned(
         seen.profile, attempts=attempts, quarantined=quarantined,
         routed_in=written.where, one_pass=one_pass,
     )
+
+
+# --- Kafka: one batch of a topic, exactly once ---------------------------------------------------
+
+#: what a batch id of messages set aside before ingest ends with in the quarantine table
+#: (``ingest`` quarantines its own records under the batch id itself)
+ASIDE_SUFFIX = "#not-records"
+
+
+def _ingest_topic(
+    url: str, table: str, catalog: Catalog, spark: SparkSession, batch_id: str | None,
+    approved: Plan | None, expected: TableState | None, options: dict[str, Any],
+) -> IngestReport:
+    """``ingest("kafka://...")``: the topic up to its end offsets at the start, one batch."""
+    if batch_id is not None or approved is not None or expected is not None:
+        raise ValueError("a Kafka batch is named by the offsets it reads: leave out "
+                         "batch_id=, approved= and expected=")
+    group = str(options.pop("group", None) or f"toolkit-{table}")
+    client = options.pop("client_options", None)
+    provenance = options.pop("provenance", ())
+    make_options(**options)
+    with TopicReader(KafkaTopic.parse(url), group, client) as reader:
+        upto = {p: high for p, (_, high) in reader.watermarks().items()}
+        report = ingest_topic_batch(reader, table, catalog, spark, options, upto=upto,
+                                    provenance=provenance)
+    if report is None:
+        current = load_table(catalog, table)
+        schema = Struct() if current is None else from_iceberg(current.schema())
+        return IngestReport(table, f"{url} (nothing new)", Plan(0, schema, schema, ()), 0,
+                            None, Profile(), skipped=True)
+    return report
+
+
+def provenance_fields(provenance: bool | Sequence[str]) -> tuple[str, ...]:
+    """The provenance columns asked for: True is all of ``toolkit.kafka.PROVENANCE``."""
+    from toolkit.kafka import PROVENANCE
+
+    if provenance is True:
+        return PROVENANCE
+    if provenance is False or provenance is None:
+        return ()
+    unknown = [f for f in provenance if f not in PROVENANCE]
+    if unknown:
+        raise ValueError(f"provenance: no column {unknown[0]!r}; choose among "
+                         f"{', '.join(PROVENANCE)}")
+    return tuple(provenance)
+
+
+def _intended(intent: Path | None, topic: str, planned: tuple[OffsetRange, ...],
+              marks: Mapping[int, tuple[int, int]]) -> tuple[OffsetRange, ...]:
+    """The batch a crashed run had started, when it starts where this one would: read the
+    same ranges again, so the batch keeps its id (and what was set aside of it is not set
+    aside twice); else the planned ranges."""
+    if intent is None or not intent.is_file():
+        return planned
+    parsed = parse_batch_id(intent.read_text().strip())
+    if parsed is None or parsed[0] != topic:
+        return planned
+    _, ranges = parsed
+    same_start = {(r.partition, r.start) for r in ranges} == \
+        {(r.partition, r.start) for r in planned}
+    readable = all(r.end <= marks.get(r.partition, (0, -1))[1] for r in ranges)
+    return ranges if same_start and readable else planned
+
+
+def _mark_batch(table: Table, batch_id: str) -> IngestReport:
+    """A batch with nothing to write (every message set aside) still lands in the ledger:
+    an empty append carrying its id, so the topic's offsets move past it."""
+    with table.transaction() as tx, tx.update_snapshot(
+            snapshot_properties={BATCH_ID_PROPERTY: batch_id}).fast_append():
+        pass
+    table.refresh()
+    schema = from_iceberg(table.schema())
+    snap = table.current_snapshot()
+    return IngestReport(".".join(table.name()), batch_id,
+                        Plan(len(table.snapshots()), schema, schema, ()), 0,
+                        None if snap is None else snap.snapshot_id, Profile())
+
+
+def ingest_topic_batch(
+    reader: TopicReader,
+    table: str,
+    catalog: Catalog,
+    spark: SparkSession,
+    options: Mapping[str, Any],
+    *,
+    max_messages: int | None = None,
+    upto: Mapping[int, int] | None = None,
+    provenance: bool | Sequence[str] = (),
+    intent: Path | None = None,
+) -> IngestReport | None:
+    """Ingest the next batch of ``reader``'s topic into ``table``, exactly once; None when
+    there is nothing new to read.
+
+    The batch starts where the table's ledger says each partition stands (the batch ids
+    of a topic are its offset ranges, ``toolkit.core.offsets``), so a run killed at any
+    point resumes with no message lost or written twice; the consumer group's offsets
+    are committed after the table, as a hint for other tools. It reads up to the high
+    watermarks (or ``upto``), at most ``max_messages`` per partition. Messages whose value
+    is not a JSON object are set aside with their topic, partition and offset.
+    ``intent``: a file naming the batch under way, so a batch killed half-way is read
+    again with the same ranges (a checkpoint; without one, what such a batch set aside
+    may be set aside twice). ``options``: evolution options, as for :func:`ingest`.
+    """
+    topic = reader.source.topic
+    fields = provenance_fields(provenance)
+    existing = load_table(catalog, table)
+    resume = resume_offsets(() if existing is None else ingested_batches(existing), topic)
+    marks = reader.watermarks()
+    ranges = plan_ranges(resume, marks, reader.committed(), max_messages, upto)
+    ranges = _intended(intent, topic, ranges, marks)
+    if not any(r.count for r in ranges):
+        return None
+    bid = range_batch_id(topic, ranges)
+    if intent is not None:  # written whole, then renamed: never half a batch id
+        intent.parent.mkdir(parents=True, exist_ok=True)
+        part = intent.with_name(intent.name + ".part")
+        part.write_text(bid)
+        os.replace(part, intent)
+    lines, aside = to_lines(topic, reader.read(ranges), bid, fields)
+    if existing is None and not lines:
+        return None  # no table to mark the batch in: read again once records come
+    aside_count = append_quarantined(catalog, table, aside, bid + ASIDE_SUFFIX)
+    if lines:
+        frame = spark.createDataFrame([(line,) for line in lines], "value string")
+        report = ingest(frame, table, catalog, spark, bid, format="jsonl-dataframe",
+                        **options)
+    else:
+        assert existing is not None
+        report = _mark_batch(existing, bid)
+    reader.commit(ranges)
+    return dataclasses.replace(report, quarantined=report.quarantined + aside_count)

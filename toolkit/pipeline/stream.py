@@ -41,7 +41,7 @@ import inspect
 import os
 import re
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -57,8 +57,10 @@ from toolkit.core.wording import counted
 from toolkit.errors import CheckpointLostError, StalePlanError
 from toolkit.iceberg.catalog import embedded
 from toolkit.iceberg.ledger import ingested_batches
+from toolkit.kafka import is_kafka_url
 from toolkit.pipeline.files import folder_format
 from toolkit.pipeline.ingest import IngestReport, ingest
+from toolkit.pipeline.kafka_stream import start_topic_stream
 from toolkit.pipeline.maintain import maintain, plan_maintenance
 from toolkit.pipeline.sources import SOURCE_KINDS, SourceKind, source_named
 
@@ -232,6 +234,8 @@ def stream(
     schema: Any = None,
     maintain_every: int | None = None,
     maintenance: Mapping[str, Any] | None = None,
+    provenance: bool | Sequence[str] = False,
+    max_messages: int | None = None,
     **options: Any,
 ) -> StreamingQuery:
     """Start a streaming query that ingests each new file of the folder ``directory`` (or
@@ -274,6 +278,20 @@ def stream(
       is skipped (``maintenance_skipped``) and tried again next time.
     * ``options``: evolution options, as for :func:`toolkit.simulate`.
 
+    ``directory`` may also be a Kafka topic, ``kafka://HOST:PORT/TOPIC``: micro-batches
+    are read in the driver with ``confluent-kafka`` (the ``kafka`` extra; no Spark Kafka
+    connector needed) and ingested as JSON lines, exactly once (each batch id is its
+    offset ranges, committed with its rows; a restarted query resumes from the table,
+    see :func:`~toolkit.pipeline.ingest.ingest_topic_batch`). Messages whose value is not
+    a JSON object go to the quarantine with their topic, partition and offset.
+    ``source_options`` are the client's settings (``group.id``: the consumer group whose
+    offsets are committed after each batch, default ``toolkit-<query_name>``;
+    ``security.protocol``...); ``max_messages`` bounds a micro-batch, per partition;
+    ``provenance=True`` (or some of ``"topic", "partition", "offset", "timestamp",
+    "key"``) adds the columns ``_kafka_topic``... to every record; the checkpoint (optional
+    for other catalogs) keeps the batch under way, so one killed half-way is read again
+    as it was.
+
     Files must appear in the folder whole (write elsewhere, then move them in). A query
     started on a new local checkpoint while the table already holds batches of the same
     query name raises :class:`CheckpointLostError`: those epochs would be skipped.
@@ -286,6 +304,15 @@ def stream(
             print(report)
     """
     make_options(**options)  # a misspelt option fails now, not in the first micro-batch
+    if is_kafka_url(directory):
+        # answers as a StreamingQuery does (isActive, awaitTermination, stop, exception)
+        return _stream_topic(  # type: ignore[no-any-return]
+            str(directory), table, catalog, spark, checkpoint=checkpoint, trigger=trigger,
+            query_name=query_name, on_batch=on_batch, source_options=source_options,
+            maintain_every=maintain_every, maintenance=maintenance, provenance=provenance,
+            max_messages=max_messages, options=options)
+    if provenance or max_messages is not None:
+        raise ValueError("provenance= and max_messages= are for Kafka topics")
     if not isinstance(directory, str | os.PathLike):
         if not getattr(directory, "isStreaming", False):
             raise TypeError(
@@ -360,5 +387,55 @@ def stream(
             else writer.trigger(**trigger)
         )
     query = writer.start()
+    _LOGS[str(query.id)] = log
+    return query
+
+
+def _stream_topic(
+    url: str, table: str, catalog: Catalog, spark: SparkSession, *,
+    checkpoint: str | Path | None, trigger: Mapping[str, Any] | str | None,
+    query_name: str | None, on_batch: Callable[[IngestReport], Any] | None,
+    source_options: Mapping[str, str] | None, maintain_every: int | None,
+    maintenance: Mapping[str, Any] | None, provenance: bool | Sequence[str],
+    max_messages: int | None, options: Mapping[str, Any],
+) -> Any:
+    """:func:`stream` of a Kafka topic (``toolkit.pipeline.kafka_stream``)."""
+    if maintain_every is not None and (isinstance(maintain_every, bool) or maintain_every < 1):
+        raise ValueError(f"maintain_every must be a whole number of micro-batches (1 or more), "
+                         f"not {maintain_every!r}")
+    if max_messages is not None and (isinstance(max_messages, bool) or max_messages < 1):
+        raise ValueError(f"max_messages must be 1 or more, not {max_messages!r}")
+    upkeep = dict(maintenance or {})
+    inspect.signature(plan_maintenance).bind(table, catalog, spark, **upkeep)
+    check_steps(upkeep.get("steps", ()))
+    name = query_name or _default_query_name(table)
+    if checkpoint is None:
+        info = embedded(catalog)
+        checkpoint = None if info is None else info.folder / CHECKPOINTS / table / name
+    local = None if checkpoint is None else _local_path(str(checkpoint))
+    if checkpoint is not None and local is None:
+        raise ValueError(f"a Kafka stream keeps its checkpoint in a local folder, not "
+                         f"{checkpoint}: the table itself says where the topic stands")
+    client = dict(source_options or {})
+    group = client.pop("group.id", None)
+    log = StreamLog(name, table)
+
+    def on_report(epoch: int, report: IngestReport) -> None:
+        log.add(epoch, report)
+        if on_batch is not None:
+            on_batch(report)
+
+    def after_batch(epoch: int) -> None:
+        if maintain_every is not None and (epoch + 1) % maintain_every == 0:
+            try:
+                log.add_maintenance(epoch, maintain(table, catalog, spark, **upkeep))
+            except StalePlanError as exc:
+                log.add_maintenance(epoch, str(exc))
+
+    query = start_topic_stream(
+        url, table, catalog, spark, name=name, trigger=trigger, on_report=on_report,
+        after_batch=after_batch, checkpoint=local, options=options,
+        max_messages=max_messages, provenance=provenance, group=group,
+        client_options=client)
     _LOGS[str(query.id)] = log
     return query

@@ -249,6 +249,15 @@ def _catalog_conf(
             f"'{prefix}.type' (or '{prefix}.catalog-impl') and its settings via **conf."
         )
     settings[f"{prefix}.type"] = java_type
+    if java_type == "rest":
+        # Iceberg's Java client posts a metrics report after each scan and commit to an
+        # endpoint REST servers need not have (lakana has none): a failed report only
+        # logs a warning per write; a server that keeps them can be told so in **conf
+        settings[f"{prefix}.rest-metrics-reporting-enabled"] = "false"
+        if jars:
+            # its default ResolvingFileIO picks S3FileIO for s3:// (the class is in the
+            # runtime jar, the AWS SDK v2 it needs is not): read and write through S3A
+            settings[f"{prefix}.io-impl"] = "org.apache.iceberg.hadoop.HadoopFileIO"
     for key, value in properties.items():
         # PyIceberg-only settings (py-io-impl, ...) mean nothing to Iceberg's Java code.
         if key == "type" or key.startswith("py-"):
@@ -320,7 +329,9 @@ def spark_session(
     * REST, Hive and Glue catalogs: ``type=rest|hive|glue`` and every catalog
       property copied as is (``uri``, ``warehouse``, ``credential``, ``s3.*`` ...; the
       Java and Python names are mostly the same), PyIceberg-only ``py-*`` keys dropped.
-      Untested here (no REST server installs on these machines).
+      REST also gets ``rest-metrics-reporting-enabled=false`` and, with S3 settings,
+      ``io-impl=HadoopFileIO`` (S3A; the AWS SDK v2 that S3FileIO needs is not here).
+      Tested against lakana-server 0.20 with tables in S3 (tests/streams/).
     * anything else: pass ``spark.sql.catalog.<name>.*`` settings yourself; given
       ``spark.sql.catalog.<name>.catalog-impl`` or ``.type``, your settings are used and
       nothing is refused.

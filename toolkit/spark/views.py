@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from pyiceberg.schema import Schema
 
 from toolkit.core.options import make_options, takes_options
+from toolkit.errors import CatalogFeatureError
 from toolkit.iceberg.views import coalesce_sql
 
 if TYPE_CHECKING:
@@ -98,8 +99,19 @@ def create_coalesce_view(
     target = qualify(spark, view, catalog_name)
     schema = iceberg_schema(spark, source)
     sql = coalesce_sql(schema, source, "spark", view=target, pretty=pretty, **options)
-    with as_written(spark):
-        spark.sql(sql)
+    try:
+        with as_written(spark):
+            spark.sql(sql)
+    except Exception as exc:
+        if "does not support endpoint" not in str(exc) or "/views" not in str(exc):
+            raise
+        # a REST catalog server without the view endpoints (lakana, for one): the view
+        # cannot be kept there, but its SQL is a plain query that needs no view
+        raise CatalogFeatureError(
+            f"the catalog of {source} keeps no views (its REST server has no view "
+            "endpoints): run the view's query as it is (toolkit.coalesce_sql gives it), "
+            "or create the view in a catalog that keeps views, such as the embedded one"
+        ) from None
     return sql
 
 

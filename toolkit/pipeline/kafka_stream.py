@@ -1,0 +1,170 @@
+"""Streaming a Kafka topic into a table: micro-batches read in the driver, each one batch
+of :func:`~toolkit.pipeline.ingest.ingest_topic_batch` (exactly once: its batch id is its
+offset ranges, committed with its rows). :func:`toolkit.pipeline.stream.stream` starts it
+for a ``kafka://HOST:PORT/TOPIC`` source; the query it returns answers as Spark's
+``StreamingQuery`` does (``isActive``, ``awaitTermination``, ``stop``, ``exception``), so
+:func:`~toolkit.pipeline.stream.reports` and the ``toolkit stream`` command take it too.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pyiceberg.catalog import Catalog
+
+from toolkit.kafka import KafkaTopic, TopicReader
+from toolkit.pipeline.ingest import IngestReport, ingest_topic_batch, provenance_fields
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["KafkaQuery", "start_topic_stream"]
+
+#: messages per partition in one micro-batch, unless ``max_messages`` says otherwise
+MAX_MESSAGES = 100_000
+
+
+class KafkaQuery:
+    """A running Kafka stream: one thread reading micro-batches until stopped, or, with
+    the ``availableNow`` trigger, until it reached the end offsets the topic had when it
+    started."""
+
+    def __init__(self, name: str, run: Callable[[KafkaQuery], None]) -> None:
+        self.id = uuid.uuid4()
+        self.runId = self.id
+        self.name = name
+        self._stop = threading.Event()
+        self._busy = False
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._main, args=(run,), name=name,
+                                        daemon=True)
+
+    def _main(self, run: Callable[[KafkaQuery], None]) -> None:
+        try:
+            run(self)
+        except BaseException as exc:  # kept for awaitTermination/exception, as Spark does
+            self._error = exc
+
+    def start(self) -> KafkaQuery:
+        self._thread.start()
+        return self
+
+    @property
+    def stopping(self) -> bool:
+        return self._stop.is_set()
+
+    def wait(self, seconds: float) -> None:
+        """Sleep until the next micro-batch is due, or the query is stopped."""
+        self._stop.wait(seconds)
+
+    @property
+    def isActive(self) -> bool:  # noqa: N802 (Spark's name)
+        return self._thread.is_alive()
+
+    @property
+    def status(self) -> dict[str, Any]:
+        return {"message": "running" if self.isActive else "stopped",
+                "isDataAvailable": self._busy, "isTriggerActive": self._busy}
+
+    def awaitTermination(self, timeout: float | None = None) -> bool | None:  # noqa: N802
+        """Wait until the query ends (or ``timeout`` seconds); raise what failed it."""
+        self._thread.join(timeout)
+        if self._error is not None:
+            raise self._error
+        return None if timeout is None else not self._thread.is_alive()
+
+    def exception(self) -> BaseException | None:
+        return self._error
+
+    def stop(self) -> None:
+        """Stop after the micro-batch under way (it lands whole, or not at all)."""
+        self._stop.set()
+        if threading.current_thread() is not self._thread:
+            self._thread.join()
+
+
+def start_topic_stream(
+    url: str,
+    table: str,
+    catalog: Catalog,
+    spark: SparkSession,
+    *,
+    name: str,
+    trigger: Mapping[str, Any] | str | None,
+    on_report: Callable[[int, IngestReport], None],
+    after_batch: Callable[[int], None],
+    checkpoint: Path | None,
+    options: Mapping[str, Any],
+    max_messages: int | None = None,
+    provenance: bool | Sequence[str] = (),
+    group: str | None = None,
+    client_options: Mapping[str, Any] | None = None,
+) -> KafkaQuery:
+    """Start streaming ``url`` into ``table`` (see :func:`toolkit.pipeline.stream.stream`).
+
+    ``trigger``: ``{"availableNow": True}`` (or ``{"once": True}``) reads up to the end
+    offsets the topic has now, then stops; ``{"processingTime": "10 seconds"}`` (or the
+    string) one micro-batch per interval; default: the next micro-batch as soon as the
+    previous one ends (waiting a second when there was nothing new)."""
+    source = KafkaTopic.parse(url)
+    provenance_fields(provenance)  # a wrong column name fails now
+    bounded, every = _trigger(trigger)
+    intent = None if checkpoint is None else checkpoint / "next-batch"
+
+    def run(query: KafkaQuery) -> None:
+        with TopicReader(source, group or f"toolkit-{name}", client_options) as reader:
+            upto = ({p: high for p, (_, high) in reader.watermarks().items()}
+                    if bounded else None)
+            epoch = 0
+            while not query.stopping:
+                began = time.monotonic()
+                query._busy = True
+                try:
+                    report = ingest_topic_batch(
+                        reader, table, catalog, spark, options, max_messages=max_messages,
+                        upto=upto, provenance=provenance, intent=intent)
+                finally:
+                    query._busy = False
+                if report is not None:
+                    on_report(epoch, report)
+                    after_batch(epoch)
+                    epoch += 1
+                elif bounded:
+                    return  # every message up to the end offsets at the start is in
+                pause = (every if every is not None else 0.0 if report is not None else 1.0)
+                query.wait(max(0.0, pause - (time.monotonic() - began)))
+
+    return KafkaQuery(name, run).start()
+
+
+def _trigger(trigger: Mapping[str, Any] | str | None) -> tuple[bool, float | None]:
+    """Whether the stream is bounded, and the seconds between micro-batches."""
+    if trigger is None:
+        return False, None
+    if isinstance(trigger, str):
+        return False, _seconds(trigger)
+    if trigger.get("availableNow") or trigger.get("once"):
+        return True, None
+    if "processingTime" in trigger:
+        return False, _seconds(str(trigger["processingTime"]))
+    raise ValueError(f"a Kafka stream takes the triggers availableNow, once and "
+                     f"processingTime, not {dict(trigger)!r}")
+
+
+def _seconds(text: str) -> float:
+    """``"10 seconds"``, ``"2 minutes"``, ``"500 milliseconds"`` in seconds.
+
+    >>> _seconds("10 seconds"), _seconds("1 minute"), _seconds("0.5")
+    (10.0, 60.0, 0.5)
+    """
+    number, _, unit = text.strip().partition(" ")
+    scale = {"": 1, "millisecond": 0.001, "second": 1, "minute": 60, "hour": 3600}
+    key = unit.strip().rstrip("s") if unit.strip() not in ("ms",) else "millisecond"
+    if key not in scale:
+        raise ValueError(f"cannot read {text!r} as an interval (say '10 seconds')")
+    return float(number) * scale[key]
