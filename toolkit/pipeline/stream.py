@@ -328,13 +328,7 @@ def stream(
         kind = None
     else:
         kind = _folder_kind(str(directory), format)
-    if maintain_every is not None and (isinstance(maintain_every, bool) or maintain_every < 1):
-        raise ValueError(f"maintain_every must be a whole number of micro-batches (1 or more), "
-                         f"not {maintain_every!r}")
-    upkeep = dict(maintenance or {})
-    # wrong options fail now, not in the micro-batch that first maintains
-    inspect.signature(plan_maintenance).bind(table, catalog, spark, **upkeep)
-    check_steps(upkeep.get("steps", ()))
+    upkeep = _checked_upkeep(table, catalog, spark, maintain_every, maintenance)
     name = query_name or _default_query_name(table)
     if checkpoint is None:
         info = embedded(catalog)
@@ -400,14 +394,9 @@ def _stream_topic(
     max_messages: int | None, options: Mapping[str, Any],
 ) -> Any:
     """:func:`stream` of a Kafka topic (``toolkit.pipeline.kafka_stream``)."""
-    if maintain_every is not None and (isinstance(maintain_every, bool) or maintain_every < 1):
-        raise ValueError(f"maintain_every must be a whole number of micro-batches (1 or more), "
-                         f"not {maintain_every!r}")
     if max_messages is not None and (isinstance(max_messages, bool) or max_messages < 1):
         raise ValueError(f"max_messages must be 1 or more, not {max_messages!r}")
-    upkeep = dict(maintenance or {})
-    inspect.signature(plan_maintenance).bind(table, catalog, spark, **upkeep)
-    check_steps(upkeep.get("steps", ()))
+    upkeep = _checked_upkeep(table, catalog, spark, maintain_every, maintenance)
     name = query_name or _default_query_name(table)
     if checkpoint is None:
         info = embedded(catalog)
@@ -439,3 +428,19 @@ def _stream_topic(
         client_options=client)
     _LOGS[str(query.id)] = log
     return query
+
+
+def _checked_upkeep(
+    table: str, catalog: Catalog, spark: SparkSession, maintain_every: int | None,
+    maintenance: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """The maintenance options a stream runs every ``maintain_every`` micro-batches, checked
+    now: wrong options fail before the stream starts, not in the micro-batch that first
+    maintains."""
+    if maintain_every is not None and (isinstance(maintain_every, bool) or maintain_every < 1):
+        raise ValueError(f"maintain_every must be a whole number of micro-batches (1 or more), "
+                         f"not {maintain_every!r}")
+    upkeep = dict(maintenance or {})
+    inspect.signature(plan_maintenance).bind(table, catalog, spark, **upkeep)
+    check_steps(upkeep.get("steps", ()))
+    return upkeep
