@@ -172,3 +172,39 @@ class TakenNames:
 def _head(prefix: tuple[str, ...]) -> str:
     """``prefix`` as the lower-cased start of the full names below it (``a.b.``)."""
     return ".".join(prefix).lower() + "." if prefix else ""
+
+
+def shared_index_names(struct: Struct) -> dict[str, frozenset[int]]:
+    """The lower-cased names that Iceberg's name index of ``struct`` would give to more
+    than one field, full or short (``dot.key`` for ``dot.element.key`` beside a column
+    ``dot.key``), with those fields' IDs. Iceberg refuses to add a column under such a
+    name (RULES 4: the planners never make one).
+
+    >>> from toolkit.core.types import Column
+    >>> shared_index_names(Struct((
+    ...     Column(1, "dot", ListOf(2, Struct((Column(3, "key", "boolean"),)))),
+    ...     Column(4, "Dot.Key", "boolean"),
+    ... )))
+    {'dot.key': frozenset({3, 4})}
+    """
+    ids: dict[str, set[int]] = {}
+
+    def field(full: str, short: str, name: str, field_id: int, t: ColumnType, inner: bool) -> None:
+        for n in {full + name, short + name}:
+            ids.setdefault(n.lower(), set()).add(field_id)
+        skipped = inner and isinstance(t, Struct)
+        nested(f"{full}{name}.", short if skipped else f"{short}{name}.", t)
+
+    def nested(full: str, short: str, t: ColumnType) -> None:
+        # as TakenNames._nested: Iceberg's IndexByName
+        if isinstance(t, Struct):
+            for c in t.fields:
+                field(full, short, c.name, c.id, c.type, False)
+        elif isinstance(t, ListOf):
+            field(full, short, "element", t.element_id, t.element, True)
+        elif isinstance(t, MapOf):
+            field(full, short, "key", t.key_id, t.key, False)
+            field(full, short, "value", t.value_id, t.value, True)
+
+    nested("", "", struct)
+    return {n: frozenset(i) for n, i in ids.items() if len(i) > 1}
