@@ -13,7 +13,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 
-from toolkit.core.types import EVOLVED_DOC_PREFIX, ColumnType, ListOf, MapOf, Shape, Struct
+from toolkit.core.types import (
+    EVOLVED_DOC_PREFIX,
+    ColumnType,
+    ListOf,
+    MapOf,
+    Shape,
+    Struct,
+)
 
 
 def suffixed(key: str, shape: Shape) -> str:
@@ -132,6 +139,23 @@ class TakenNames:
     def under(self, prefix: tuple[str, ...]) -> AbstractSet[str]:
         """The names below ``prefix`` (a struct's Iceberg full name), relative to it."""
         return self._under.get(_head(prefix), frozenset())
+
+    def holder(self, name: str, prefix: tuple[str, ...] = ()) -> str | None:
+        """The name in Iceberg's index (full, or short) that a field ``name`` in the struct
+        at full name ``prefix`` would share with a field already there, or None.
+
+        >>> from toolkit.core.types import Column
+        >>> taken = TakenNames()
+        >>> taken.add_type((), Struct((Column(1, "dot.key", "long"),)))
+        >>> taken.add_type((), Struct((Column(2, "dot", ListOf(3, Struct())),)))
+        >>> taken.holder("key", ("dot", "element")), taken.holder("k", ("dot", "element"))
+        ('dot.key', None)
+        """
+        head = _head(prefix)
+        for h in (head, self._short.get(head, head)):
+            if name.lower() in self._under.get(h, frozenset()):
+                return h + name.lower()
+        return None
 
     def claim(
         self, wanted: str, prefix: tuple[str, ...] = (), dim: int = 0, *, record: bool = False
