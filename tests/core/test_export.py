@@ -15,6 +15,7 @@ from tests.core.plan_strategies import plans
 from toolkit.core.engine import Engine
 from toolkit.core.export import ExportError, operations_pyiceberg, operations_sql, plan_statements
 from toolkit.core.operations import add, drop, move_before, move_first, rename, widen_to
+from toolkit.core.options import make_options
 from toolkit.core.planner import Plan
 from toolkit.core.types import Column, ColumnType, ListOf, MapOf, Struct
 from toolkit.iceberg.schema import from_iceberg, to_iceberg
@@ -78,6 +79,42 @@ def test_exported_pyiceberg_code_gives_the_plans_schema(plan: Plan, lakehouse: C
     compile(code, "<export>", "exec")
     exec(code, {"catalog": lakehouse})
     check_schema(lakehouse, name, plan, same_ids)
+
+
+def _dotted_plans() -> list[Plan]:
+    """RULES 4: a key ``dot.key`` and records ``dot`` holding ``key``, in both orders, under
+    both policies: Iceberg's name index has ``dot.key`` for ``dot.element.key`` too."""
+    out = []
+    for policy in ("upsolver", "widen"):
+        engine = Engine(make_options(policy=policy))
+        for first, second in (
+            ({"dot": [{"key": True}]}, {"dot.key": False}),
+            ({"dot.key": False}, {"dot": [{"key": True}]}),
+        ):
+            before = engine.plan(Struct(), engine.observe([first]))
+            out.append(engine.plan(before.after, engine.observe([second]), 1))
+        out.append(engine.plan(Struct(), engine.observe([{"dot": [{"key": 1}], "dot.key": 2}])))
+    return out
+
+
+@pytest.mark.spark
+def test_spark_accepts_a_dotted_key_beside_records_holding_its_name(
+    lakehouse: Catalog, spark: SparkSession
+) -> None:
+    for plan in _dotted_plans():
+        name, same_ids = copy_of_before(lakehouse, plan)
+        for statement in plan_statements(plan, "spark", name):
+            spark.sql(statement)
+        check_schema(lakehouse, name, plan, same_ids)
+
+
+def test_pyiceberg_accepts_a_dotted_key_beside_records_holding_its_name(
+    lakehouse: Catalog,
+) -> None:
+    for plan in _dotted_plans():
+        name, same_ids = copy_of_before(lakehouse, plan)
+        exec(plan.to_pyiceberg(name), {"catalog": lakehouse})
+        check_schema(lakehouse, name, plan, same_ids)
 
 
 def _record_plan() -> Plan:

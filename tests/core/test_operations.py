@@ -102,6 +102,17 @@ def test_invalid_operations_name_the_field(op: ops.Operation, message: str) -> N
         op.apply_to(LAYOUT)
 
 
+def test_a_name_iceberg_indexes_through_a_list_of_records_is_taken() -> None:
+    # RULES 4: Iceberg's index holds dot.key for dot.element.key, both ways round
+    layout = ops.add("dot", "list<struct<key: boolean>>").apply_to(LAYOUT)
+    with pytest.raises(OperationError, match=r"full name 'dot\.key' is taken"):
+        ops.add(("dot.key",), "long").apply_to(layout)
+    dotted = ops.add(("dot.key",), "long").apply_to(LAYOUT)
+    dotted = ops.add("dot", "list<struct<x: long>>").apply_to(dotted)
+    with pytest.raises(OperationError, match=r"'dot\.key' \(Iceberg's name of 'dot\.element"):
+        ops.add("dot.key", "long").apply_to(dotted)
+
+
 def test_add_assigns_ids_like_iceberg_never_reusing_a_dropped_one() -> None:
     layout = ops.drop("ok").apply_to(LAYOUT)  # id 12 dropped: the table's last id stays 12
     after = ops.add("extra", "struct<a: long, b: list<string>>").apply_to(layout)

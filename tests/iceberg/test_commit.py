@@ -20,7 +20,7 @@ from toolkit.core.engine import Engine
 from toolkit.core.planner import Plan
 from toolkit.core.state import TableState
 from toolkit.core.types import Column, Struct
-from toolkit.errors import StalePlanError
+from toolkit.errors import OperationError, StalePlanError
 from toolkit.iceberg.commit import commit_plan
 from toolkit.iceberg.schema import from_iceberg, to_iceberg
 
@@ -122,6 +122,23 @@ def test_a_schema_that_would_not_read_the_tables_data_is_refused(lakehouse: Cata
     with pytest.raises(ValueError, match=r"drops field a \(id 1\)"):
         commit_plan(table, dropped, TableState.of(table))
     assert lakehouse.load_table(table.name()).schema().schema_id == 0  # nothing committed
+
+
+def test_a_column_named_like_a_nested_fields_short_name_is_refused_as_iceberg_does(
+    lakehouse: Catalog,
+) -> None:
+    # RULES 4: Iceberg's name index holds dot.key for dot.element.key; Spark's ALTER TABLE
+    # and PyIceberg's add_column refuse a column dot.key, so the commit does too
+    table = new_table(lakehouse, [{"dot": [{"key": True}]}])
+    plan = plan_for(table, [{"dot.key": False}])
+    dot, numbered = plan.after.fields
+    assert numbered.name == "dot.key_2"  # as planned: it commits
+    as_before = replace(plan, after=Struct((dot, replace(numbered, name="Dot.Key"))))
+    with pytest.raises(OperationError, match=r"the name 'dot\.key' would name 2 fields"):
+        commit_plan(table, as_before, TableState.of(table))
+    assert lakehouse.load_table(table.name()).schema().schema_id == 0  # nothing committed
+    commit_plan(table, plan, TableState.of(table))
+    assert [f.name for f in table.schema().fields] == ["dot", "dot.key_2"]
 
 
 def test_time_travel_reads_an_older_snapshot_with_the_schema_it_was_written_with(

@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Final, Literal, TypeAlias, get_args
 
+from toolkit.core.naming import TakenNames
 from toolkit.core.types import Column, ColumnType, ListOf, MapOf, Struct, iter_ids, type_to_str
 from toolkit.errors import OperationError
 
@@ -415,13 +416,21 @@ def check_free(
         elif c.name.lower() == name.lower():
             where = f" in {dotted(parent)}" if parent else ""
             raise OperationError(op, f"name {name!r} is taken by field {c.name!r}{where}")
+    if own_name is not None and own_name.lower() == name.lower():
+        return  # its own names: a change of case
     full_parent = iceberg_name(struct, parent)
     full = dotted((*full_parent, name)).lower()
-    taken = lower_full_names(struct)
-    if own_name is not None:
-        taken.discard(dotted((*full_parent, own_name)).lower())
-    if full in taken:
+    # Iceberg's index holds short names too (``dot.key`` for ``dot.element.key``), and
+    # refuses to add a field under any name it holds (RULES 4)
+    taken = TakenNames()
+    taken.add_type((), struct)
+    held = taken.holder(name, full_parent)
+    if held == full:
         raise OperationError(op, f"full name {full!r} is taken by another field")
+    if held is not None:
+        raise OperationError(
+            op, f"name {held!r} (Iceberg's name of {full!r} too) is taken by another field"
+        )
 
 
 def path_of_id(struct: Struct, field_id: int) -> Path | None:

@@ -569,14 +569,13 @@ class _Planner:
         self.lattice = lattice
         self.last_id = last_id
         self.changes: list[AddColumn] = []
-        # Iceberg indexes every field by its dotted full name, so a key ``dot.key`` and a
-        # nested ``dot``.``key`` would collide: names are checked against these too (RULES
-        # 4), lower-cased like every name.
+        # Iceberg indexes every field by its dotted full name and short name (no ``element``
+        # of a list of structs), so a key ``dot.key`` and a nested ``dot``.``key`` collide:
+        # names are checked against these too (RULES 4), lower-cased like every name.
         self.full_names = TakenNames()
 
     def register(self, prefix: tuple[str, ...], t: ColumnType) -> None:
-        for name in full_names(prefix, t):
-            self.full_names.add(".".join(name))
+        self.full_names.add_type(prefix, t)
 
     def next_id(self) -> int:
         self.last_id += 1
@@ -658,15 +657,18 @@ class _Planner:
     def _name(self, wanted: list[_Wanted], prefix: tuple[str, ...]) -> list[tuple[str, _Wanted]]:
         """RULES 4 names; originals first so a suffix never takes a key's own name.
         RULES 3.3: the columns a batch adds are ordered by name. The struct's own fields
-        are among the names under ``prefix``: every struct planned is registered first."""
+        are among the names under ``prefix``: every struct planned is registered first.
+        They are claimed before any field nested in them (``dot.key`` beside new records
+        ``dot`` whose ``key`` becomes ``key_2``, whichever came first: docs/rules.md)."""
         named = []
         originals = sorted((w for w in wanted if w.original), key=lambda w: w.key)
         others = sorted(
             (w for w in wanted if not w.original), key=lambda w: suffixed(w.key, w.shape)
         )
         for w in originals + others:
-            wanted_name = w.key if w.original else suffixed(w.key, w.shape)
-            named.append((self.full_names.claim(wanted_name, prefix, w.shape.dim), w))
+            want = w.key if w.original else suffixed(w.key, w.shape)
+            record = w.shape.type == RECORD
+            named.append((self.full_names.claim(want, prefix, w.shape.dim, record=record), w))
         return sorted(named, key=lambda nw: nw[0])
 
     def _first_batch(self, key: str, kinds: list[Kind]) -> list[_Wanted]:

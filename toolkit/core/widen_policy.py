@@ -41,7 +41,6 @@ from toolkit.core.planner import (
     Retype,
     _numbered_like_iceberg,
     _renumbered_type,
-    full_names,
     max_field_id,
     struct_prefix,
 )
@@ -137,8 +136,7 @@ def plan_widen(
     columns the batch leaves null become optional."""
     last_id = max(max_field_id(schema), last_assigned)  # IDs of dropped columns stay used
     ctx = _Context(options, last_id, TakenNames(), [], [], [], [])
-    for name in full_names((), schema):
-        ctx.taken.add(".".join(name))
+    ctx.taken.add_type((), schema)  # full and short names, as Iceberg indexes them (RULES 4)
     after = _plan_struct(ctx, schema, obs, (), record=True)
     plan = Plan(
         batch, schema, after, tuple(ctx.changes), tuple(ctx.retypes), tuple(ctx.optionals),
@@ -182,7 +180,9 @@ def _plan_struct(
     primary = primary_columns(struct)
     rows = _rows_of(obs)
     by_id: dict[int, Column] = {}
-    for key, fobs in obs.fields.items():
+    # in key order, not record order: two columns' new nested fields may claim colliding
+    # full names (``a``.``b``.``c`` and ``a.b``.``c``), and the first claim keeps its name
+    for key, fobs in sorted(obs.fields.items()):
         col = primary.get(key)
         if col is not None:
             by_id[col.id] = _evolve(ctx, col, fobs, (*prefix, col.name), record)
@@ -264,7 +264,11 @@ def _new_column(
     if shape is None:
         return None  # RULES 3.5: only nulls so far
     leaf_type, dim = shape
-    name = ctx.taken.claim(key, prefix, dim)
+    # RULES 4: named before the fields nested in it, and the struct's new keys one by one
+    # in key order (RULES 3.3), each with its nested fields: a key ``dot.key`` beside a
+    # new list of records ``dot`` whose records hold ``key`` becomes ``dot.key_2``,
+    # whichever record came first (docs/rules.md).
+    name = ctx.taken.claim(key, prefix, dim, record=leaf_type == RECORD)
     col_id = ctx.next_id()
     element_ids = [ctx.next_id() for _ in range(dim)]
     leaf: str | Struct

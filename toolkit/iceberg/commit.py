@@ -34,6 +34,7 @@ from pyiceberg.table.update import (
 from toolkit.core.field_operations import identifier_problem
 from toolkit.core.layout import TableLayout
 from toolkit.core.lineage import plan_lineage_properties
+from toolkit.core.naming import shared_index_names
 from toolkit.core.planner import Plan, max_field_id
 from toolkit.core.state import TableState
 from toolkit.core.types import ColumnType, ListOf, MapOf, Struct
@@ -107,6 +108,7 @@ def commit_plan(
     metadata = table.metadata
     check_planned_schema(table, plan)
     after = _above_assigned_ids(plan, metadata.last_column_id)
+    _check_names(name, after, metadata.last_column_id)
     schema_id = max(s.schema_id for s in metadata.schemas) + 1
     # the policies never change identifier fields: the table's stay (a field they would make
     # optional is refused by the check below, as Iceberg would refuse it)
@@ -214,6 +216,22 @@ def _above_assigned_ids(plan: Plan, last_assigned: int) -> Struct:
     after = shifted(plan.after)
     assert isinstance(after, Struct)
     return after
+
+
+def _check_names(table: str, after: Struct, last_assigned: int) -> None:
+    """Refuse a new field whose name in Iceberg's name index is another field's too (a
+    column ``dot.key`` beside records ``dot`` holding ``key``): Iceberg's own schema update
+    (Spark's ALTER TABLE, PyIceberg's ``add_column``) refuses to add it, and this commit,
+    which sets the whole schema, must not take what they refuse (RULES 4)."""
+    for shared, ids in sorted(shared_index_names(after).items()):
+        if max(ids) > last_assigned:
+            raise OperationError(
+                f"the plan for {table}",
+                f"the name {shared!r} would name {len(ids)} fields (IDs "
+                f"{', '.join(map(str, sorted(ids)))}) in Iceberg's name index, which "
+                "refuses to add a column under a name it already holds; nothing was "
+                "committed (plan again: the planners number such names, RULES 4)",
+            )
 
 
 def _check_evolution(table: str, now: Schema, new: Schema, format_version: int) -> None:
