@@ -358,29 +358,6 @@ def replace_column(struct: Struct, found: Found, new: Column | None) -> Struct:
     return edit_struct(struct, found.parent, edit)
 
 
-def lower_full_names(struct: Struct) -> set[str]:
-    """Lower-cased Iceberg full names of every field (list elements as ``element``, map keys
-    and values as ``key`` and ``value``)."""
-    out: set[str] = set()
-
-    def walk(prefix: Path, t: ColumnType) -> None:
-        if isinstance(t, ListOf):
-            inner = (*prefix, ELEMENT)
-            out.add(dotted(inner).lower())
-            walk(inner, t.element)
-        elif isinstance(t, MapOf):
-            for level, sub in ((KEY, t.key), (VALUE, t.value)):
-                out.add(dotted((*prefix, level)).lower())
-                walk((*prefix, level), sub)
-        elif isinstance(t, Struct):
-            for c in t.fields:
-                out.add(dotted((*prefix, c.name)).lower())
-                walk((*prefix, c.name), c.type)
-
-    walk((), struct)
-    return out
-
-
 def iceberg_name(struct: Struct, parent: Path) -> Path:
     """The Iceberg full name of the struct at canonical ``parent`` (with list elements and
     map values written out)."""
@@ -557,7 +534,6 @@ __all__ = [
     "id_of_name",
     "iceberg_name",
     "inside_list",
-    "lower_full_names",
     "path_of_id",
     "referenced_by_layout",
     "replace_column",
