@@ -219,7 +219,7 @@ def test_identifier_fields_on_a_real_table(lakehouse: Catalog) -> None:
         toolkit.evolve(lakehouse, name, [ops.drop("id")])
     with pytest.raises(toolkit.OperationError, match="vals is not a primitive type"):
         toolkit.evolve(lakehouse, name, [ops.add("k", "long"), ops.set_identifier_fields("vals")])
-    toolkit.evolve(lakehouse, name, [ops.drop("id"), ops.set_identifier_fields()])
+    toolkit.evolve(lakehouse, name, [ops.drop("id"), ops.set_identifier_fields()], drop_data=True)
     table.refresh()
     assert table.schema().identifier_field_ids == []
     assert table.schema().find_field("points") is not None
