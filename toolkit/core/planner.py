@@ -30,6 +30,7 @@ from toolkit.core.families import accepts, families, with_leaf, wrap_type
 from toolkit.core.lattice import Lattice
 from toolkit.core.layout import TableLayout
 from toolkit.core.lookalikes import lookalike_warnings
+from toolkit.core.map_routing import outside_maps
 from toolkit.core.naming import TakenNames, evolved_doc, suffixed
 from toolkit.core.operations import Adding, MakeOptional, Operation, Widening
 from toolkit.core.options import Options
@@ -599,7 +600,8 @@ class _Planner:
             ))
             if not kinds:
                 continue  # RULES 3.5: a field with only nulls creates no column yet
-            if key in members:
+            if key in members:  # objects that fit a declared map go into it (map_routing)
+                kinds = outside_maps(self.lattice, members[key], fobs, kinds)
                 wanted += self._later_batch(key, members[key], kinds)
             else:
                 wanted += self._first_batch(key, kinds)
@@ -794,7 +796,5 @@ def creates_columns(obs: Observed) -> bool:
     return False
 
 
-__all__ = [
-    "AddColumn", "ColumnType", "MakeOptional", "Plan", "RareType", "Retype", "plan_batch",
-    "rare_kinds",
-]
+__all__ = ["AddColumn", "ColumnType", "MakeOptional", "Plan", "RareType", "Retype",
+           "plan_batch", "rare_kinds"]

@@ -23,11 +23,12 @@ from typing import Any, Literal
 
 from toolkit.core.conversions import LOSSY
 from toolkit.core.families import receives
+from toolkit.core.map_routing import map_value_column, object_fits
 from toolkit.core.observe import Classifier, FieldObservation, StructObservation, observe_struct
 from toolkit.core.options import Options
 from toolkit.core.planner import Plan, RareType
 from toolkit.core.quarantine import Quarantined
-from toolkit.core.types import RECORD, Column, Kind, ListOf, Struct, type_to_str
+from toolkit.core.types import RECORD, Column, Kind, ListOf, MapOf, Struct, type_to_str
 from toolkit.core.widening import retype_value
 from toolkit.errors import IncompatibleRecordError
 
@@ -112,6 +113,8 @@ class Router:
     def route_column(self, col: Column, fobs: FieldObservation | None) -> list[Any] | None:
         if fobs is None or not fobs.counts:
             return None
+        if isinstance(col.type, MapOf):
+            return self._route_map(col, fobs)
         if col.shape.type == RECORD:
             return self._route_records(col, fobs)
         shape = col.shape
@@ -154,6 +157,39 @@ class Router:
             else:
                 append(None if fn is None else fn(v))
         return out
+
+    def _route_map(self, col: Column, fobs: FieldObservation) -> list[Any] | None:
+        """docs/rules.md, *Maps under automatic evolution*: a JSON object whose values all
+        fit a declared ``map<string, V>`` is written into it, each value converted exactly
+        as into a column of type V (RULES 3.1, 2); other values stay null there."""
+        value = map_value_column(col)
+        if value is None:
+            return None
+        kind = self.classifier.kind
+        fits = [type(v) is dict and object_fits(self.lattice, col, v, kind) for v in fobs.values]
+        if not any(fits):
+            return None
+        values = [x for v, ok in zip(fobs.values, fits, strict=True) if ok for x in v.values()]
+        if isinstance(value.type, Struct):  # records routed field by field (RULES 3.4)
+            records = [x for x in values if x is not None]
+            rows = iter(self.rows(value.type, observe_struct(records, self.classifier)))
+            converted = iter([None if x is None else next(rows) for x in values])
+        else:
+            cache: dict[Kind, Callable[[Any], Any]] = {}
+
+            def one(x: Any) -> Any:
+                k = kind(x)
+                if k is None:
+                    return None
+                if k not in cache:
+                    cache[k] = self._converter(k, value)
+                return cache[k](x)
+
+            converted = iter([one(x) for x in values])
+        return [
+            {key: next(converted) for key in v} if ok else None
+            for v, ok in zip(fobs.values, fits, strict=True)
+        ]
 
     def _converter(self, k: Kind, col: Column) -> Callable[[Any], Any]:
         """value of kind ``k`` -> its form in ``col`` (None where it cannot be exact)."""

@@ -58,7 +58,7 @@ ICEBERG_TYPE_OF: dict[Primitive, str] = {
 #: Iceberg primitive types the upsolver policy routes into, and their lattice
 #: type. Other declared types (int, float, decimals of another precision or scale, uuid,
 #: map...) are opaque to it: values for such a family get their own suffixed columns
-#: (documented in docs/rules.md).
+#: (documented in docs/rules.md), except JSON objects that fit a map (map_routing).
 LATTICE_TYPE_OF: dict[str, Primitive] = {
     "boolean": "boolean",
     "long": "long",
@@ -160,8 +160,9 @@ class Struct:
 class MapOf:
     """An Iceberg map; ``key_id`` and ``value_id`` are the field IDs of its key and value.
 
-    Only the ``widen`` policy writes into a map (RULES 5: its values widen by the matrix);
-    to the upsolver policy it is as opaque as any other declared complex type."""
+    The ``widen`` policy writes into a map (RULES 5: its values widen by the matrix); the
+    upsolver policy writes into a ``map<string, V>`` the JSON objects whose values fit V
+    (``toolkit.core.map_routing``) and never changes its type."""
 
     key_id: int
     key: ColumnType

@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from toolkit.core.map_routing import map_value_column
 from toolkit.core.options import Options
 from toolkit.core.policies import policy_of
 from toolkit.core.routing import Router
@@ -122,7 +123,24 @@ def jvm_routing(
         return None
     if not schema.fields:  # rows without columns: what Python workers do with them stays
         return None
+    if _map_receives(schema, codes):  # Router.java routes no object into a map: Python does
+        return None
     return _routing(schema, frozenset(codes.items()), options)
+
+
+def _map_receives(
+    struct: Struct, codes: Mapping[tuple[str, ...], frozenset[int]], path: tuple[str, ...] = ()
+) -> bool:
+    """Whether a map column that may take JSON objects (docs/rules.md, *Maps under
+    automatic evolution*) has a family that arrived in this batch, at any level."""
+    for col in struct.fields:
+        where = (*path, col.family)
+        if map_value_column(col) is not None and codes.get(where):
+            return True
+        leaf = col.leaf
+        if isinstance(leaf, Struct) and _map_receives(leaf, codes, where):
+            return True
+    return False
 
 
 @functools.lru_cache(maxsize=32)
