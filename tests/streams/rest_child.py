@@ -56,7 +56,8 @@ def main(settings_file: str, *steps: str) -> None:
             changes = toolkit.lineage(cat.load_table(table))
             print(f"{step} -> lineage={len(changes)}", flush=True)
             last = [e for e in changes if e.inverse_operations and not e.irreversible][-1]
-            undone = toolkit.undo(cat, table, last)
+            # the undo drops columns holding values: it asks for the yes (issue 25)
+            undone = toolkit.undo(cat, table, last, drop_data=True)
             print(f"{step} -> undo={last.seq} as {undone.seq}", flush=True)
             done = toolkit.maintain(table, cat, spark)
             print(f"{step} -> maintain={len(done.results)}", flush=True)
