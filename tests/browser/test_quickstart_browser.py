@@ -139,13 +139,21 @@ def save_and_reopen(url: str, work: Path, notebook: str, shots: Path) -> Callabl
         assert isinstance(sessions, list)
         for session in sessions:  # the kernel, and with it Spark, stops: no live widget left
             api(url, f"/api/sessions/{session['id']}", "DELETE")
-        page.reload()
-
         error = page.get_by_text("Error displaying widget")
         # day 1's panel (approved by its cell) and day 2's (the click) each show them
         statistics = page.locator(".jp-OutputArea-output").filter(
             has_text="Written data statistics of the table now"
         )
+        page.reload()
+        # The saved file holds both panels' state, yet in some full runs (2 of 4 this stop)
+        # the first load after the kernel was stopped rendered no widget at all: the new
+        # kernel the page auto-starts races JupyterLab's restore of the saved state. A user
+        # who meets it reloads; so does the test, once, and says so.
+        try:
+            expect(statistics).to_have_count(2, timeout=45_000)
+        except AssertionError:
+            print("reopen: no saved widget rendered on the first load; reloading once more")
+            page.reload()
         expect(statistics).to_have_count(2, timeout=90_000)
         statistics = statistics.last
         expect(statistics).to_be_visible()
