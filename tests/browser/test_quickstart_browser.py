@@ -144,17 +144,19 @@ def save_and_reopen(url: str, work: Path, notebook: str, shots: Path) -> Callabl
         statistics = page.locator(".jp-OutputArea-output").filter(
             has_text="Written data statistics of the table now"
         )
-        page.reload()
-        # The saved file holds both panels' state, yet in some full runs (2 of 4 this stop)
-        # the first load after the kernel was stopped rendered no widget at all: the new
-        # kernel the page auto-starts races JupyterLab's restore of the saved state. A user
-        # who meets it reloads; so does the test, once, and says so.
-        try:
-            expect(statistics).to_have_count(2, timeout=45_000)
-        except AssertionError:
-            print("reopen: no saved widget rendered on the first load; reloading once more")
+        # The saved file holds both panels' state, yet in some full runs (3 of 5 this stop)
+        # a load after the kernel was stopped rendered one panel or none: the new kernel
+        # the page auto-starts seems to race JupyterLab's restore of the saved state. A user
+        # who meets it reloads; so does the test, at most twice, and says so.
+        for attempt in range(3):
             page.reload()
-        expect(statistics).to_have_count(2, timeout=90_000)
+            try:
+                expect(statistics).to_have_count(2, timeout=45_000 if attempt < 2 else 90_000)
+                break
+            except AssertionError:
+                if attempt == 2:
+                    raise
+                print(f"reopen: load {attempt + 1} rendered not every saved panel; reloading")
         statistics = statistics.last
         expect(statistics).to_be_visible()
         plans = page.locator(".jp-OutputArea-output").filter(has_text="Preview of db.events")
