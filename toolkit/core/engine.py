@@ -19,8 +19,9 @@ from typing import Any, TypeVar, cast
 
 from toolkit.core.jsonlines import UnreadLine
 from toolkit.core.observe import Classifier, StructObservation, observe_struct
+from toolkit.core.observed import Observed
 from toolkit.core.options import Options
-from toolkit.core.planner import Observed, Plan
+from toolkit.core.planner import Plan
 from toolkit.core.policies import policy_of
 from toolkit.core.profile import Profile, profile_of
 from toolkit.core.quarantine import Quarantined, Reason

@@ -17,30 +17,16 @@ the order of records or on how a batch is split.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from toolkit.core.families import accepts, families
+from toolkit.core.observed import Observed, ObservedField
 from toolkit.core.types import RECORD, Column, Kind, MapOf, Struct
 
 #: RULES 1: the kind of one value (None for null)
 if TYPE_CHECKING:
     from toolkit.core.lattice import Lattice
-
-
-class ObservedField(Protocol):
-    """What the planner's observations give of one key (``toolkit.core.planner``, which
-    asks this module, has the same protocol)."""
-
-    @property
-    def counts(self) -> Mapping[Kind, int]: ...
-
-    def nested(self, max_dim: int) -> Observed: ...
-
-
-class Observed(Protocol):
-    @property
-    def fields(self) -> Mapping[str, ObservedField]: ...
 
 
 KindOf = Callable[[Any], Kind | None]

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Literal, Protocol, Self
+from typing import Literal, Self
 
 from toolkit.core.families import accepts, families, with_leaf, wrap_type
 from toolkit.core.lattice import Lattice
@@ -32,6 +32,7 @@ from toolkit.core.layout import TableLayout
 from toolkit.core.lookalikes import lookalike_warnings
 from toolkit.core.map_routing import outside_maps
 from toolkit.core.naming import TakenNames, evolved_doc, suffixed
+from toolkit.core.observed import Observed, ObservedField
 from toolkit.core.operations import Adding, MakeOptional, Operation, Widening
 from toolkit.core.options import Options
 from toolkit.core.reasons import because
@@ -273,22 +274,6 @@ class Plan:
 
 def max_field_id(struct: Struct) -> int:
     return max(iter_ids(struct), default=0)
-
-
-class ObservedField(Protocol):
-    """What the planner reads of one key: its kinds, and its records' nested fields."""
-
-    @property
-    def counts(self) -> Mapping[Kind, int]: ...
-
-    def nested(self, max_dim: int) -> Observed: ...
-
-
-class Observed(Protocol):
-    """One struct level of a batch: a full observation, or a mergeable summary of one."""
-
-    @property
-    def fields(self) -> Mapping[str, ObservedField]: ...
 
 
 def plan_batch(

@@ -26,8 +26,9 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from toolkit.core.observe import Classifier, StructObservation, observe_struct
+from toolkit.core.observed import Observed
 from toolkit.core.options import POLICY_TERMS, Options, PolicyTerms
-from toolkit.core.planner import Observed, Plan, plan_batch
+from toolkit.core.planner import Plan, plan_batch
 from toolkit.core.quarantine import Quarantined
 from toolkit.core.routing import Router, rows_of, set_aside_rare
 from toolkit.core.types import Struct

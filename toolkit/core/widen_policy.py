@@ -31,12 +31,11 @@ from toolkit.core.conversions import LOSSY, Conversions
 from toolkit.core.families import families, wrap_type
 from toolkit.core.naming import TakenNames, evolved_doc
 from toolkit.core.observe import Classifier
+from toolkit.core.observed import Observed, ObservedField
 from toolkit.core.options import Options
 from toolkit.core.planner import (
     AddColumn,
     MakeOptional,
-    Observed,
-    ObservedField,
     Plan,
     Retype,
     _numbered_like_iceberg,
