@@ -197,6 +197,10 @@ class TopicReader:
             "enable.auto.commit": False,
             "enable.auto.offset.store": False,
             "auto.offset.reset": "earliest",
+            # librdkafka's own log lines ("%3|...|FAIL|...") would reach the terminal raw;
+            # a broker that does not answer is reported once, in words, by the error raised
+            # (client_options can turn them back on: {"log_level": 7})
+            "log_level": 0,
             **dict(client_options or {}),
         })
 
