@@ -1,6 +1,6 @@
 """The house: every import in ``toolkit/`` points down the layers, and none runs in a circle.
 
-The layer order is written once, here (the README's layout section describes it):
+The layer order is written once, here (docs/layout.md describes it):
 
     errors  <-  core (the pure engine)  <-  adapters (Iceberg, Spark)
         <-  orchestration (the pipeline)  <-  faces (notebook panels, the ``toolkit``
@@ -167,3 +167,177 @@ def test_no_import_circle() -> None:
 def test_no_module_is_over_800_lines(module: str) -> None:
     lines = MODULES[module].read_text().count("\n")
     assert lines <= MAX_LINES, f"{MODULES[module]}: {lines} lines (split it by concept)"
+
+
+# --- the shape of the house (issue 27) --------------------------------------------------
+
+CORE = ROOT / "core"
+#: the pure core in wings: the value model, the batch, evolution, policies, maintenance,
+#: with the engine and views on top
+MAX_CORE_ENTRIES = 8
+#: the names a user passes as ``policy=``; only the policy plug-ins may spell them
+POLICY_NAMES = ("upsolver", "widen")
+POLICIES_PACKAGE = "toolkit.core.policies"
+#: parameters a function may take before its values should travel as one value
+MAX_PARAMETERS = 8
+MAX_WIDE_FUNCTIONS = 3
+
+
+def core_entries(core: Path) -> list[str]:
+    """The modules and packages at the top of ``core`` (its ``__init__`` aside)."""
+    return sorted(
+        p.name
+        for p in core.iterdir()
+        if (p.suffix == ".py" and p.name != "__init__.py")
+        or (p.is_dir() and (p / "__init__.py").exists())
+    )
+
+
+@pytest.mark.xfail(strict=True, reason="holds once #27's core in wings (branch wings) lands")
+def test_the_core_has_at_most_eight_top_level_entries() -> None:
+    entries = core_entries(CORE)
+    assert len(entries) <= MAX_CORE_ENTRIES, (
+        f"toolkit/core/ has {len(entries)} entries at its top level (at most "
+        f"{MAX_CORE_ENTRIES}: group them in packages by concept): {', '.join(entries)}"
+    )
+
+
+def parents_of(tree: ast.AST) -> dict[ast.AST, ast.AST]:
+    return {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+
+
+def speaks_of_a_policy(constant: ast.Constant, parents: dict[ast.AST, ast.AST],
+                       source: str) -> bool:
+    """Whether a literal naming a policy is used as one. ``"upsolver"`` is only ever a
+    policy; ``"widen"`` is also an operation of RULES 6 (``toolkit.ops.widen``), so it
+    counts where its expression, or the name it is assigned to, speaks of a policy
+    (``options.policy == "widen"``, ``{"policy": "widen"}``, ``POLICIES = (..., "widen")``).
+    """
+    if constant.value == "upsolver":
+        return True
+    node: ast.AST = constant
+    while not isinstance(parents.get(node), ast.stmt | None):
+        node = parents[node]
+    statement = parents.get(node)
+    texts = [ast.get_source_segment(source, node) or ""]
+    if isinstance(statement, ast.Assign | ast.AnnAssign | ast.AugAssign):
+        targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+        texts += [ast.get_source_segment(source, t) or "" for t in targets]
+        if isinstance(statement, ast.AnnAssign):
+            texts.append(ast.get_source_segment(source, statement.annotation) or "")
+    return any("polic" in text.lower() for text in texts)
+
+
+def policy_names_in(module: str) -> Iterator[int]:
+    """The lines of ``module`` where a policy's name is written as a string."""
+    source = MODULES[module].read_text()
+    tree = ast.parse(source)
+    parents = parents_of(tree)
+    yield from sorted({
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and node.value in POLICY_NAMES
+        and speaks_of_a_policy(node, parents, source)
+    })
+
+
+def test_a_policy_name_as_a_string_is_found() -> None:
+    """The rule finds a policy's name, and leaves the operation ``widen`` alone (a test
+    of the test)."""
+    def found(source: str) -> bool:
+        tree = ast.parse(source)
+        parents = parents_of(tree)
+        return any(
+            speaks_of_a_policy(n, parents, source) for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and n.value in POLICY_NAMES
+        )
+
+    assert found('own = options.policy == "widen"')
+    assert found('setup = {"policy": "widen", "allow_rewrites": True}')
+    assert found('POLICIES: tuple[Policy, ...] = ("upsolver", "widen")')
+    assert found('lattice = Lattice("upsolver", table)')
+    assert not found('op: ClassVar[str] = "widen"')
+    assert not found('__all__ = ["rename", "widen"]')
+    assert not found('if kind == "widen":\n    pass')
+
+
+@pytest.mark.xfail(strict=True, reason="holds once #27's policy plug-ins (branch wings) land")
+def test_no_policy_name_as_a_string_outside_the_policies() -> None:
+    found = [
+        f"{MODULES[m].relative_to(ROOT.parent)}:{line}"
+        for m in sorted(MODULES)
+        if not (m == POLICIES_PACKAGE or m.startswith(POLICIES_PACKAGE + "."))
+        for line in policy_names_in(m)
+    ]
+    assert not found, (
+        "a policy's name written as a string (ask the policy object instead): "
+        + ", ".join(found)
+    )
+
+
+def private_imports(module: str) -> Iterator[str]:
+    """``from toolkit.x import _y``: a private name of another toolkit module."""
+    tree = ast.parse(MODULES[module].read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (
+            node.level > 0 or (node.module or "").split(".")[0] == "toolkit"
+        ):
+            for alias in node.names:
+                if alias.name.startswith("_") and not alias.name.startswith("__"):
+                    yield f"{MODULES[module].relative_to(ROOT.parent)}:{node.lineno}: " \
+                          f"{alias.name} from {node.module}"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="holds once #27's core in wings (branch wings) lands: widen_policy imports the "
+    "planner's _numbered_like_iceberg and _renumbered_type, widening imports conversions' "
+    "_Lossy, spark/tally imports profile's _summary",
+)
+def test_no_module_imports_a_private_name_of_another() -> None:
+    found = [line for m in sorted(MODULES) for line in private_imports(m)]
+    assert not found, "private names imported from another module (make them public " \
+        "where they belong, or move the code that needs them):\n" + "\n".join(found)
+
+
+def is_click_command(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A command of the command line: click fills its parameters, one per option."""
+    for decorator in node.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        if isinstance(target, ast.Attribute) and target.attr in {"command", "group"}:
+            return True
+    return False
+
+
+def wide_functions() -> list[str]:
+    """Every function of ``toolkit/`` taking more than ``MAX_PARAMETERS`` parameters
+    (``self`` and ``cls`` aside; the commands of the command line aside, whose parameters
+    are their options)."""
+    wide = []
+    for m in sorted(MODULES):
+        for node in ast.walk(ast.parse(MODULES[m].read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and not is_click_command(
+                node
+            ):
+                args = node.args
+                names = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+                if names[:1] in (["self"], ["cls"]):
+                    names = names[1:]
+                if len(names) > MAX_PARAMETERS:
+                    wide.append(
+                        f"{MODULES[m].relative_to(ROOT.parent)}:{node.lineno}: "
+                        f"{node.name} ({len(names)})"
+                    )
+    return wide
+
+
+@pytest.mark.xfail(
+    strict=True, reason="holds once #27's batch context (and the wings branch) lands"
+)
+def test_at_most_three_functions_take_more_than_eight_parameters() -> None:
+    wide = wide_functions()
+    assert len(wide) <= MAX_WIDE_FUNCTIONS, (
+        f"{len(wide)} functions take more than {MAX_PARAMETERS} parameters (at most "
+        f"{MAX_WIDE_FUNCTIONS}; pass the values that travel together as one):\n"
+        + "\n".join(wide)
+    )

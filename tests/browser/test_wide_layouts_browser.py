@@ -11,11 +11,14 @@ See ../../../shared/NOTEBOOK-TESTING.md for the browser's flags.
 
 from __future__ import annotations
 
+import importlib
+import inspect
+import pkgutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_type_hints
 
 import pyarrow as pa
 import pytest
@@ -23,14 +26,17 @@ from pyiceberg.catalog import Catalog
 
 import toolkit
 from tests.browser.lab import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS
-from tests.notebook_ui.panel_tables import write_batches
+from tests.notebook.panel_tables import write_batches
 from toolkit.core.quarantine import Quarantined
 from toolkit.iceberg import catalog
 from toolkit.iceberg.quarantine import append_quarantined, quarantine
 from toolkit.notebook import compare_policies, explore, preview
 from toolkit.notebook.common import StaticHtmlPanel
-from toolkit.notebook.editor_widget import edit_schema
+from toolkit.notebook.editor_widget import EvolutionEditor, edit_schema
+from toolkit.notebook.explore_widget import ExplorePanel
 from toolkit.notebook.maintenance_widget import MaintenancePanel
+from toolkit.notebook.policies_widget import PolicyComparisonPanel
+from toolkit.notebook.preview_widget import PreviewPanel
 from toolkit.notebook.quarantine_widget import QuarantinePanel
 from toolkit.pipeline.maintain import plan_maintenance
 
@@ -95,24 +101,24 @@ def wide(tmp_path_factory: pytest.TempPathFactory) -> Wide:
     return Wide(cat, days)
 
 
-def explore_panel(w: Wide) -> StaticHtmlPanel:
+def explore_panel(w: Wide) -> ExplorePanel:
     panel = explore(w.days)
     panel.select(LONG_NAME)  # its drift chart too
     return panel
 
 
-def table_statistics_panel(w: Wide) -> StaticHtmlPanel:
+def table_statistics_panel(w: Wide) -> ExplorePanel:
     # a table's statistics come from written data: 250 fields keep the appends quick
     table = write_batches(w.catalog, "db.written", [day(1, 250), day(2, 250)])
     return explore(table)
 
 
-def preview_panel(w: Wide) -> StaticHtmlPanel:
+def preview_panel(w: Wide) -> PreviewPanel:
     # a new table: 5,000 new columns, both schema trees, where every value lands
     return preview(w.days[1], "db.fresh", w.catalog)
 
 
-def maintenance_panel(w: Wide) -> StaticHtmlPanel:
+def maintenance_panel(w: Wide) -> MaintenancePanel:
     # a plan names no field: its long name is the table's
     name = f"db.{LONG_NAME}"
     schema = pa.schema([pa.field("id", pa.int64())])
@@ -126,15 +132,15 @@ def maintenance_panel(w: Wide) -> StaticHtmlPanel:
     return MaintenancePanel(plan)
 
 
-def quarantine_panel(w: Wide) -> StaticHtmlPanel:
+def quarantine_panel(w: Wide) -> QuarantinePanel:
     return QuarantinePanel(quarantine(w.catalog, TABLE))
 
 
-def policies_panel(w: Wide) -> StaticHtmlPanel:
+def policies_panel(w: Wide) -> PolicyComparisonPanel:
     return compare_policies([day(1), day(2)])
 
 
-def editor_panel(w: Wide) -> StaticHtmlPanel:
+def editor_panel(w: Wide) -> EvolutionEditor:
     editor = edit_schema(w.catalog, TABLE)
     editor.choose("rename")
     editor.fill(path=LONG_NAME, new_name=LONG_NAME[::-1])
@@ -142,16 +148,37 @@ def editor_panel(w: Wide) -> StaticHtmlPanel:
     return editor
 
 
-#: (name, how the panel is built); the preview and editor HTML belong to other modules
-PANELS: list[Any] = [
-    ("explore", explore_panel),
-    ("table-statistics", table_statistics_panel),
-    ("preview", preview_panel),
-    ("maintenance", maintenance_panel),
-    ("quarantine", quarantine_panel),
-    ("policies", policies_panel),
-    ("editor", editor_panel),
+#: (name, how the panel is built): every function of this module named ``<name>_panel``,
+#: in the order they are written; ``test_every_panel_of_the_package_is_built`` checks that
+#: together they build every panel the notebook package defines
+PANELS: list[tuple[str, Callable[[Wide], StaticHtmlPanel]]] = [
+    (name.removesuffix("_panel").replace("_", "-"), build)
+    for name, build in list(globals().items())
+    if name.endswith("_panel") and inspect.isfunction(build)
 ]
+
+
+def panel_classes() -> set[type]:
+    """Every panel the notebook package defines (a subclass of ``StaticHtmlPanel``), found
+    by walking the package."""
+    import toolkit.notebook
+
+    found: set[type] = set()
+    for info in pkgutil.walk_packages(toolkit.notebook.__path__, "toolkit.notebook."):
+        module = importlib.import_module(info.name)
+        found |= {
+            c for _, c in inspect.getmembers(module, inspect.isclass)
+            if issubclass(c, StaticHtmlPanel) and c is not StaticHtmlPanel
+            and c.__module__ == info.name
+        }
+    return found
+
+
+def test_every_panel_of_the_package_is_built() -> None:
+    built = {get_type_hints(build)["return"] for _, build in PANELS}
+    missing = panel_classes() - built
+    assert not missing, f"no <name>_panel builds {sorted(c.__name__ for c in missing)}"
+    assert len(PANELS) >= len(built) >= 6
 
 
 @pytest.fixture(scope="module")

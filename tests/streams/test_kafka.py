@@ -154,15 +154,16 @@ def test_provenance_columns_on_request(
 def test_the_readme_example_streams_a_drifting_topic(
     kafka_broker: KafkaBroker, lakehouse: Catalog, spark: Any
 ) -> None:
-    """The README's Kafka example, run against the test broker with the run's own catalog
-    and session (its two set-up lines), prints what the README says it prints."""
+    """The Kafka example of docs/beyond-one-machine.md, run against the test broker with the
+    run's own catalog and session (its two set-up lines), prints what the page says it
+    prints."""
     import contextlib
     import io
     import re
     from pathlib import Path
 
-    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    section = text.split("**From Kafka, exactly once.**", 1)[1]
+    text = (Path(__file__).resolve().parents[2] / "docs" / "beyond-one-machine.md").read_text()
+    section = text.split("## From Kafka, exactly once", 1)[1]
     code = re.search(r"```python\n(.*?)```", section, re.S)
     assert code is not None
     body = code.group(1)
@@ -174,8 +175,8 @@ def test_the_readme_example_streams_a_drifting_topic(
     run = run.replace("localhost:9092", kafka_broker.bootstrap)
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        exec(compile(run, "README.md", "exec"), {"toolkit": toolkit, "cat": lakehouse,
-                                                 "spark": spark})
+        exec(compile(run, "beyond-one-machine.md", "exec"),
+             {"toolkit": toolkit, "cat": lakehouse, "spark": spark})
     assert out.getvalue().strip() == shown[0]
 
 

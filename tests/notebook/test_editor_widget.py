@@ -1,31 +1,19 @@
-"""The evolution editor (RULES 6): its pure model (forms, choices, the checked plan, errors
-in the operations' own words) and its widget clicked in-process against a real catalog:
-add operations, see the schema after and the plan, commit, undo."""
+"""The evolution editor's widget (RULES 6), clicked in-process against a real catalog: add
+operations, see the schema after and the plan, commit, undo (toolkit.notebook.editor_widget)."""
 
 from __future__ import annotations
 
-import doctest
 from pathlib import Path
 
 import ipywidgets as widgets
-import pyarrow as pa
 import pytest
 from pyiceberg.catalog import Catalog
-from pyiceberg.schema import Schema
-from pyiceberg.table import Table
-from pyiceberg.types import (
-    IntegerType,
-    ListType,
-    LongType,
-    NestedField,
-    StringType,
-    StructType,
-    TimestamptzType,
-)
+from pyiceberg.types import StringType
 
 import toolkit
 import toolkit.notebook
 import toolkit.notebook.editor_model
+from tests.notebook.panel_tables import make_table
 from toolkit.core.layout import TableLayout
 from toolkit.core.operations import (
     AddField,
@@ -36,7 +24,6 @@ from toolkit.core.operations import (
 )
 from toolkit.core.state import ABSENT
 from toolkit.core.types import Column, ListOf, Struct
-from toolkit.errors import OperationError
 from toolkit.iceberg import catalog
 from toolkit.iceberg.lineage import lineage
 from toolkit.notebook.editor_model import (
@@ -45,37 +32,10 @@ from toolkit.notebook.editor_model import (
     EvolutionRequest,
     build_operation,
     editor_model,
-    form_of,
 )
 from toolkit.notebook.editor_widget import EvolutionEditor, edit_schema
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
-
-SCHEMA = Schema(
-    NestedField(1, "id", LongType(), required=False),
-    NestedField(2, "name", StringType(), required=False),
-    NestedField(3, "visits", IntegerType(), required=False),
-    NestedField(4, "score", LongType(), required=False),
-    NestedField(5, "signup", TimestamptzType(), required=False),
-    NestedField(
-        6, "address", StructType(NestedField(7, "city", StringType(), required=False)),
-        required=False,
-    ),
-    NestedField(8, "tags", ListType(9, StringType(), element_required=False), required=False),
-)
-
-
-def make_table(cat: Catalog, identifier: str = "db.people") -> Table:
-    cat.create_namespace_if_not_exists(identifier.rsplit(".", 1)[0])
-    table = cat.create_table(identifier, schema=SCHEMA)
-    rows = [
-        {"id": 1, "name": "Ada", "visits": 3, "score": 10, "signup": None,
-         "address": {"city": "Paris"}, "tags": ["a"]},
-        {"id": 2, "name": "Bob", "visits": 5, "score": 20, "signup": None,
-         "address": None, "tags": None},
-    ]  # fmt: skip
-    table.append(pa.Table.from_pylist(rows, schema=table.schema().as_arrow()))
-    return table
 
 
 @pytest.fixture
@@ -89,122 +49,6 @@ PEOPLE = Struct((
     Column(3, "address", Struct((Column(4, "city", "string"),))),
     Column(5, "tags", ListOf(6, "string")),
 ))  # fmt: skip
-
-
-def test_docstring_examples() -> None:
-    result = doctest.testmod(toolkit.notebook.editor_model, optionflags=doctest.ELLIPSIS)
-    assert result.failed == 0 and result.attempted > 0
-
-
-# --- the pure model ---------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("kind", "values", "text"),
-    [
-        ("rename", {"path": ("name",), "new_name": "full_name"}, "~ rename name -> full_name"),
-        ("drop", {"path": "address.city"}, "- drop address.city"),
-        ("move first", {"path": ("name",)}, "> move name first"),
-        ("move before", {"path": ("name",), "anchor": ("id",)}, "> move name before id"),
-        ("move after", {"path": ("id",), "anchor": ("name",)}, "> move id after name"),
-        ("make optional", {"path": ("id",)}, "? make optional id"),
-        ("widen", {"path": ("tags", "element"), "to": "string"}, "^ widen tags.element -> string"),
-        ("add column", {"parent": (), "name": "age", "type": "int", "doc": "years"},
-         "+ add age: int  doc='years'"),
-        ("add column", {"parent": ("address",), "name": "zip", "type": "string", "doc": ""},
-         "+ add address.zip: string"),
-        ("add partition field", {"source": ("id",), "transform": "bucket", "width": "8"},
-         "+ partition by bucket[8](id)"),
-        ("add partition field",
-         {"source": ("id",), "transform": "identity", "width": "", "partition_name": "by_id"},
-         "+ partition by identity(id) as by_id"),
-        ("remove partition field", {"name": "id_bucket_8"}, "- partition field id_bucket_8"),
-        ("sort order", {"key": ("name",), "direction": "desc", "then": ("id",),
-                        "then_direction": "asc"},
-         "= sort by name desc nulls-last, id asc nulls-first"),
-        ("sort order", {"key": "", "direction": "asc", "then": "", "then_direction": "asc"},
-         "= sort by nothing (unsorted)"),
-    ],
-)  # fmt: skip
-def test_a_filled_form_is_an_operation(kind: str, values: dict[str, object], text: str) -> None:
-    assert str(build_operation(kind, values)) == text
-
-
-@pytest.mark.parametrize(
-    ("kind", "values", "message"),
-    [
-        ("rename", {"path": ("name",), "new_name": ""}, "rename: give the new name"),
-        ("drop", {"path": ""}, "drop: choose the field"),
-        ("move after", {"path": ("id",), "anchor": ""}, "choose the field to move it next to"),
-        ("widen", {"path": ("id",), "to": " "}, "widen: give the type to widen to"),
-        ("add column", {"name": "", "type": "int"}, "give the new column's name"),
-        ("add column", {"name": "age", "type": ""}, "give the type of age"),
-        ("add column", {"name": "age", "type": "integer"}, "add age: "),
-        ("add partition field", {"source": ("id",), "transform": "bucket", "width": "x"},
-         "bucket needs a positive number of buckets, got 'x'"),
-        ("remove partition field", {"name": ""}, "choose the partition field to remove"),
-    ],
-)  # fmt: skip
-def test_an_incomplete_form_says_what_is_missing(
-    kind: str, values: dict[str, object], message: str
-) -> None:
-    with pytest.raises(OperationError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        build_operation(kind, values)
-
-
-def test_every_operation_kind_has_a_form() -> None:
-    assert set(OPERATION_KINDS) == {
-        "rename", "drop", "move first", "move before", "move after", "make optional",
-        "widen", "add column", "add partition field", "remove partition field", "sort order",
-        "change doc", "identifier fields",
-    }
-    for kind in OPERATION_KINDS:
-        assert form_of(kind)
-    with pytest.raises(ValueError, match="unknown operation 'explode'"):
-        form_of("explode")
-
-
-def test_the_model_checks_the_plan_and_offers_the_fields_as_the_plan_leaves_them() -> None:
-    m = EvolutionEditorModel("db.people", TableLayout(PEOPLE), ABSENT)
-    path = form_of("rename")[0]
-    assert [label for label, _ in m.choices(path)] == ["id", "name", "address", "address.city",
-                                                       "tags"]
-    widen = form_of("widen")[0]
-    assert [label for label, _ in m.choices(widen)] == [
-        "id", "name", "address.city", "tags.element",
-    ]
-    parent = form_of("add column")[0]
-    assert m.choices(parent) == (("(top level)", ()), ("address", ("address",)))
-
-    m = m.with_operation(build_operation("rename", {"path": "name", "new_name": "full_name"}))
-    m = m.with_operation(build_operation("add column", {"name": "age", "type": "int"}))
-    assert m.error is None and m.can_commit
-    # the next operation sees the renamed field under its new name
-    assert ("full_name", ("full_name",)) in m.choices(path)
-    assert ("name", ("name",)) not in m.choices(path)
-    after = {n.full_name: (n.field_id, n.new) for root in m.after_tree for n in root.walk()}
-    assert after["full_name"] == (2, False) and after["age"] == (7, True)
-    assert "~ rename name -> full_name" in m.plan_text and "+ add age: int" in m.plan_text
-
-    # an operation that cannot apply: the plan says which one and why, in the ops' words
-    broken = m.with_operation(build_operation("drop", {"path": "name"}))
-    assert broken.error == "operation 3 (drop name): no field 'name' (fields: id, full_name, "\
-        "address, tags, age)"
-    assert not broken.can_commit and broken.plan is None
-    assert broken.plan_text.startswith("The plan cannot apply: operation 3")
-    with pytest.raises(OperationError, match="operation 3"):
-        _ = broken.request
-    assert broken.without(2) == m and broken.cleared().operations == ()
-
-
-def test_a_rewrite_shows_the_rows_and_bytes_it_touches() -> None:
-    m = EvolutionEditorModel(
-        "db.people", TableLayout(PEOPLE), ABSENT, rewrite_cost=(1200, 34567)
-    ).with_operation(build_operation("widen", {"path": ("id",), "to": "string"}))
-    (rewrite,) = m.rewrites
-    assert rewrite.rewrite and (rewrite.rows, rewrite.bytes) == (1200, 34567)
-    assert "^ widen id -> string  REWRITE (1,200 rows, 34,567 bytes)" in m.plan_text
-    assert "1 operation, ready to commit, 1 rewrite" in m.summary
 
 
 # --- the widget, against a real catalog ---------------------------------------------------------
@@ -400,7 +244,7 @@ def test_every_form_builds_an_operation_of_the_core_vocabulary() -> None:
     """The editor's menu names operations in plain words; what each form builds is one of
     the core's operations, by the name the core gives it (one vocabulary)."""
     from toolkit.core.operations import OPERATIONS
-    from toolkit.notebook.editor_model import FORM_OPERATION, OPERATION_KINDS, build_operation
+    from toolkit.notebook.editor_model import FORM_OPERATION
 
     assert set(FORM_OPERATION) == set(OPERATION_KINDS)
     assert set(FORM_OPERATION.values()) == set(OPERATIONS)

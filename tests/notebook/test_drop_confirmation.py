@@ -13,7 +13,7 @@ import pytest
 from pyiceberg.catalog import Catalog
 
 import toolkit
-from tests.notebook_ui.test_evolution_editor import make_table
+from tests.notebook.panel_tables import make_table
 from toolkit.iceberg import catalog
 from toolkit.iceberg.lineage import lineage
 from toolkit.notebook.editor_widget import edit_schema

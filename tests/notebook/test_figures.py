@@ -7,7 +7,7 @@ from pathlib import Path
 import plotly.graph_objects as go
 import pytest
 
-from tests.notebook_ui.panel_tables import sample_day, write_batches
+from tests.notebook.panel_tables import sample_day, write_batches
 from toolkit.core.engine import Engine
 from toolkit.core.profile import profile
 from toolkit.iceberg import catalog

@@ -22,7 +22,7 @@ from pyiceberg.catalog import Catalog
 from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField
 
-from tests.notebook_ui.panel_tables import sample_day, write_batches
+from tests.notebook.panel_tables import sample_day, write_batches
 from toolkit.errors import ExportError
 from toolkit.iceberg import catalog
 from toolkit.notebook import preview

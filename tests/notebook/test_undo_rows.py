@@ -13,7 +13,7 @@ from pyiceberg.catalog import Catalog
 from pyiceberg.types import StringType
 
 import toolkit
-from tests.notebook_ui.test_evolution_editor import make_table
+from tests.notebook.panel_tables import make_table
 from toolkit.core.lineage import LineageEntry, undone_by
 from toolkit.core.operations import AddField, RenameField
 from toolkit.errors import AlreadyUndoneError

@@ -1,7 +1,9 @@
-"""``toolkit undo`` asks for a yes before it destroys stored values (docs/rules.md, "What
-asks for a yes"): an undo whose inverse drops columns holding values prints the columns
-and their value counts and exits 3, changing nothing; ``--dry-run`` shows the same and
-exits 0; ``--yes`` runs it. In-process (click's runner) and as the installed script."""
+"""``toolkit undo`` (toolkit.cli.history) commits the inverse of a logged change once, and
+refuses what it cannot undo. It asks for a yes before it destroys stored values
+(docs/rules.md, "What asks for a yes"): an undo whose inverse drops columns holding values
+prints the columns and their value counts and exits 3, changing nothing; ``--dry-run``
+shows the same and exits 0; ``--yes`` runs it. In-process (click's runner) and as the
+installed script."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from click.testing import CliRunner, Result
 from pyiceberg.catalog import Catalog
 
 import toolkit
+from tests.cli.lakes import names, renamed_table
 from toolkit.cli import ExitCode, cli
 
 TOOLKIT = Path(sys.executable).with_name("toolkit")
@@ -22,6 +25,11 @@ TOOLKIT = Path(sys.executable).with_name("toolkit")
 
 def invoke(*args: str | Path) -> Result:
     return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def invoke_raising(*args: str | Path) -> Result:
+    """As :func:`invoke`, letting an unexpected exception through with its traceback."""
+    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
 
 
 def orders(folder: Path) -> Catalog:
@@ -42,6 +50,38 @@ def orders(folder: Path) -> Catalog:
 def state(cat: Catalog) -> tuple[list[str], int]:
     table = cat.load_table("db.t")
     return [f.name for f in table.schema().fields], len(toolkit.lineage(table))
+
+
+def test_undo_reverses_a_rename_once_and_refuses_what_it_cannot(tmp_path: Path) -> None:
+    lake = tmp_path / "lake"
+    cat = renamed_table(lake)
+    done = invoke_raising("undo", "db.t", "1", "--catalog", lake)
+    assert done.exit_code == 0, done.output
+    assert done.output == "db.t: undid lineage entry 1 as entry 3: ~ rename full_name -> name\n"
+    assert names(cat, "db.t") == ["name"]
+    assert "#3 by user: undo of lineage entry 1" in invoke_raising("lineage", "db.t", "--catalog",
+                                                            lake).output
+
+    again = CliRunner().invoke(cli, ["undo", "db.t", "1", "--catalog", str(lake)])
+    assert again.exit_code == 1
+    assert ("lineage entry 1 was already undone by entry 3; nothing was changed (to redo it, "
+            "run: toolkit undo db.t 3)") in again.output
+    drop = CliRunner().invoke(cli, ["undo", "db.t", "2", "--catalog", str(lake), "--json"])
+    assert drop.exit_code == 2
+    error = json.loads(drop.stdout)["error"]
+    assert error.startswith("lineage entry 2 cannot be undone: a drop cannot be undone")
+    assert error.endswith("nothing was changed")
+    missing = CliRunner().invoke(cli, ["undo", "db.t", "9", "--catalog", str(lake)])
+    assert missing.exit_code == 2
+    assert "db.t has no lineage entry 9: its entries are 1 to 3" in missing.output
+    assert names(cat, "db.t") == ["name"]  # none of the refusals changed anything
+
+    redo = json.loads(invoke_raising("undo", "db.t", "3", "--catalog", lake, "--json").output)
+    assert (redo["undone"]["seq"], redo["entry"]["seq"]) == (3, 4)
+    assert names(cat, "db.t") == ["full_name"]
+    # entry 1's undo was itself undone: entry 1 can be undone again
+    assert invoke_raising("undo", "db.t", "1", "--catalog", lake).exit_code == 0
+    assert names(cat, "db.t") == ["name"]
 
 
 def test_undo_that_drops_values_exits_3_with_the_counts_and_changes_nothing(

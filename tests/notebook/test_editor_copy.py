@@ -15,7 +15,7 @@ from pyiceberg.catalog import Catalog
 from pyiceberg.types import StringType
 
 import toolkit
-from tests.notebook_ui.test_evolution_editor import make_table
+from tests.notebook.panel_tables import make_table
 from toolkit.iceberg import catalog
 from toolkit.notebook.editor_model import EvolutionOutcome
 from toolkit.notebook.editor_widget import EvolutionEditor, edit_schema

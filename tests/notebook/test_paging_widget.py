@@ -8,7 +8,7 @@ from typing import Any
 import ipywidgets as widgets
 import pytest
 
-from tests.notebook_ui.panel_tables import sample_day
+from tests.notebook.panel_tables import sample_day
 from toolkit.notebook import explore
 from toolkit.notebook.explore_model import StatisticsModel
 from toolkit.notebook.paging import Page, page_of

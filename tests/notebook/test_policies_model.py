@@ -15,7 +15,7 @@ from pyiceberg.types import BooleanType, IntegerType, LongType, NestedField
 
 import toolkit
 import toolkit.notebook.policies_model
-from tests.notebook_ui.panel_tables import sample_day
+from tests.notebook.panel_tables import sample_day
 from toolkit.iceberg import catalog
 from toolkit.iceberg.operations import rewrite_cost
 from toolkit.notebook import PolicyComparisonPanel, compare_policies

@@ -1,25 +1,22 @@
-"""The quarantine inspector: its view-model and its widget, over a real quarantine table in a
-real SQLite catalog. ``Button.click()`` fires the handlers; the replay function is injected
-and records what would be replayed (replay through ingest itself needs Spark:
-tests/integration/test_replay.py)."""
+"""The quarantine inspector's widget (toolkit.notebook.quarantine_widget), over a real
+quarantine table in a real SQLite catalog. ``Button.click()`` fires the handlers; the replay
+function is injected and records what would be replayed (replay through ingest itself needs
+Spark: tests/integration/test_replay.py)."""
 
 from __future__ import annotations
 
-import doctest
 from pathlib import Path
 
 import pytest
 from pyiceberg.catalog import Catalog
 
 import toolkit
-import toolkit.notebook.quarantine_model as model_module
 from toolkit.core.quarantine import Quarantine, Quarantined
 from toolkit.core.state import TableState
 from toolkit.errors import StalePlanError
 from toolkit.iceberg import catalog
 from toolkit.iceberg.quarantine import append_quarantined, quarantine
-from toolkit.notebook.quarantine_html import groups_html, samples_html
-from toolkit.notebook.quarantine_model import QuarantineModel, ReplayRequest
+from toolkit.notebook.quarantine_model import ReplayRequest
 from toolkit.notebook.quarantine_widget import QuarantinePanel, inspect_quarantine
 from toolkit.pipeline.replay import ReplayReport, replay_batch_id, replay_preview
 
@@ -66,56 +63,6 @@ class RecordingReplay:
     def __call__(self, request: ReplayRequest) -> ReplayReport:
         self.requests.append(request)
         return ReplayReport(TABLE, replay_batch_id(request.ids), request.ids, 0, ())
-
-
-# --- the view-model ---------------------------------------------------------------------------
-
-
-def test_the_model_groups_by_reason_with_counts_and_samples(lake: Catalog) -> None:
-    m = QuarantineModel.from_quarantine(quarantine(lake, TABLE), samples=2)
-    assert m.exists and m.total == 6 and m.replayable == 5
-    assert m.counts == (("incompatible", 5), ("malformed", 1))
-    assert [(g.key, g.label, g.replayable) for g in m.groups] == [
-        ("g0", "incompatible type: flag (string into boolean) — 4", True),
-        ("g1", "incompatible type: size (bytes into long) — 1", True),
-        ("g2", "not valid JSON — 1", False),
-    ]
-    first = m.groups[0]
-    assert first.samples == ('{"id":1,"flag":"yes"}', '{"id":2,"flag":"no"}')
-    assert first.detail == "flag: a string ('yes') cannot go into a boolean column"
-    assert first.batches == ("day2",) and m.groups[1].batches == ("day3",)
-    # the count per reason is the table's, in words
-    assert m.summary == "6 records in 3 groups; 1 cannot be replayed (not JSON objects)"
-    q = quarantine(lake, TABLE)
-    assert set(m.replay_ids(["g0", "g2"])) == set(q.select(field="flag").ids)
-    assert m.discard_ids(["g0", "g2"]) == q.select(reason="malformed").ids
-    with pytest.raises(KeyError, match="no group 'g9'"):
-        m.group("g9")
-
-
-def test_the_model_of_an_empty_quarantine(lake: Catalog) -> None:
-    none = QuarantineModel.from_quarantine(quarantine(lake, "db.clean"))
-    assert none.summary == "nothing was ever quarantined for db.clean" and none.groups == ()
-    assert "nothing was ever quarantined" in groups_html(none)
-    empty = QuarantineModel.from_quarantine(Quarantine(TABLE, "db.events__quarantine", True, ()))
-    assert empty.summary == "the quarantine of db.events is empty"
-
-
-def test_the_html_escapes_what_came_from_data(lake: Catalog) -> None:
-    m = QuarantineModel.from_quarantine(quarantine(lake, TABLE), samples=5)
-    table = groups_html(m)
-    assert "<script>" not in table  # the sample of g0 is its first record only
-    samples = samples_html(m.groups[:1])
-    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in samples and "<script>" not in samples
-    assert "(cannot be replayed)" in table and "<td>day3</td>" in table
-    # a group's label in words, its key (what reason= takes) on hover
-    assert '<b title="incompatible">incompatible type: flag (string into boolean) — 4</b>' in (
-        samples)
-
-
-def test_docstring_examples() -> None:
-    result = doctest.testmod(model_module)
-    assert result.attempted > 0 and result.failed == 0
 
 
 # --- the widget -------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ import pytest
 from pyiceberg.catalog import Catalog
 
 import toolkit
-from tests.notebook_ui.panel_tables import sample_day, write_batches
+from tests.notebook.panel_tables import sample_day, write_batches
 from toolkit.core.layout import TableLayout
 from toolkit.core.maintenance import MaintenancePlan, MaintenanceReport, StepResult
 from toolkit.core.quarantine import Quarantined

@@ -1,5 +1,7 @@
-"""The commands in-process (click's runner): their output as text and JSON, and the exit
-codes of what they refuse. The installed script itself: test_console_script.py."""
+"""The commands of plan files (toolkit.cli.plans) in-process (click's runner): ``preview``,
+``export``, ``apply``, ``ingest --require-approval``; their output as text and JSON, and the
+exit codes of what they refuse. What a plan file binds: test_plan_binding.py; the installed
+script itself: test_console_script.py."""
 
 from __future__ import annotations
 
@@ -32,22 +34,6 @@ DATA = Path(toolkit.__file__).parent / "data"
 
 def invoke(*args: str | Path) -> Result:
     return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
-
-
-def test_profile_names_a_rare_type_by_its_count_never_a_rounded_zero(tmp_path: Path) -> None:
-    lines = [{"n": i} for i in range(19_997)] + [{"n": "n/a"}] * 3
-    source = tmp_path / "rare.jsonl"
-    source.write_text("".join(json.dumps(r) + "\n" for r in lines))
-    text = invoke("profile", source)
-    assert text.exit_code == 0
-    assert "n: 3 of 20,000 values are strings (19,997 longs)" in text.output
-    assert "0%" not in text.output.replace("100%", "")
-    data = json.loads(invoke("profile", source, "--json").output)
-    types = data["fields"][0]["types"]
-    assert [(t["type"], t["values"], t["share"]) for t in types] == [
-        ("long", 19_997, "19,997 of 20,000"), ("string", 3, "3 of 20,000")]
-    assert json.loads(invoke("profile", source, "--sample", "10", "--json").output)[
-        "records"] == 10
 
 
 def test_preview_prints_the_plan_and_saves_a_plan_file(tmp_path: Path) -> None:
@@ -119,22 +105,6 @@ def test_a_plan_that_rewrites_data_is_not_exported(tmp_path: Path) -> None:
     out = CliRunner().invoke(cli, ["export", str(tmp_path / "p.json"), "--as", "spark-sql"])
     assert out.exit_code == 2
     assert "error: the plan rewrites data (n to string)" in out.output
-
-
-def test_view_lineage_and_stats_read_a_table(tmp_path: Path) -> None:
-    lake = tmp_path / "lake"
-    cat = toolkit.catalog(lake)
-    cat.create_namespace("db")
-    cat.create_table("db.t", schema=to_iceberg(Struct((
-        Column(1, "n", "long"), Column(2, "n_string", "string", "upsolver_evolved_from:n")))))
-    sql = invoke("view", "db.t", "--catalog", lake, "--dialect", "trino", "--json")
-    assert json.loads(sql.output)["sql"] == (
-        'SELECT COALESCE("n_string", CAST("n" AS VARCHAR)) AS "n" FROM db.t')
-    assert invoke("lineage", "db.t", "--catalog", lake).output == "db.t: no plan logged yet\n"
-    assert json.loads(invoke("stats", "db.t", "--catalog", lake, "--json").output)[
-        "records"] == 0
-    missing = CliRunner().invoke(cli, ["stats", "db.t", "--catalog", tmp_path / "nowhere"])
-    assert missing.exit_code == 2 and "no such catalog folder" in missing.output
 
 
 @pytest.mark.spark

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from pyiceberg.catalog import Catalog
 
-from tests.notebook_ui.panel_tables import write_batches
+from tests.notebook.panel_tables import write_batches
 from toolkit.core.options import make_options
 from toolkit.iceberg import catalog
 from toolkit.notebook import preview

@@ -1,12 +1,9 @@
-"""The maintenance panel, headless: its view-model and HTML from a plan of a real table
-(written by PyIceberg alone, planned without Spark), and its widget: "Apply this plan"
-hands exactly the plan shown to the injected apply function and shows what was done; a
-refused (stale) plan is said in plain words and "Plan again" re-plans. Applying through
-Iceberg's procedures needs Spark: tests/integration/test_maintenance.py."""
+"""The maintenance panel's widget, headless (toolkit.notebook.maintenance_widget): "Apply
+this plan" hands exactly the plan shown to the injected apply function and shows what was
+done; a refused (stale) plan is said in plain words and "Plan again" re-plans."""
 
 from __future__ import annotations
 
-import doctest
 from datetime import timedelta
 from pathlib import Path
 
@@ -15,14 +12,11 @@ import pytest
 from pyiceberg.catalog import Catalog
 
 import toolkit.notebook
-import toolkit.notebook.maintenance_model as model_module
 from toolkit.core.maintenance import MaintenancePlan, MaintenanceReport, StepResult
 from toolkit.core.state import TableState
 from toolkit.errors import StalePlanError
 from toolkit.iceberg import catalog
 from toolkit.iceberg.ledger import BATCH_ID_PROPERTY
-from toolkit.notebook.maintenance_html import maintenance_outcome_html, plan_html
-from toolkit.notebook.maintenance_model import MaintenanceModel, MaintenanceOutcome
 from toolkit.notebook.maintenance_widget import MaintenancePanel
 from toolkit.pipeline.maintain import plan_maintenance
 
@@ -65,65 +59,6 @@ class RecordingApply:
                        "needs"),
         )
         return MaintenanceReport(plan.table, plan, results, TableState(0, 99))
-
-
-# --- the view-model and its HTML --------------------------------------------------------------
-
-
-def test_the_model_is_the_plan_as_rows_of_steps(lake: Catalog) -> None:
-    m = MaintenanceModel.from_plan(plan_of(lake))
-    assert [(r.title, r.todo, r.numbers) for r in m.rows] == [
-        ("Compact small files", True, "5 of 5 files -> about 1"),
-        ("Rewrite manifests", True, "5 of 5 manifests -> 1"),
-        ("Expire snapshots", True, "3 of 5 snapshots; 2 old ones kept"),
-    ]
-    assert m.todo and m.summary.startswith(f"{TABLE}, planned ")
-    assert m.summary.endswith(": compact small files, rewrite manifests, expire snapshots")
-    expire = m.rows[2]
-    assert expire.sentence.startswith("Expire 3 of 5 snapshots")
-    assert "(b1, b2, b3) are first kept in the ingest ledger" in expire.sentence
-    assert expire.details[0].endswith("(batch b4): one of the last 2 of branch main")
-    assert expire.details[1].endswith("(batch b5): the current one, one of the last 2 of "
-                                      "branch main")
-    assert len(expire.details) == 5 and expire.details[2].startswith("expire ")
-
-
-def test_a_plan_with_nothing_to_do_says_so(lake: Catalog) -> None:
-    plan = plan_maintenance(TABLE, lake, None, steps=["expire_snapshots"])  # 5 days: none
-    m = MaintenanceModel.from_plan(plan)
-    assert not m.todo and m.summary == f"nothing to do for {TABLE}: every step found its work done"
-    html = plan_html(m)
-    assert 'class="tknb-muted"' in html and "nothing to do" in html
-    assert "No snapshot to expire" in html
-
-
-def test_retention_on_a_ref_blocks_expiry_and_the_panel_says_why(lake: Catalog) -> None:
-    table = lake.load_table(TABLE)
-    first = table.snapshots()[0].snapshot_id
-    table.manage_snapshots().create_tag(first, "audit", max_ref_age_ms=86_400_000).commit()
-    m = MaintenanceModel.from_plan(plan_of(lake))
-    expire = m.rows[2]
-    assert not expire.todo
-    assert expire.sentence.startswith(
-        "Not expiring any snapshot: tag audit is dropped after 86400000 ms."
-    )
-    assert "tag audit" in expire.details[0]  # what the plan would keep, still listed
-
-
-def test_the_html_shows_every_step_and_escapes(lake: Catalog) -> None:
-    html = plan_html(MaintenanceModel.from_plan(plan_of(lake)))
-    for text in ("Compact small files", "Rewrite manifests", "Expire snapshots",
-                 "<details><summary>details</summary>", "the current one"):
-        assert text in html
-    outcome = MaintenanceOutcome("error", "Maintenance failed", "<script>x</script>",
-                                 traceback="Traceback <b>", error_type="RuntimeError")
-    shown = maintenance_outcome_html(outcome)
-    assert "<script>" not in shown and "&lt;script&gt;" in shown and "Traceback &lt;b&gt;" in shown
-
-
-def test_docstring_examples() -> None:
-    result = doctest.testmod(model_module)
-    assert result.attempted > 0 and result.failed == 0
 
 
 # --- the widget -------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import pytest
 from pyiceberg.catalog import Catalog
 
-from tests.notebook_ui.panel_tables import DATA
+from tests.notebook.panel_tables import DATA
 from toolkit.notebook import explore, preview
 
 if TYPE_CHECKING:

@@ -14,8 +14,8 @@ from pyiceberg.catalog import Catalog
 from pyiceberg.table import Table
 
 import toolkit
-from tests.notebook_ui.test_evolution_editor import make_table
-from tests.notebook_ui.test_widen_preview import BATCH, RecordingCommit, declared_table
+from tests.notebook.panel_tables import make_table
+from tests.notebook.test_widen_preview import BATCH, RecordingCommit, declared_table
 from toolkit.core.maintenance import size_text
 from toolkit.iceberg import catalog
 from toolkit.iceberg.lineage import lineage

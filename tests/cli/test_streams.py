@@ -1,0 +1,128 @@
+"""``toolkit stream`` a folder (toolkit.cli.streams): in-process (click's runner) on the
+session's Spark, and as a scheduler runs it (a subprocess of the installed script stopped
+by Ctrl+C)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+from click.testing import CliRunner, Result
+from pyiceberg.catalog import Catalog
+
+import toolkit
+from tests.cli.lakes import write_lines
+from toolkit.cli import cli
+from toolkit.iceberg.catalog import embedded_folder
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+DATA = Path(toolkit.__file__).parent / "data"
+TOOLKIT = Path(sys.executable).with_name("toolkit")
+
+
+def invoke(*args: str | Path) -> Result:
+    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
+
+
+@pytest.mark.spark
+def test_stream_once_prints_a_line_per_micro_batch_and_resumes_where_it_left(
+    tmp_path: Path, lakehouse: Catalog, spark: SparkSession
+) -> None:
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    shutil.copy(DATA / "sample_day1.jsonl", landing / "a_day1.jsonl")
+    shutil.copy(DATA / "sample_day2.jsonl", landing / "b_day2.jsonl")
+    write_lines(landing / "c_bad.jsonl", ['{"event": "x", "my_field": 1}', "{oops"])
+    for age, name in enumerate(["c_bad", "b_day2", "a_day1"]):  # Spark reads oldest first
+        os.utime(landing / f"{name}.jsonl", (time.time() - 60 * (age + 1),) * 2)
+    args = ["stream", landing, "-t", "cli.streamed", "--catalog", embedded_folder(lakehouse),
+            "--once", "--max-files-per-trigger", "1", "--query-name", "landing"]
+    out = invoke(*args, "--maintain-every", "3")
+    assert out.exit_code == 0, out.output
+    lines = out.output.splitlines()
+    assert lines[0].startswith("landing:0: 20 rows written, 8 columns added (+ coordinates:")
+    assert lines[1] == (
+        "landing:1: 20 rows written, 4 columns added (+ device.os_version: string; "
+        "+ my_field_string: string; + size_double: double; + started_long: long), "
+        "0 quarantined")
+    assert lines[2] == "landing:2: 1 row written, no schema change, 1 quarantined"
+    assert lines[3].startswith("  maintenance: ")  # after the third micro-batch
+    assert lines[4] == ("cli.streamed: 3 micro-batches, 41 rows written, 2 schema changes, "
+                        "1 quarantined; every file there was processed")
+    assert len(lakehouse.load_table("cli.streamed").scan().to_arrow()) == 41
+
+    # a scheduler's next run: only the new file, as JSON lines
+    write_lines(landing / "d_more.jsonl", ['{"event": "y", "my_field": "late"}'])
+    again = invoke(*args, "--json")
+    assert again.exit_code == 0, again.output
+    events = [json.loads(line) for line in again.output.splitlines()]
+    assert [(e["event"], e.get("batch_id"), e["rows_written"]) for e in events] == [
+        ("batch", "landing:3", 1), ("summary", None, 1)]
+    assert len(lakehouse.load_table("cli.streamed").scan().to_arrow()) == 42
+
+
+@pytest.mark.spark
+def test_a_failed_micro_batch_exits_1_naming_the_field_and_value(
+    tmp_path: Path, lakehouse: Catalog, spark: SparkSession
+) -> None:
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    write_lines(landing / "a.jsonl", ['{"flag": true}'])
+    write_lines(landing / "b.jsonl", ['{"flag": "maybe"}'])
+    os.utime(landing / "a.jsonl", (time.time() - 60,) * 2)
+    out = CliRunner().invoke(cli, [
+        "stream", str(landing), "-t", "cli.strict", "--catalog", str(embedded_folder(lakehouse)),
+        "--policy", "widen", "--on-incompatible", "fail", "--once",
+        "--max-files-per-trigger", "1", "--json"])
+    assert out.exit_code == 1, out.output
+    first, error = map(json.loads, out.stdout.splitlines())  # JSON lines, the error too
+    assert (first["batch_id"], first["rows_written"]) == ("ingest_cli_strict:0", 1)
+    says = ("a micro-batch failed: IncompatibleRecordError: batch ingest_cli_strict:1: field "
+            "'flag': value 'maybe' observed as string does not fit column type boolean")
+    assert says in error["error"] and says in out.stderr
+    assert (error["event"], error["exit_code"]) == ("error", 1)
+    assert len(lakehouse.load_table("cli.strict").scan().to_arrow()) == 1
+
+
+@pytest.mark.spark
+def test_the_installed_script_streams_until_ctrl_c_and_stops_cleanly(tmp_path: Path) -> None:
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    shutil.copy(DATA / "sample_day1.jsonl", landing / "day1.jsonl")
+    proc = subprocess.Popen(
+        [str(TOOLKIT), "stream", str(landing), "--table", "db.live", "--catalog", "lake",
+         "--every", "1s", "--json", "--conf", "spark.master=local[1]"],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        first = json.loads(proc.stdout.readline())  # blocks until the first micro-batch
+        assert (first["event"], first["batch_id"], first["rows_written"]) == (
+            "batch", "ingest_db_live:0", 20)
+        # files appear whole: written elsewhere, then moved in
+        shutil.move(shutil.copy(DATA / "sample_day2.jsonl", tmp_path / "day2.jsonl"),
+                    landing / "day2.jsonl")
+        second = json.loads(proc.stdout.readline())
+        assert (second["batch_id"], second["rows_written"]) == ("ingest_db_live:1", 20)
+        time.sleep(1)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    summary = json.loads(out.splitlines()[-1])
+    assert (summary["event"], summary["micro_batches"], summary["rows_written"],
+            summary["stopped"]) == ("summary", 2, 40, "stopped as asked")
+    assert "SIGINT: stopping after the micro-batch under way" in err
+    assert len(toolkit.catalog(tmp_path / "lake").load_table("db.live").scan().to_arrow()) == 40
