@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, get_args
 
 from toolkit.core.families import accepts, families
 from toolkit.core.folding import ENTRY_BYTES, entry_size
+from toolkit.core.jsonlines import parse_line
 from toolkit.core.quarantine import Quarantined
 from toolkit.core.types import RECORD, Column, Kind, ListOf, MapOf, Struct, type_to_str
 from toolkit.core.wording import a_shape, and_join, batch_number, value_text
@@ -363,7 +364,10 @@ def contract_error(item: Quarantined, where: str | None = None) -> ContractError
     """The error a ``freeze`` contract raises for ``item`` (a record set aside by
     :func:`enforce_contracts`); ``where`` names the record (by default, its text)."""
     assert item.field is not None
-    value = item.record[item.field] if isinstance(item.record, dict) else None
+    record = item.record
+    if isinstance(record, str):  # as Spark's workers keep a JSON line: the line itself
+        record = parse_line(record)
+    value = record.get(item.field) if isinstance(record, dict) else None
     place = where or f"batch {batch_number(item.batch)}, record {value_text(item.record, 200)}"
     return ContractError(item.field, value, place, f"{item.detail}; nothing was written")
 
