@@ -33,6 +33,7 @@ comes (as dlt does): that batch sets the schema the contracts then hold.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
     from toolkit.core.lattice import Lattice
     from toolkit.core.observe import StructObservation
     from toolkit.core.observed import Observed, ObservedField
+    from toolkit.core.options import Options
 
 __all__ = [
     "CONTRACTS_PROPERTY",
@@ -63,6 +65,7 @@ __all__ = [
     "enforce_contracts",
     "frozen",
     "holds",
+    "with_table_contracts",
     "without_breaches",
 ]
 
@@ -158,6 +161,16 @@ discard_row, discard_value
 
     def __str__(self) -> str:
         return ", ".join(f"{p}={m}" for p, m in self.rules) or "none"
+
+
+def with_table_contracts(options: Options, properties: Mapping[str, str] | None) -> Options:
+    """``options`` with the contracts a table keeps (``properties``: its table properties,
+    None for a table not created yet) when none were given (``options.contracts`` is None):
+    what every later batch obeys until contracts are given again."""
+    if options.contracts is not None:
+        return options
+    kept = Contracts() if properties is None else Contracts.of_table(properties)
+    return dataclasses.replace(options, contracts=kept)
 
 
 def holds(widens: bool, lattice: Lattice, members: list[Column], kind: Kind) -> bool:

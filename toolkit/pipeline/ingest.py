@@ -26,7 +26,13 @@ from pyiceberg.exceptions import (
 from pyiceberg.table import Table
 
 from toolkit.core.arrivals import Arrivals
-from toolkit.core.contracts import CONTRACTS_PROPERTY, Contracts, contract_error, frozen
+from toolkit.core.contracts import (
+    CONTRACTS_PROPERTY,
+    Contracts,
+    contract_error,
+    frozen,
+    with_table_contracts,
+)
 from toolkit.core.engine import make_plan
 from toolkit.core.folding import choose_fold
 from toolkit.core.lineage import plan_lineage_properties
@@ -295,9 +301,8 @@ def _ingest_batch(
     arriving: bool,
 ) -> IngestReport:
     existing = load_table(catalog, table)
-    if opts.contracts is None:  # the field contracts the table keeps (docs/rules.md)
-        opts = dataclasses.replace(opts, contracts=Contracts() if existing is None else
-                                   Contracts.of_table(existing.metadata.properties))
+    # the field contracts the table keeps, when none are given (docs/rules.md, Contracts)
+    opts = with_table_contracts(opts, None if existing is None else existing.properties)
     batch_index = 0 if existing is None else len(existing.snapshots())
     df, kind = as_dataframe(spark, source, format)
     mode = kind.mode
