@@ -60,6 +60,7 @@ __all__ = [
     "ContractBreach",
     "ContractMode",
     "Contracts",
+    "Enforced",
     "contract_breaches",
     "contract_error",
     "enforce_contracts",
@@ -307,13 +308,40 @@ def without_breaches(obs: Observed, breaches: Iterable[ContractBreach]) -> Obser
     return _Held(fields, rows if isinstance(rows, int) else len(rows))
 
 
+@dataclass(frozen=True)
+class Enforced:
+    """What the contracts made of a batch's records (:func:`enforce_contracts`): ``kept``,
+    the records to route (a record a value was taken out of is a new dict, whose record
+    as it came ``originals`` keeps by the new dict's ``id``), and ``aside``, what they set
+    aside, in record order."""
+
+    kept: list[dict[str, Any]]
+    aside: list[Quarantined]
+    originals: Mapping[int, dict[str, Any]]
+
+    def settled(self, later: list[Quarantined]) -> list[Quarantined]:
+        """Everything set aside once routing set ``later`` aside too: a record routing sets
+        aside whole after a value was taken out of it goes as it came, with that value
+        (nothing of it was written, so the value is not set aside apart)."""
+        if not later or not self.originals:
+            return self.aside + later
+        whole = {}
+        for i, q in enumerate(later):
+            original = self.originals.get(id(q.record))
+            if original is not None:
+                later[i] = dataclasses.replace(q, record=original)
+                whole[id(original)] = original
+        return [q for q in self.aside if not (
+            q.reason == "contract-value" and id(q.record) in whole)] + later
+
+
 def enforce_contracts(
     breaches: tuple[ContractBreach, ...],
     obs: StructObservation,
     batch: int | str = 0,
     *,
     fail: bool = True,
-) -> tuple[list[dict[str, Any]], list[Quarantined]]:
+) -> Enforced:
     """The records of ``obs`` as the contracts let them be written, and what they set
     aside, in record order: a record holding a value a ``freeze`` contract refuses raises
     :class:`~toolkit.errors.ContractError` (with ``fail=False``, as Spark's workers do, it
@@ -323,10 +351,11 @@ def enforce_contracts(
     without it, and set aside with the record as it came (reason ``contract-value``).
     The strictest mode a record meets decides: freeze, then discard_row."""
     if not breaches:
-        return obs.rows, []
+        return Enforced(obs.rows, [], {})
     kinds = [(b, obs.fields[b.key]) for b in breaches if b.key in obs.fields]
     kept: list[dict[str, Any]] = []
     aside: list[Quarantined] = []
+    originals: dict[int, dict[str, Any]] = {}
     for i, row in enumerate(obs.rows):
         met = [b for b, fobs in kinds if fobs.kind_at(i) in b.kinds]
         if not met:
@@ -340,8 +369,10 @@ def enforce_contracts(
             aside.append(item)
             continue
         aside += [_set_aside(row, b, obs, i, batch, "contract-value") for b in met]
-        kept.append({k: v for k, v in row.items() if k not in {b.key for b in met}})
-    return kept, aside
+        without = {k: v for k, v in row.items() if k not in {b.key for b in met}}
+        originals[id(without)] = row
+        kept.append(without)
+    return Enforced(kept, aside, originals)
 
 
 _STRICTNESS: Final[dict[ContractMode, int]] = {

@@ -25,7 +25,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from toolkit.core.contracts import enforce_contracts
+from toolkit.core.contracts import Enforced, enforce_contracts
 from toolkit.core.observe import Classifier, StructObservation, observe_struct
 from toolkit.core.observed import Observed
 from toolkit.core.options import POLICY_TERMS, Options, PolicyTerms
@@ -142,10 +142,10 @@ class UpsolverPolicy(EvolutionPolicy):
     ) -> tuple[Columns, int, list[Quarantined]]:
         obs, refused = _contracted(plan, obs, router.classifier, batch)
         if not plan.rare:
-            return router.route_struct(plan.after, obs), len(obs.rows), refused
+            return router.route_struct(plan.after, obs), len(obs.rows), refused.aside
         kept, aside = set_aside_rare(plan, obs, batch, options.on_incompatible)
         written = observe_struct(kept, router.classifier)
-        return router.route_struct(plan.after, written), len(kept), refused + aside
+        return router.route_struct(plan.after, written), len(kept), refused.settled(aside)
 
     def fit(
         self, plan: Plan, rows: list[dict[str, Any]], options: Options,
@@ -159,7 +159,7 @@ class UpsolverPolicy(EvolutionPolicy):
         if aside:
             obs = observe_struct(kept, classifier)
         columns = Router(options, classifier).route_struct(plan.after, obs)
-        return rows_of(plan.after, columns, len(kept)), refused + aside
+        return rows_of(plan.after, columns, len(kept)), refused.settled(aside)
 
 
 @dataclass(frozen=True)
@@ -185,36 +185,36 @@ class WidenPolicy(EvolutionPolicy):
         obs, refused = _contracted(plan, obs, router.classifier, batch)
         kept, aside = route_widen(plan, obs.rows, options, batch, router.classifier)
         columns: Columns = [[r[c.name] for r in kept] for c in plan.after.fields]
-        return columns, len(kept), refused + aside
+        return columns, len(kept), refused.settled(aside)
 
     def fit(
         self, plan: Plan, rows: list[dict[str, Any]], options: Options,
         classifier: Classifier, batch: int | str = 0,
     ) -> tuple[list[dict[str, Any]], list[Quarantined]]:
-        refused: list[Quarantined] = []
-        if plan.held:
-            classifier.parsed.clear()
-            obs, refused = _contracted(
-                plan, observe_struct(rows, classifier), classifier, batch, fail=False)
-            rows = obs.rows
-        kept, aside = WidenRouter(plan, options, classifier).route(rows, batch)
-        return kept, refused + aside
+        if not plan.held:
+            return WidenRouter(plan, options, classifier).route(rows, batch)
+        classifier.parsed.clear()
+        obs, refused = _contracted(
+            plan, observe_struct(rows, classifier), classifier, batch, fail=False)
+        kept, aside = WidenRouter(plan, options, classifier).route(obs.rows, batch)
+        return kept, refused.settled(aside)
 
 
 def _contracted(
     plan: Plan, obs: StructObservation, classifier: Classifier, batch: int | str,
     *, fail: bool = True,
-) -> tuple[StructObservation, list[Quarantined]]:
+) -> tuple[StructObservation, Enforced]:
     """``obs`` once the field contracts had their say (``plan.held``, docs/rules.md,
-    *Contracts*): the records they let through, observed again when any changed, and those
-    they set aside; a ``freeze`` contract raises unless ``fail`` is False (Spark's workers
-    set the record aside and the driver raises)."""
+    *Contracts*): the records they let through, observed again when any changed, and what
+    they did (its :meth:`~Enforced.settled` gives everything set aside once routing set
+    records aside too); a ``freeze`` contract raises unless ``fail`` is False (Spark's
+    workers set the record aside and the driver raises)."""
     if not plan.held:
-        return obs, []
-    kept, refused = enforce_contracts(plan.held, obs, batch, fail=fail)
-    if not refused:
-        return obs, []
-    return observe_struct(kept, classifier), refused
+        return obs, Enforced(obs.rows, [], {})
+    done = enforce_contracts(plan.held, obs, batch, fail=fail)
+    if not done.aside:
+        return obs, done
+    return observe_struct(done.kept, classifier), done
 
 
 UPSOLVER = UpsolverPolicy()
