@@ -32,7 +32,7 @@ from typing import (
     overload,
 )
 
-from toolkit.core.contracts import Contracts
+from toolkit.core.contract_terms import Contracts
 from toolkit.core.conversions import Conversions, EpochUnit, LongTimestampUnit
 from toolkit.core.lattice import STRICT, UPSOLVER, Lattice
 from toolkit.core.quarantine import OnIncompatible

@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from toolkit.core.contracts import CONTRACT_MODES, ContractBreach
+from toolkit.core.contract_terms import CONTRACT_MODES, ContractBreach
 from toolkit.core.operations import MakeOptional
 from toolkit.core.planner import AddColumn, Plan, RareType, Retype
 from toolkit.core.reasons import reason_text

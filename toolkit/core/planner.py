@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Literal, Self
 
-from toolkit.core.contracts import ContractBreach
+from toolkit.core.contract_terms import ContractBreach
 from toolkit.core.families import accepts, families, with_leaf, wrap_type
 from toolkit.core.lattice import Lattice
 from toolkit.core.layout import TableLayout
