@@ -204,3 +204,19 @@ def test_nothing_a_contract_refuses_is_lost(
             assert held.mode_for(change.family, new=change.family not in had) == "evolve"
         for retype in plan.retypes:
             assert held.mode_for(retype.path[0], new=False) == "evolve"
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_a_discard_contract_quarantines_even_when_incompatible_records_fail(policy: str) -> None:
+    # on_incompatible="fail" is about what the table cannot take; a contract said what to do
+    run = toolkit.simulate([DAY1, DAY2], policy=policy, on_incompatible="fail",
+                           contracts={"quantity": "discard_row", "*": "discard_value"})
+    assert [(q.reason, q.field) for q in run.quarantined] == [
+        ("contract", "quantity"), ("contract-value", "shipping")]
+
+
+def test_a_record_the_widen_policy_sets_aside_keeps_the_value_a_contract_took_out() -> None:
+    table = [{"flag": True, "n": 1}]
+    batch = [{"flag": 1, "n": 2, "extra": "x"}]  # a long into a boolean column: X (RULES 5)
+    run = toolkit.simulate([table, batch], policy="widen", contracts={"*": "discard_value"})
+    assert [(q.reason, q.record) for q in run.quarantined] == [("incompatible", batch[0])]

@@ -87,11 +87,19 @@ def test_ingest_obeys_the_contracts_the_table_keeps_as_simulate_does(
     reference = toolkit.simulate([DAY1, DAY2, DAY3], policy=policy, contracts=CONTRACTS)
     assert read_pyiceberg(lakehouse.load_table(table)) == canonical(reference.rows)
 
+    # a contract's records go to the quarantine even when incompatible ones fail the batch
+    fail = ingest([{"id": 300, "quantity": "three"}, {"id": 301, "quantity": 3}], table,
+                  lakehouse, jvm, batch_id="day3b", policy=policy, on_incompatible="fail")
+    assert (fail.quarantined, fail.rows_written) == (1, 1)
+
     # contracts given again replace the kept ones: with no `*`, a new key gets its column
     fourth = ingest([{"id": 999, "note": "late"}], table, lakehouse, jvm, batch_id="day4",
                     policy=policy, contracts={"quantity": "evolve"})
     assert fourth.plan.held == ()
     assert [c.column.name for c in fourth.plan.changes] == ["note"]
+    rows = read_pyiceberg(lakehouse.load_table(table))
+    assert len(rows) == 50 + 39 + 10 + 1 + 1
+    assert {"id": 999, "quantity": None, "note": "late"} in rows
     assert json.loads(lakehouse.load_table(table).properties[CONTRACTS_PROPERTY]) == {
         "quantity": "evolve"}
 

@@ -384,6 +384,8 @@ def _planned(
             refused = next(q for q in items
                            if q.reason == "contract" and modes.get(q.field or "") == "freeze")
             raise contract_error(refused)
+        # (a record a contract sets aside goes to the quarantine whatever on_incompatible says)
+        items = [q for q in items if q.reason not in ("contract", "contract-value")]
         if items and fail:
             raise IncompatibleRecordError(items[0])
 
