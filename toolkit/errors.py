@@ -192,6 +192,16 @@ class IncompatibleRecordError(ToolkitError, ValueError):
         super().__init__(f"batch {batch_number(item.batch)}: {item.detail}")
 
 
+class ContractError(ToolkitError, ValueError):
+    """A value a ``freeze`` contract refuses (docs/rules.md, *Contracts*): no column of its
+    field holds it as it is, and the field may not get a new one. The batch writes
+    nothing. ``field``, ``value`` and ``where`` (the record's place) say which."""
+
+    def __init__(self, field: str, value: Any, where: str, detail: str) -> None:
+        self.field, self.value, self.where = field, value, where
+        super().__init__(f"{where}: {detail}")
+
+
 class UnknownOptionError(ToolkitError, TypeError):
     """A keyword option no function of the toolkit knows: names it, the nearest known
     one, and every option there is."""
@@ -443,6 +453,7 @@ __all__ = [
     "CatalogURLError",
     "CatalogUnreachableError",
     "CheckpointLostError",
+    "ContractError",
     "DataLossError",
     "DuplicateKeyError",
     "ExportError",

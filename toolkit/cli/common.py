@@ -18,6 +18,7 @@ from pyiceberg.catalog import Catalog
 
 from toolkit.cli.progress import status
 from toolkit.cli.terminal import echo
+from toolkit.core.contracts import Contracts
 from toolkit.core.options import (
     POLICIES,
     POLICY_TERMS,
@@ -101,10 +102,47 @@ def _rare_type_percent(
             "threshold") from None
 
 
+#: where ``--contract`` keeps what it was given, for :func:`evolution_settings` (the
+#: commands' own parameters stay as they were)
+_CONTRACTS_META = "toolkit.contracts"
+
+
+def _contracts(
+    ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
+) -> dict[str, str] | None:
+    """``--contract FIELD=MODE`` (repeatable) checked as the API checks ``contracts=``
+    (:class:`toolkit.core.contracts.Contracts`), kept in the context; None when not given
+    (the table's contracts hold)."""
+    if not values:
+        return None
+    given: dict[str, str] = {}
+    for value in values:
+        field, sep, mode = value.rpartition("=")
+        if not sep or not field:
+            raise click.BadParameter(
+                f"{value!r}: give FIELD=MODE, e.g. quantity=freeze or '*=discard_row'")
+        given[field] = mode
+    try:
+        Contracts.of(given)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+    ctx.meta[_CONTRACTS_META] = given
+    return given
+
+
 def policy_options(f: F) -> F:
     """How records are evolved into the table: ``--policy``, ``--on-incompatible``,
-    ``--detect-dates`` and ``--rare-type-percent`` (what a replay or a stream passes on to
-    ingest); :func:`evolution_settings` makes them the options."""
+    ``--detect-dates``, ``--rare-type-percent`` and ``--contract`` (what a replay or a
+    stream passes on to ingest); :func:`evolution_settings` makes them the options."""
+    f = click.option(
+        "--contract", "contracts", multiple=True, metavar="FIELD=MODE", callback=_contracts,
+        expose_value=False,
+        help="A contract for a top-level field ('*': every field the table has no column for "
+        "yet), repeatable: evolve, freeze (a value no column of the field holds fails the "
+        "batch), discard_row or discard_value (the record, or the value, goes to the "
+        "quarantine). Kept with the table: later batches obey it until given again "
+        "[default: the table's].",
+    )(f)
     f = click.option(
         "--rare-type-percent", type=float, metavar="PERCENT", callback=_rare_type_percent,
         help="With the upsolver policy: a type that makes up less than this percent of a "
@@ -132,11 +170,14 @@ def evolution_settings(
     policy: str, on_incompatible: str, detect_dates: bool, rare_type_percent: float | None
 ) -> dict[str, Any]:
     """The options :func:`policy_options` took, as ``make_options`` keywords (stored so in
-    plan files; the rare-type threshold only when given, so a plan file without it is as
-    before). ``--rare-type-percent`` with a policy that has no such threshold (``widen``)
-    is refused."""
+    plan files; the rare-type threshold and the contracts only when given, so a plan file
+    without them is as before). ``--rare-type-percent`` with a policy that has no such
+    threshold (``widen``) is refused."""
     options: dict[str, Any] = {
         "policy": policy, "on_incompatible": on_incompatible, "detect_dates": detect_dates}
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None and _CONTRACTS_META in ctx.meta:  # only when given (--contract)
+        options["contracts"] = dict(ctx.meta[_CONTRACTS_META])
     if rare_type_percent is not None:
         options["rare_type_percent"] = rare_type_percent
         # the API says which policies take a threshold (the range was checked and the

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import gc
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from itertools import repeat
 from typing import Any, TypeVar, cast
 
+from toolkit.core.contracts import Contracts, contract_breaches, without_breaches
 from toolkit.core.jsonlines import UnreadLine
 from toolkit.core.observe import Classifier, StructObservation, observe_struct
 from toolkit.core.observed import Observed
@@ -242,8 +244,17 @@ def make_plan(
 ) -> Plan:
     """The plan of one batch under the configured policy: the ``upsolver`` one (RULES 2-4) or
     the ``widen`` one (RULES 5). ``obs`` is an observation or a Spark summary of one;
-    ``last_assigned`` the table's last assigned field ID (new IDs come after it)."""
-    return policy_of(options).plan(schema, obs, options, batch, last_assigned)
+    ``last_assigned`` the table's last assigned field ID (new IDs come after it).
+
+    The values the field contracts refuse (``options.contracts``, docs/rules.md) take no
+    part in planning: the plan lists them in ``held``, and routing deals with them."""
+    policy = policy_of(options)
+    held = contract_breaches(
+        schema, obs, options.contracts or Contracts(), policy.widens, options.lattice)
+    if not held:
+        return policy.plan(schema, obs, options, batch, last_assigned)
+    plan = policy.plan(schema, without_breaches(obs, held), options, batch, last_assigned)
+    return dataclasses.replace(plan, held=held)
 
 
 def simulate_batches(

@@ -32,6 +32,7 @@ from typing import (
     overload,
 )
 
+from toolkit.core.contract_terms import Contracts
 from toolkit.core.conversions import Conversions, EpochUnit, LongTimestampUnit
 from toolkit.core.lattice import STRICT, UPSOLVER, Lattice
 from toolkit.core.quarantine import OnIncompatible
@@ -156,6 +157,17 @@ class Options:
         "at most 50, off when None: a type seen in fewer than this share of a top-level "
         "field's non-null values in a batch, and which would need a new column, is not "
         "evolved for; its records are set aside (reason ``rare-type``, replayable)",
+    )
+
+    # the rule: toolkit.core.contracts (docs/rules.md, Contracts)
+    contracts: Contracts | None = _option(
+        None,
+        "contracts per top-level field, ``{field: mode}`` (``*``: every field the table has "
+        "no column for yet), mode ``evolve``, ``freeze`` (the batch fails), ``discard_row`` "
+        "or ``discard_value`` (to the quarantine) for a value no column of the field holds; "
+        "kept with the table, which later batches obey until contracts are given again "
+        "(None: the table's)",
+        accepts=Mapping[str, str] | Contracts | None,
     )
 
     @cached_property
@@ -432,7 +444,7 @@ def make_options(**options: Any) -> Options:
     ...
     toolkit.errors.UnknownOptionError: unknown option 'detect_date'; did you mean
     'detect_dates'? The options are: detect_dates, timestamp_unit, long_timestamp_unit,
-    lattice, policy, on_incompatible, allow_rewrites, rare_type_percent
+    lattice, policy, on_incompatible, allow_rewrites, rare_type_percent, contracts
     >>> make_options(timestamp_unit="ns")
     Traceback (most recent call last):
     ...
@@ -453,4 +465,6 @@ def make_options(**options: Any) -> Options:
         )
     if isinstance(given["lattice"], str):
         given["lattice"] = LATTICES[given["lattice"]]
+    if given["contracts"] is not None:  # None: what the table keeps (an empty one: none)
+        given["contracts"] = Contracts.of(given["contracts"])
     return Options(**given)

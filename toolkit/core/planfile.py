@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from toolkit.core.contract_terms import CONTRACT_MODES, ContractBreach
 from toolkit.core.operations import MakeOptional
 from toolkit.core.planner import AddColumn, Plan, RareType, Retype
 from toolkit.core.reasons import reason_text
@@ -289,6 +290,7 @@ def plan_to_json(plan: Plan) -> dict[str, Any]:
         ],
         "pending": [_retype_to_json(r) for r in plan.pending],
         "rare": [_rare_to_json(r) for r in plan.rare],
+        "held": [_held_to_json(b) for b in plan.held],
     }
 
 
@@ -315,6 +317,8 @@ def plan_from_json(data: Mapping[str, Any]) -> Plan:
         pending=tuple(_retype_from_json(r) for r in data.get("pending", ())),
         # files written before plans kept their rare types have none to read
         rare=tuple(_rare_from_json(r) for r in data.get("rare", ())),
+        # (and those written before field contracts, no values they refuse)
+        held=tuple(_held_from_json(b) for b in data.get("held", ())),
     )
 
 
@@ -362,6 +366,32 @@ def _rare_from_json(data: Mapping[str, Any]) -> RareType:
         int(data["total"]),
         float(data["percent"]),
         tuple(data.get("instead", ())),
+    )
+
+
+def _held_to_json(b: ContractBreach) -> dict[str, Any]:
+    return {
+        "key": b.key,
+        "mode": b.mode,
+        # sorted, for the same bytes
+        "kinds": sorted(
+            ({"type": k.type, "dim": k.dim, "lossy": sorted(k.lossy), "mixed": k.mixed}
+             for k in b.kinds), key=lambda k: json.dumps(k, sort_keys=True)),
+        "count": b.count,
+        "total": b.total,
+        "columns": list(b.columns),
+    }
+
+
+def _held_from_json(data: Mapping[str, Any]) -> ContractBreach:
+    mode = data["mode"]
+    if mode not in CONTRACT_MODES:
+        raise PlanFileError(f"a contract's mode {mode!r} is none of {', '.join(CONTRACT_MODES)}")
+    return ContractBreach(
+        _text(data["key"]), mode,
+        frozenset(Kind(k["type"], int(k["dim"]), frozenset(k["lossy"]), k.get("mixed"))
+                  for k in data["kinds"]),
+        int(data["count"]), int(data["total"]), tuple(data.get("columns", ())),
     )
 
 

@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Literal, Self
 
+from toolkit.core.contract_terms import ContractBreach
 from toolkit.core.families import accepts, families, with_leaf, wrap_type
 from toolkit.core.lattice import Lattice
 from toolkit.core.layout import TableLayout
@@ -146,7 +147,9 @@ class Plan:
     widening policy applies (RULES 5); ``pending`` the rewrites it would need but that were
     not approved: the values needing them are quarantined or fail the batch instead;
     ``rare`` the rare types of the ``upsolver`` policy's threshold (``rare_type_percent``):
-    the plan does not evolve for them, and the records holding them are set aside.
+    the plan does not evolve for them, and the records holding them are set aside;
+    ``held`` the values the field contracts refuse (``contracts``, docs/rules.md): the
+    plan does not evolve for them either, and routing fails, sets aside or takes them out.
     """
 
     batch: int
@@ -157,6 +160,7 @@ class Plan:
     optionals: tuple[MakeOptional, ...] = ()
     pending: tuple[Retype, ...] = ()
     rare: tuple[RareType, ...] = ()
+    held: tuple[ContractBreach, ...] = ()
 
     @property
     def changed(self) -> bool:
@@ -243,10 +247,10 @@ class Plan:
         >>> Plan(0, Struct(), Struct(), ()).headline
         'no schema change'
         """
-        if not self.changed and not self.pending and not self.rare:
+        if not self.changed and not self.pending and not self.rare and not self.held:
             return "no schema change"
         parts = [f"{counted(len(self.changes), 'column')} added"] if self.changes else []
-        if self.rare and not self.changed:
+        if (self.rare or self.held) and not self.changed:
             parts.append("no schema change")
         if self.retypes:
             rewrites = counted(len(self.rewrites), "rewrite")
@@ -257,6 +261,9 @@ class Plan:
             parts.append(f"{counted(len(self.pending), 'rewrite')} awaiting approval")
         if self.rare:
             parts.append(f"{counted(len(self.rare), 'rare type')} set aside")
+        if self.held:
+            n = sum(b.count for b in self.held)
+            parts.append(f"{counted(n, 'value')} refused by contracts")
         return ", ".join(parts)
 
     @property
@@ -266,6 +273,7 @@ class Plan:
         lines = [str(c) for c in (*self.changes, *self.retypes, *self.optionals)]
         lines += [f"{r} [not approved]" for r in self.pending]
         lines += [f"- {r}" for r in self.rare]
+        lines += [f"- {b}" for b in self.held]
         return lines + [f"warning: {w}" for w in lookalike_warnings(self.before, self.after)]
 
     def __str__(self) -> str:

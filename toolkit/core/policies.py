@@ -25,6 +25,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from toolkit.core.contracts import Enforced, enforce_contracts
 from toolkit.core.observe import Classifier, StructObservation, observe_struct
 from toolkit.core.observed import Observed
 from toolkit.core.options import POLICY_TERMS, Options, PolicyTerms
@@ -101,9 +102,11 @@ class EvolutionPolicy(ABC):
     def sets_aside_under(self, plan: Plan) -> bool:
         """Whether routing may set records aside under ``plan``: always for a policy that
         :attr:`sets_aside`, else when the plan has rare types (the ``upsolver`` policy's
-        rare-type threshold, docs/rules.md). Such a batch needs the quarantine pass and is
-        routed by :meth:`fit` (on Spark: in the Python workers, never by the JVM router)."""
-        return self.sets_aside or bool(plan.rare)
+        rare-type threshold, docs/rules.md) or values its field contracts refuse
+        (``plan.held``, docs/rules.md, *Contracts*). Such a batch needs the quarantine pass
+        and is routed by :meth:`fit` (on Spark: in the Python workers, never by the JVM
+        router)."""
+        return self.sets_aside or bool(plan.rare) or bool(plan.held)
 
     def rejected(
         self, plan: Plan, rows: list[dict[str, Any]], options: Options,
@@ -137,11 +140,12 @@ class UpsolverPolicy(EvolutionPolicy):
         self, plan: Plan, obs: StructObservation, options: Options, router: Router,
         batch: int | str = 0,
     ) -> tuple[Columns, int, list[Quarantined]]:
+        obs, refused = _contracted(plan, obs, router.classifier, batch)
         if not plan.rare:
-            return router.route_struct(plan.after, obs), len(obs.rows), []
+            return router.route_struct(plan.after, obs), len(obs.rows), refused.aside
         kept, aside = set_aside_rare(plan, obs, batch, options.on_incompatible)
         written = observe_struct(kept, router.classifier)
-        return router.route_struct(plan.after, written), len(kept), aside
+        return router.route_struct(plan.after, written), len(kept), refused.settled(aside)
 
     def fit(
         self, plan: Plan, rows: list[dict[str, Any]], options: Options,
@@ -149,11 +153,13 @@ class UpsolverPolicy(EvolutionPolicy):
     ) -> tuple[list[dict[str, Any]], list[Quarantined]]:
         classifier.parsed.clear()
         obs = observe_struct(rows, classifier)
-        kept, aside = set_aside_rare(plan, obs, batch)  # (never fails: the caller decides)
+        # (neither fails: the caller decides)
+        obs, refused = _contracted(plan, obs, classifier, batch, fail=False)
+        kept, aside = set_aside_rare(plan, obs, batch)
         if aside:
             obs = observe_struct(kept, classifier)
         columns = Router(options, classifier).route_struct(plan.after, obs)
-        return rows_of(plan.after, columns, len(kept)), aside
+        return rows_of(plan.after, columns, len(kept)), refused.settled(aside)
 
 
 @dataclass(frozen=True)
@@ -176,14 +182,39 @@ class WidenPolicy(EvolutionPolicy):
         self, plan: Plan, obs: StructObservation, options: Options, router: Router,
         batch: int | str = 0,
     ) -> tuple[Columns, int, list[Quarantined]]:
+        obs, refused = _contracted(plan, obs, router.classifier, batch)
         kept, aside = route_widen(plan, obs.rows, options, batch, router.classifier)
-        return [[r[c.name] for r in kept] for c in plan.after.fields], len(kept), aside
+        columns: Columns = [[r[c.name] for r in kept] for c in plan.after.fields]
+        return columns, len(kept), refused.settled(aside)
 
     def fit(
         self, plan: Plan, rows: list[dict[str, Any]], options: Options,
         classifier: Classifier, batch: int | str = 0,
     ) -> tuple[list[dict[str, Any]], list[Quarantined]]:
-        return WidenRouter(plan, options, classifier).route(rows, batch)
+        if not plan.held:
+            return WidenRouter(plan, options, classifier).route(rows, batch)
+        classifier.parsed.clear()
+        obs, refused = _contracted(
+            plan, observe_struct(rows, classifier), classifier, batch, fail=False)
+        kept, aside = WidenRouter(plan, options, classifier).route(obs.rows, batch)
+        return kept, refused.settled(aside)
+
+
+def _contracted(
+    plan: Plan, obs: StructObservation, classifier: Classifier, batch: int | str,
+    *, fail: bool = True,
+) -> tuple[StructObservation, Enforced]:
+    """``obs`` once the field contracts had their say (``plan.held``, docs/rules.md,
+    *Contracts*): the records they let through, observed again when any changed, and what
+    they did (its :meth:`~Enforced.settled` gives everything set aside once routing set
+    records aside too); a ``freeze`` contract raises unless ``fail`` is False (Spark's
+    workers set the record aside and the driver raises)."""
+    if not plan.held:
+        return obs, Enforced(obs.rows, [], {})
+    done = enforce_contracts(plan.held, obs, batch, fail=fail)
+    if not done.aside:
+        return obs, done
+    return observe_struct(done.kept, classifier), done
 
 
 UPSOLVER = UpsolverPolicy()

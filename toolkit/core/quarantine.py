@@ -38,6 +38,8 @@ Reason: TypeAlias = Literal[
     "not-a-record",  # valid JSON that is not an object
     "invalid-value",  # a value the engine cannot type or store (too deep, NaN...)
     "rare-type",  # a type under the upsolver policy's rare-type threshold (docs/rules.md)
+    "contract",  # a discard_row contract set the record aside (docs/rules.md, Contracts)
+    "contract-value",  # a discard_value contract took the value out; the rest was written
 ]
 REASONS: tuple[Reason, ...] = get_args(Reason)
 
@@ -67,6 +69,10 @@ REASON_TERMS: Final[dict[Reason, ReasonTerms]] = {
     "invalid-value": ReasonTerms(
         "value cannot be stored", "a value that cannot be typed or stored"),
     "rare-type": ReasonTerms("rare type", "a value of a type under the rare-type threshold"),
+    "contract": ReasonTerms("refused by contract", "a value its field's contract refuses"),
+    "contract-value": ReasonTerms(
+        "value taken out by contract",
+        "a value its field's contract refuses, taken out of a record written without it"),
 }
 REASON_WORDS: Final[dict[Reason, str]] = {k: t.words for k, t in REASON_TERMS.items()}
 REASON_NAMES: Final[dict[Reason, str]] = {k: t.name for k, t in REASON_TERMS.items()}
@@ -161,7 +167,9 @@ def shown_bytes(data: bytes) -> str:
 #: JSON that is not an object (ingest takes records). They stay until discarded
 #: (``toolkit.iceberg.quarantine.discard``).
 UNREPLAYABLE: Final[frozenset[str]] = frozenset(
-    {"malformed", "not-a-record", "not-utf8", "duplicate-key"}
+    {"malformed", "not-a-record", "not-utf8", "duplicate-key",
+     # the record itself was written (without the value): replaying it would write it twice
+     "contract-value"}
 )
 
 

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from toolkit.core.contracts import enforce_contracts
 from toolkit.core.engine import Engine
 from toolkit.core.lookalikes import lookalike_warnings
 from toolkit.core.options import Options
@@ -189,6 +190,9 @@ class PlanModel:
     lookalikes: tuple[str, ...] = ()
     """A warning for each group of new names that look alike (the plan's, from
     :mod:`toolkit.core.lookalikes`): different fields a reviewer could take for one."""
+    contracts: tuple[str, ...] = ()
+    """A sentence for each field whose contract refuses values of the batch (``plan.held``,
+    docs/rules.md, *Contracts*): how many, as what, and what the contract does."""
 
     @property
     def new_table(self) -> bool:
@@ -248,6 +252,7 @@ class PlanModel:
         told = "".join(f"; {u}" for u in self.unlanded)
         if self.rare_type_percent is not None:
             told += f"; {self.rare_types_text}"
+        told += "".join(f"; contract: {c}" for c in self.contracts)
         if self.new_table:
             return f"{self.records:,} records planned; {where}; {change}{told}"
         return f"{self.records:,} records planned against {where}; {change}{told}"
@@ -303,18 +308,26 @@ class PlanModel:
         # that sets records aside, those the table cannot take
         aside = list(preview.aside)
         held: dict[int, Quarantined] = {}  # by position among the planned records
+        obs = preview.observation or engine.observe(preview.records, plan.batch)
+        # what the field contracts refuse comes first, as in routing (docs/rules.md)
+        at = {id(r): i for i, r in enumerate(obs.rows)}
+        for q in enforce_contracts(plan.held, obs, plan.batch, fail=False).aside:
+            held[at[id(q.record)]] = q
+            aside.append((numbers[at[id(q.record)]] - 1, q))
         widen_router: WidenRouter | None = None
         if policy_of(opts).sets_aside:
             widen_router = WidenRouter(plan, opts, engine.classifier)
             for i, r in enumerate(preview.records):
+                if i in held:
+                    continue
                 for q in widen_router.route([r], plan.batch, "quarantine")[1]:
                     held[i] = q
                     aside.append((numbers[i] - 1, q))
-        obs = preview.observation or engine.observe(preview.records, plan.batch)
         # records holding a rare type are set aside (docs/rules.md)
         if widen_router is None and plan.rare:
-            at = {id(r): i for i, r in enumerate(obs.rows)}
             for q in set_aside_rare(plan, obs, plan.batch)[1]:
+                if at[id(q.record)] in held:
+                    continue
                 held[at[id(q.record)]] = q
                 aside.append((numbers[at[id(q.record)]] - 1, q))
         aside.sort(key=lambda a: a[0])
@@ -375,6 +388,7 @@ class PlanModel:
             tuple(str(r) for r in plan.rare),
             missing,
             lookalike_warnings(plan.before, plan.after),
+            tuple(str(b) for b in plan.held),
         )
 
 

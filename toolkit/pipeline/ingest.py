@@ -26,6 +26,13 @@ from pyiceberg.exceptions import (
 from pyiceberg.table import Table
 
 from toolkit.core.arrivals import Arrivals
+from toolkit.core.contracts import (
+    CONTRACTS_PROPERTY,
+    Contracts,
+    contract_error,
+    frozen,
+    with_table_contracts,
+)
 from toolkit.core.engine import make_plan
 from toolkit.core.folding import choose_fold
 from toolkit.core.lineage import plan_lineage_properties
@@ -294,6 +301,8 @@ def _ingest_batch(
     arriving: bool,
 ) -> IngestReport:
     existing = load_table(catalog, table)
+    # the field contracts the table keeps, when none are given (docs/rules.md, Contracts)
+    opts = with_table_contracts(opts, None if existing is None else existing.properties)
     batch_index = 0 if existing is None else len(existing.snapshots())
     df, kind = as_dataframe(spark, source, format)
     mode = kind.mode
@@ -367,15 +376,22 @@ def _planned(
                             quarantined=quarantined)
 
     def refuse_incompatible(plan: Plan) -> None:
-        if not policy.sets_aside_under(plan):
+        if not policy.sets_aside_under(plan) or not (fail or frozen(plan.held)):
             return
         items = quarantine_on_spark(df, mode, opts, plan, batch_id)
-        if items:
+        if frozen(plan.held):  # a freeze contract fails the batch before anything commits
+            modes = {b.key: b.mode for b in plan.held}
+            refused = next(q for q in items
+                           if q.reason == "contract" and modes.get(q.field or "") == "freeze")
+            raise contract_error(refused)
+        # (a record a contract sets aside goes to the quarantine whatever on_incompatible says)
+        items = [q for q in items if q.reason not in ("contract", "contract-value")]
+        if items and fail:
             raise IncompatibleRecordError(items[0])
 
     tbl, plan, attempts = _plan_and_commit(
         catalog, table, seen.summary, opts, batch_index, approved, expected,
-        check=refuse_incompatible if fail else None, batch_id=batch_id,
+        check=refuse_incompatible, batch_id=batch_id,
         loaded=existing,
     )
     arrived = arrivals_notes(_arrivals(seen, arriving))
@@ -383,8 +399,13 @@ def _planned(
     codes = {} if seen.codes is None else codes_note(
         kept_codes(tbl.metadata.properties), seen.codes)
 
+    # contracts given with the batch are kept with the table, for the batches after it
+    kept = Contracts.of_table(tbl.metadata.properties)
+    given = opts.contracts
+    contracts = {} if given is None or given == kept else {CONTRACTS_PROPERTY: given.to_json()}
+
     def notes(snapshot_id: int) -> dict[str, str]:
-        return {**arrived(snapshot_id), **codes}
+        return {**arrived(snapshot_id), **codes, **contracts}
 
     quarantined = 0
     if one is not None and one.foreseen and attempts == 1 and not plan.changed \
@@ -405,7 +426,8 @@ def _planned(
                                              schema_id=tbl.metadata.current_schema_id)
         written = write_batch(
             df, mode, opts, tbl, catalog, spark, table, batch_id, plan,
-            clean=not (seen.aside or plan.rare),  # rare types: routed by Python workers
+            # rare types and values the contracts refuse: routed by Python workers
+            clean=not (seen.aside or plan.rare or plan.held),
             codes=seen.codes, notes=notes,
         )
         one = None

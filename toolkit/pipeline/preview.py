@@ -10,6 +10,7 @@ from typing import Any
 
 from pyiceberg.catalog import Catalog
 
+from toolkit.core.contracts import with_table_contracts
 from toolkit.core.engine import Engine, make_plan
 from toolkit.core.observe import StructObservation
 from toolkit.core.options import make_options, takes_options
@@ -68,8 +69,10 @@ def plan_preview(
     records, a frame, a JSON-lines path...) against ``table`` (absent: a new table)
     without Spark and without changing anything; pass the result's ``plan`` and
     ``state`` to :func:`ingest` as ``approved`` and ``expected`` to commit exactly that."""
-    engine = Engine(make_options(**options))
     existing = load_table(catalog, table)
+    # the field contracts the table keeps, when none are given (docs/rules.md, Contracts)
+    engine = Engine(with_table_contracts(
+        make_options(**options), None if existing is None else existing.properties))
     batch = 0 if existing is None else len(existing.snapshots())
     rows, aside = _typed(engine, kind_of(records, format).records(records), batch)
     obs = engine.observe(rows, batch)

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyiceberg.catalog import Catalog
 
+from toolkit.core.contracts import with_table_contracts
 from toolkit.core.options import REWRITES_WHEN_APPROVED, Options, make_options, takes_options
 from toolkit.core.planner import Plan
 from toolkit.core.quarantine import Quarantine, QuarantinedRow, detail_text, reason_words
@@ -245,6 +246,8 @@ def sort_out(
         qtable = load_table(catalog, quarantine_table_id(table_id))
     records = routed_by_field_id(target, qtable, rows)
     schema = Struct() if target is None else from_iceberg(target.schema())
+    # the field contracts the table keeps, when none are given (docs/rules.md, Contracts)
+    options = with_table_contracts(options, None if target is None else target.properties)
     found = landing(records, schema, options)
     cannot = tuple(
         CannotLand(rows[i].id, q.reason, q.field, q.detail) for i, q in found.cannot
