@@ -17,11 +17,12 @@ from dataclasses import dataclass
 from itertools import repeat
 from typing import Any, TypeVar, cast
 
+from toolkit.core.hints import hinted_rows, seeded, with_seeds
 from toolkit.core.jsonlines import UnreadLine
 from toolkit.core.observe import Classifier, StructObservation, observe_struct
 from toolkit.core.observed import Observed
 from toolkit.core.options import Options
-from toolkit.core.planner import Plan
+from toolkit.core.planner import Plan, max_field_id
 from toolkit.core.policies import policy_of
 from toolkit.core.profile import Profile, profile_of
 from toolkit.core.quarantine import Quarantined, Reason
@@ -95,7 +96,9 @@ class Engine:
                 else:
                     raise NotARecordError(batch, i, r)
         self.classifier.parsed.clear()  # the texts the previous batch's routing needed
-        return observe_struct(rows, self.classifier)  # type: ignore[arg-type]
+        # type hints convert their fields' values first (docs/rules.md, Type hints)
+        hinted = hinted_rows(rows, self.options)  # type: ignore[arg-type]
+        return observe_struct(hinted, self.classifier)
 
     def admit(
         self, records: Iterable[Any], batch: int | str = 0
@@ -242,8 +245,12 @@ def make_plan(
 ) -> Plan:
     """The plan of one batch under the configured policy: the ``upsolver`` one (RULES 2-4) or
     the ``widen`` one (RULES 5). ``obs`` is an observation or a Spark summary of one;
-    ``last_assigned`` the table's last assigned field ID (new IDs come after it)."""
-    return policy_of(options).plan(schema, obs, options, batch, last_assigned)
+    ``last_assigned`` the table's last assigned field ID (new IDs come after it). A hinted
+    field without a column gets one of the hint's type first (docs/rules.md, Type hints)."""
+    last_id = max(max_field_id(schema), last_assigned)
+    seeds, adds = seeded(schema, obs, options, last_id)
+    plan = policy_of(options).plan(seeds, obs, options, batch, last_id + len(adds))
+    return with_seeds(plan, schema, adds, last_id)
 
 
 def simulate_batches(

@@ -22,9 +22,10 @@ Adding a policy: one frozen subclass of :class:`EvolutionPolicy`, its name in
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
+from toolkit.core.hints import hinted_rows, lattice_view, real_types
 from toolkit.core.observe import Classifier, StructObservation, observe_struct
 from toolkit.core.observed import Observed
 from toolkit.core.options import POLICY_TERMS, Options, PolicyTerms
@@ -131,7 +132,12 @@ class UpsolverPolicy(EvolutionPolicy):
         self, schema: Struct, obs: Observed, options: Options, batch: int = 0,
         last_assigned: int = 0,
     ) -> Plan:
-        return plan_batch(schema, obs, options, batch, last_assigned)
+        # a hinted decimal column is planned as the decimal column evolution creates
+        view = lattice_view(schema, options)
+        plan = plan_batch(view, obs, options, batch, last_assigned)
+        if view is schema:
+            return plan
+        return replace(plan, before=schema, after=real_types(plan.after, schema))
 
     def route(
         self, plan: Plan, obs: StructObservation, options: Options, router: Router,
@@ -148,6 +154,7 @@ class UpsolverPolicy(EvolutionPolicy):
         classifier: Classifier, batch: int | str = 0,
     ) -> tuple[list[dict[str, Any]], list[Quarantined]]:
         classifier.parsed.clear()
+        rows = hinted_rows(rows, options)  # (docs/rules.md, Type hints)
         obs = observe_struct(rows, classifier)
         kept, aside = set_aside_rare(plan, obs, batch)  # (never fails: the caller decides)
         if aside:
@@ -183,7 +190,7 @@ class WidenPolicy(EvolutionPolicy):
         self, plan: Plan, rows: list[dict[str, Any]], options: Options,
         classifier: Classifier, batch: int | str = 0,
     ) -> tuple[list[dict[str, Any]], list[Quarantined]]:
-        return WidenRouter(plan, options, classifier).route(rows, batch)
+        return WidenRouter(plan, options, classifier).route(hinted_rows(rows, options), batch)
 
 
 UPSOLVER = UpsolverPolicy()

@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from toolkit.core.conversions import LOSSY
 from toolkit.core.families import receives
+from toolkit.core.hints import lattice_view
 from toolkit.core.map_routing import map_value_column, object_fits
 from toolkit.core.observe import Classifier, FieldObservation, StructObservation, observe_struct
 from toolkit.core.options import Options
@@ -81,6 +82,7 @@ class Router:
         self.lattice = options.lattice
         self.conversions = options.conversions
         self.classifier = classifier or Classifier(options)
+        self.options = options
 
     def rule(self, k: Kind, col: Column) -> Rule | None:
         """How a value of kind ``k`` lands in ``col``; None: it is not written there.
@@ -108,6 +110,8 @@ class Router:
 
     def route_struct(self, struct: Struct, obs: StructObservation) -> list[list[Any] | None]:
         """The values of every column of ``struct``, aligned with ``obs.rows``."""
+        if not obs.path:  # hinted decimal columns, as the upsolver policy sees them
+            struct = lattice_view(struct, self.options)
         return [self.route_column(col, obs.fields.get(col.family)) for col in struct.fields]
 
     def route_column(self, col: Column, fobs: FieldObservation | None) -> list[Any] | None:
