@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from itertools import repeat
 from typing import Any, TypeVar, cast
 
-from toolkit.core.hints import hinted_rows, seeded, with_seeds
+from toolkit.core.hint_plans import hinted_rows, seeded, with_seeds
 from toolkit.core.jsonlines import UnreadLine
 from toolkit.core.observe import Classifier, StructObservation, observe_struct
 from toolkit.core.observed import Observed

@@ -1,22 +1,22 @@
 """Type hints per field (docs/rules.md, *Type hints*): a user names the Iceberg type of a
 top-level field, and the field's column has that type from its first batch.
 
-A hint does three things, each in one function here:
+This module holds what a hint is and which values it takes; :mod:`toolkit.core.hint_plans`
+holds what it does to a batch's plan (the options import the hints, the planner imports
+the options, so the two halves live apart):
 
 * :func:`parse_hints` reads ``{"price": "decimal(10,2)", "ts": "timestamp[ms]"}`` (Iceberg
   type names; ``[s|ms|us|ns]`` is the epoch unit of longs read as timestamps) and refuses a
   type it does not know or take, naming the field;
-* :func:`hinted_rows` converts, before a batch is observed, every value of a hinted field
-  that converts exactly into the hint's type (RULES 2 conversions, and texts that spell a
-  value of that type); the others stay as they came, and the rules route them (RULES 3:
-  the family's suffixed columns; RULES 5: the quarantine, or a failed batch);
-* :func:`seeded` gives a hinted field its column of the hint's type before the batch is
-  planned, so every policy plans against it as a column the table already declares
-  (RULES 3.2, "a column the table already declares").
+* :func:`convert_hinted` converts, before a batch is observed, every value of a hinted
+  field that converts exactly into the hint's type (RULES 2 conversions, and texts that
+  spell a value of that type); the others stay as they came, and the rules route them
+  (RULES 3: the family's suffixed columns; RULES 5: the quarantine, or a failed batch);
+* :func:`hints_property` and :func:`hints_from_property`: the table keeps its hints.
 
 >>> hints = parse_hints({"price": "decimal(10,2)"})
->>> opts = Options(hints=hints)
->>> hinted_rows([{"price": 12.5}, {"price": "12.50"}, {"price": 3}, {"price": "n/a"}], opts)
+>>> rows = [{"price": 12.5}, {"price": "12.50"}, {"price": 3}, {"price": "n/a"}]
+>>> convert_hinted(rows, hints, Conversions())
 [{'price': Decimal('12.50')}, {'price': Decimal('12.50')}, {'price': Decimal('3.00')}, \
 {'price': 'n/a'}]
 """
@@ -28,9 +28,9 @@ import difflib
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from toolkit.core.conversions import (
     LOSSY,
@@ -45,34 +45,18 @@ from toolkit.core.conversions import (
     render_double,
 )
 from toolkit.core.folding import ENTRY_BYTES
-from toolkit.core.types import (
-    DECIMAL_DIGITS,
-    DECIMAL_TYPE,
-    RECORD,
-    Column,
-    Primitive,
-    Shape,
-    Struct,
-)
+from toolkit.core.types import DECIMAL_DIGITS, DECIMAL_TYPE, Primitive, Shape
 from toolkit.errors import HintError
-
-if TYPE_CHECKING:  # options import this module's Hint: the names only, for typing
-    from toolkit.core.observed import Observed
-    from toolkit.core.options import Options
-    from toolkit.core.planner import AddColumn, Plan
 
 __all__ = [
     "HINTS_PROPERTY",
     "Hint",
-    "hinted_rows",
+    "convert_hinted",
     "hints_from_property",
     "hints_property",
-    "lattice_view",
     "parse_hint",
     "parse_hints",
-    "seeded",
     "to_hint",
-    "with_seeds",
 ]
 
 #: the table property keeping a table's hints, as JSON ``{"field": "type", ...}``: every
@@ -98,7 +82,7 @@ _NOT_TAKEN: Final = ("int", "float", "time", "timestamp_ns", "timestamptz_ns", "
 _UNITS: Final = ("s", "ms", "us", "ns")
 _HINT_RE: Final = re.compile(
     r"\s*(?P<name>[a-z_]+)\s*"
-    r"(?:\(\s*(?P<p>\d+)\s*,\s*(?P<s>\d+)\s*\))?\s*"
+    r"(?:\(\s*(?P<p>\d+)\s*(?:,\s*(?P<s>\d+)\s*)?\))?\s*"
     r"(?:\[\s*(?P<arg>\w+)\s*\])?\s*",
 )
 #: a decimal number as text: what a text must look like to convert into a number
@@ -169,7 +153,7 @@ give one of boolean, long, double, decimal(P, S), date, timestamp, timestamptz, 
                 f" (did you mean {near[0]}?)" if near else "")
         raise HintError(field, text, f"{why}; give one of {_ACCEPTED}")
     p, s, arg = m.group("p"), m.group("s"), m.group("arg")
-    if (p is None) != (name != "decimal"):
+    if (s is None) != (name != "decimal"):
         raise HintError(field, text, "a decimal takes its precision and scale, "
                         "decimal(P, S), and no other type does")
     unit: LongTimestampUnit | None = None
@@ -394,18 +378,17 @@ _TO: Final = {
 }
 
 
-def hinted_rows(rows: list[dict[str, Any]], options: Options) -> list[dict[str, Any]]:
+def convert_hinted(
+    rows: list[dict[str, Any]], hints: Sequence[Hint], conversions: Conversions
+) -> list[dict[str, Any]]:
     """``rows`` with the values of hinted fields that convert exactly into the hint's type
-    converted (:func:`to_hint`); a record changes only when one of its values does. Run
-    before a batch is observed, on every path (simulate, ingest's Python workers), and
-    idempotent: a value converted once stays as it is.
+    converted (:func:`to_hint`); a record changes only when one of its values does, so
+    converting twice gives the very same records.
 
     A decimal that does not fit a decimal hint is taken as its text (RULES 1 keeps a number
     beyond a column's digits as text), so the hinted column never meets it."""
-    hints = options.hints
     if not hints:
         return rows
-    conversions = options.conversions
     out = []
     for r in rows:
         changed: dict[str, Any] | None = None
@@ -426,110 +409,3 @@ def hinted_rows(rows: list[dict[str, Any]], options: Options) -> list[dict[str, 
             changed[h.field] = c
         out.append(r if changed is None else changed)
     return out
-
-
-# --- planning: the hinted column, from the field's first batch ----------------------------
-
-
-def seeded(
-    schema: Struct, obs: Observed, options: Options, last_id: int
-) -> tuple[Struct, tuple[AddColumn, ...]]:
-    """``schema`` with a column of the hint's type for every hinted field the batch brings
-    a value for and whose family has none yet, and those columns as ``add`` operations
-    (field IDs from ``last_id + 1``; :func:`with_seeds` numbers them as Iceberg will).
-
-    A field the table keeps as records, or that brings only records, is refused (a hint
-    names a field of one value). Under the ``upsolver`` policy a family without a column of
-    the hint's type gets one beside its others (suffixed, RULES 4); under ``widen`` its one
-    column changes type only by the matrix (RULES 5), so the hint is refused."""
-    from toolkit.core.families import families
-    from toolkit.core.naming import TakenNames, evolved_doc, suffixed
-    from toolkit.core.planner import AddColumn
-    from toolkit.core.reasons import because
-
-    if not options.hints:
-        return schema, ()
-    members = families(schema)
-    taken = TakenNames()
-    taken.add_type((), schema)
-    adds: list[AddColumn] = []
-    for h in options.hints:
-        fobs = obs.fields.get(h.field)
-        kinds = [] if fobs is None else [k for k in fobs.counts if k.type is not None]
-        own = members.get(h.field, [])
-        if any(c.shape.type == RECORD for c in own if c.name == h.field) or (
-                not own and kinds and all(k.type == RECORD for k in kinds)):
-            raise HintError(h.field, h.text, "the field is a record; a hint gives the type "
-                            "of a field that holds single values (name one inside it)")
-        if not kinds or any(c.type == h.type for c in own):
-            continue
-        said = f"The hints give `{h.field}` the type {h.text}"
-        if not own:
-            name = taken.claim(h.field)
-            doc = None if name == h.field else evolved_doc(h.field)
-            why = f"{said}: its column has that type from its first batch"
-        elif options.policy == "upsolver":
-            name, doc = taken.claim(suffixed(h.field, h.shape)), evolved_doc(h.field)
-            why = f"{said}, which none of its columns holds: a column of that type joins them"
-        else:
-            held = ", ".join(f"`{c.name}` {c.type}" for c in own)
-            raise HintError(h.field, h.text, f"the table holds it as {held}, and under the "
-                            "widen policy a column changes type only by the matrix (RULES 5)")
-        last_id += 1
-        adds.append(AddColumn((), Column(last_id, name, h.type, doc), h.field,
-                              because(why, "2")))
-    if not adds:
-        return schema, ()
-    return Struct((*schema.fields, *(a.column for a in adds))), tuple(adds)
-
-
-def with_seeds(plan: Plan, schema: Struct, adds: Sequence[AddColumn], last_id: int) -> Plan:
-    """The plan a policy made against the :func:`seeded` schema, as the plan of ``schema``:
-    the hinted columns are among its added columns, all of them ordered by name (RULES
-    3.3), numbered as Iceberg numbers them."""
-    from toolkit.core.planner import _numbered_like_iceberg
-
-    if not adds:
-        return plan
-    seeds = {a.column.id for a in adds}
-    top = [c for c in plan.changes if not c.parent]
-    nested = [c for c in plan.changes if c.parent]
-    added = sorted([*adds, *top], key=lambda c: c.column.name)
-    grown = {c.id: c for c in plan.after.fields}
-    new_ids = seeds | {c.column.id for c in top}
-    kept = [c for c in plan.after.fields if c.id not in new_ids]
-    after = Struct((*kept, *(grown[a.column.id] for a in added)))
-    combined = replace(plan, before=schema, after=after, changes=(*nested, *added))
-    return _numbered_like_iceberg(combined, last_id)
-
-
-def lattice_view(struct: Struct, options: Options) -> Struct:
-    """``struct`` as the upsolver policy plans and routes it: a hinted decimal column is
-    seen as the decimal column evolution creates (``DECIMAL_TYPE``), whose values are
-    Python decimals; every decimal value of a hinted field fits its hint
-    (:func:`hinted_rows`), so routing writes it unchanged. Any other declared decimal stays
-    opaque (docs/rules.md)."""
-    decimals = {h.field: h.type for h in options.hints
-                if h.lattice == "decimal" and h.type != DECIMAL_TYPE}
-    if not decimals:
-        return struct
-    fields = tuple(
-        replace(c, type=DECIMAL_TYPE) if decimals.get(c.family) == c.type else c
-        for c in struct.fields
-    )
-    if all(a is b for a, b in zip(fields, struct.fields, strict=True)):
-        return struct
-    return Struct(fields)
-
-
-def real_types(viewed: Struct, real: Struct) -> Struct:
-    """``viewed`` (a plan's schema made on :func:`lattice_view`) with the declared types of
-    ``real``'s columns back, by field ID."""
-    if viewed is real:
-        return real
-    types = {c.id: c.type for c in real.fields}
-    return Struct(tuple(
-        replace(c, type=types[c.id]) if c.id in types and c.type == DECIMAL_TYPE
-        and types[c.id] != c.type else c
-        for c in viewed.fields
-    ))

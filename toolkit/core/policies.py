@@ -25,7 +25,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
-from toolkit.core.hints import hinted_rows, lattice_view, real_types
+from toolkit.core.hint_plans import hinted_rows, lattice_view, real_types
 from toolkit.core.observe import Classifier, StructObservation, observe_struct
 from toolkit.core.observed import Observed
 from toolkit.core.options import POLICY_TERMS, Options, PolicyTerms

@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from toolkit.core.conversions import LOSSY
 from toolkit.core.families import receives
-from toolkit.core.hints import lattice_view
+from toolkit.core.hint_plans import lattice_view
 from toolkit.core.map_routing import map_value_column, object_fits
 from toolkit.core.observe import Classifier, FieldObservation, StructObservation, observe_struct
 from toolkit.core.options import Options

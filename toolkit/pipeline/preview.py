@@ -9,8 +9,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pyiceberg.catalog import Catalog
+from pyiceberg.table import Table
 
 from toolkit.core.engine import Engine, make_plan
+from toolkit.core.hint_plans import obeyed
 from toolkit.core.observe import StructObservation
 from toolkit.core.options import make_options, takes_options
 from toolkit.core.planner import Plan
@@ -68,8 +70,9 @@ def plan_preview(
     records, a frame, a JSON-lines path...) against ``table`` (absent: a new table)
     without Spark and without changing anything; pass the result's ``plan`` and
     ``state`` to :func:`ingest` as ``approved`` and ``expected`` to commit exactly that."""
-    engine = Engine(make_options(**options))
     existing = load_table(catalog, table)
+    # the hints the table keeps, unless others are given (docs/rules.md, Type hints)
+    engine = Engine(obeyed(make_options(**options), _properties(existing)))
     batch = 0 if existing is None else len(existing.snapshots())
     rows, aside = _typed(engine, kind_of(records, format).records(records), batch)
     obs = engine.observe(rows, batch)
@@ -84,6 +87,10 @@ def plan_preview(
     return Preview(
         table, plan, TableState.of(existing), profile_of(obs, batch), tuple(rows), aside, obs
     )
+
+
+def _properties(table: Table | None) -> dict[str, str]:
+    return {} if table is None else dict(table.metadata.properties)
 
 
 def _typed(

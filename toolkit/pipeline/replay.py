@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyiceberg.catalog import Catalog
 
+from toolkit.core.hint_plans import obeyed
 from toolkit.core.options import REWRITES_WHEN_APPROVED, Options, make_options, takes_options
 from toolkit.core.planner import Plan
 from toolkit.core.quarantine import Quarantine, QuarantinedRow, detail_text, reason_words
@@ -245,6 +246,8 @@ def sort_out(
         qtable = load_table(catalog, quarantine_table_id(table_id))
     records = routed_by_field_id(target, qtable, rows)
     schema = Struct() if target is None else from_iceberg(target.schema())
+    if target is not None:  # the hints the table keeps (docs/rules.md, Type hints)
+        options = obeyed(options, target.metadata.properties)
     found = landing(records, schema, options)
     cannot = tuple(
         CannotLand(rows[i].id, q.reason, q.field, q.detail) for i, q in found.cannot
