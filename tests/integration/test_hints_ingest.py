@@ -98,3 +98,49 @@ def test_hints_given_again_replace_those_the_table_keeps(
         "a": "double", "b": "double"}
     rows = sorted(table.scan().to_arrow().to_pylist(), key=lambda r: r["a"])
     assert rows == [{"a": 1.0, "b": None}, {"a": 2.0, "b": 2.5}]
+
+
+def _fresh(lakehouse: Catalog, name: str) -> None:
+    lakehouse.create_namespace_if_not_exists("hints")
+    if lakehouse.table_exists(name):
+        lakehouse.drop_table(name)
+
+
+def test_a_replay_obeys_the_hints_the_table_keeps(lakehouse: Catalog, spark: SparkSession) -> None:
+    from toolkit.pipeline.replay import replay
+
+    name = "hints.replayed"
+    _fresh(lakehouse, name)
+    # one `qty` in 21 is text: a rare type under a 5% threshold, set aside to replay later
+    batch = [{"id": i, "qty": i, "price": "1.50"} for i in range(20)]
+    batch.append({"id": 99, "qty": "two", "price": "4.50"})
+    first = ingest(batch, name, lakehouse, spark, batch_id="b0", rare_type_percent=5,
+                   hints={"price": "decimal(10,2)"})
+    assert first.quarantined == 1
+    replay(lakehouse, name, spark)  # given no hints: the table's hold
+    table = lakehouse.load_table(name)
+    assert {f.name: str(f.field_type) for f in table.schema().fields} == {
+        "id": "long", "price": "decimal(10, 2)", "qty": "long", "qty_string": "string"}
+    rows = {r["id"]: r for r in table.scan().to_arrow().to_pylist()}
+    assert (rows[99]["price"], rows[99]["qty_string"]) == (Decimal("4.50"), "two")
+    assert rows[0]["price"] == Decimal("1.50")
+
+
+def test_a_stream_ingests_with_hints(
+    lakehouse: Catalog, spark: SparkSession, tmp_path: Path
+) -> None:
+    from toolkit.pipeline.stream import stream
+
+    name = "hints.streamed"
+    _fresh(lakehouse, name)
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    _jsonl(landing, "first", FIRST)
+    query = stream(landing, name, lakehouse, spark, checkpoint=tmp_path / "checkpoint",
+                   trigger={"availableNow": True}, hints=HINTS)
+    query.awaitTermination(120)
+    assert not query.isActive and query.exception() is None
+    sim = toolkit.simulate([FIRST], hints=HINTS)
+    assert_table_is_the_simulation(spark, lakehouse, name, sim)
+    assert json.loads(lakehouse.load_table(name).metadata.properties[HINTS_PROPERTY])[
+        "price"] == "decimal(10, 2)"
