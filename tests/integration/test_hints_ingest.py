@@ -144,3 +144,14 @@ def test_a_stream_ingests_with_hints(
     assert_table_is_the_simulation(spark, lakehouse, name, sim)
     assert json.loads(lakehouse.load_table(name).metadata.properties[HINTS_PROPERTY])[
         "price"] == "decimal(10, 2)"
+
+
+def test_the_jvm_router_declines_a_hinted_batch_by_name() -> None:
+    from toolkit.core.options import make_options
+    from toolkit.core.types import Column, Struct
+    from toolkit.spark.router import jvm_routing
+
+    schema = Struct((Column(1, "price", "decimal(10, 2)"),))
+    codes = {("price",): frozenset({1})}
+    # the Python workers convert hinted values (the routing table would need the JVM)
+    assert jvm_routing(schema, codes, make_options(hints={"price": "decimal(10,2)"})) is None
