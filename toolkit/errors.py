@@ -455,6 +455,7 @@ __all__ = [
     "DataLossError",
     "DuplicateKeyError",
     "ExportError",
+    "HintError",
     "IncompatibleRecordError",
     "IrreversibleError",
     "KafkaSourceError",

@@ -160,6 +160,12 @@ def test_a_bad_hint_is_refused_naming_field_and_type(text: str, message: str) ->
         toolkit.simulate([[{"price": 1}]], hints={"price": text})
 
 
+def test_a_bad_hint_is_a_toolkit_error_importable_from_toolkit() -> None:
+    assert toolkit.HintError is HintError and issubclass(HintError, ValueError)
+    with pytest.raises(toolkit.ToolkitError, match="hint for `ts`"):
+        toolkit.simulate([[{"ts": 1}]], hints={"ts": "timestamp[ms"})
+
+
 def test_a_hint_on_a_record_is_refused() -> None:
     with pytest.raises(HintError, match="hint for `address`: the field is a record"):
         toolkit.simulate([[{"address": {"zip": "1000"}}]], hints={"address": "string"})
