@@ -172,6 +172,12 @@ def test_a_hint_on_a_record_is_refused() -> None:
     table = Struct((Column(1, "address", Struct((Column(2, "zip", "string"),))),))
     with pytest.raises(HintError, match="`address`"):
         toolkit.simulate([[{"address": "Main St"}]], table, hints={"address": "string"})
+    # a field inside a record is not hinted silently as a key that never comes
+    with pytest.raises(HintError, match="hint for `address.zip`: `address` is a record"):
+        toolkit.simulate([[{"address": {"zip": 1000}}]], hints={"address.zip": "string"})
+    # a dotted key is a top-level field like any other
+    dotted = toolkit.simulate([[{"a.b": 1}]], hints={"a.b": "string"})
+    assert dotted.rows == [{"a.b": "1"}]
 
 
 def test_hints_travel_in_options_and_as_a_bounded_table_property() -> None:

@@ -93,6 +93,7 @@ def seeded(
     taken.add_type((), schema)
     adds: list[AddColumn] = []
     for h in options.hints:
+        _refuse_nested(h.field, h.text, obs, members)
         fobs = obs.fields.get(h.field)
         kinds = [] if fobs is None else [k for k in fobs.counts if k.type is not None]
         own = members.get(h.field, [])
@@ -120,6 +121,23 @@ def seeded(
     if not adds:
         return schema, ()
     return Struct((*schema.fields, *(a.column for a in adds))), tuple(adds)
+
+
+def _refuse_nested(
+    field: str, text: str, obs: Observed, members: Mapping[str, Sequence[Column]]
+) -> None:
+    """A dotted hint names a top-level key (``a.b`` as it arrives); one that would name a
+    field inside a record the batch or table holds (``address.zip``) is refused rather
+    than matching nothing: hints inside records are not taken (docs/rules.md)."""
+    parts = field.split(".")
+    for i in range(1, len(parts)):
+        head = ".".join(parts[:i])
+        seen = obs.fields.get(head)
+        record = (seen is not None and any(k.type == RECORD for k in seen.counts)) or any(
+            c.shape.type == RECORD for c in members.get(head, ()))
+        if record and field not in obs.fields and field not in members:
+            raise HintError(field, text, f"`{head}` is a record: hints name top-level fields, "
+                            "not fields inside records")
 
 
 def with_seeds(plan: Plan, schema: Struct, adds: Sequence[AddColumn], last_id: int) -> Plan:
