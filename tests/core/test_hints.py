@@ -231,3 +231,11 @@ def test_nothing_is_lost_a_value_is_in_the_hinted_column_or_its_family(values: l
             assert held["x"] == Decimal(repr(value) if isinstance(value, float) else value)
     widen = toolkit.simulate([records], hints={"x": "decimal(10,2)"}, policy="widen")
     assert len(widen.rows) + len(widen.quarantined) == len(records)
+
+
+def test_a_quarantined_record_keeps_its_values_as_they_came() -> None:
+    batch = [{"id": 1, "price": "12.50", "flag": True}, {"id": 2, "price": 3, "flag": 7}]
+    run = toolkit.simulate([batch], Struct((Column(1, "flag", "boolean"),)),
+                           hints={"price": "decimal(10,2)"}, policy="widen")
+    assert [q.record for q in run.quarantined] == [batch[1]]
+    assert run.quarantined[0].raw == '{"id":2,"price":3,"flag":7}'

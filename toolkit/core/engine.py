@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from itertools import repeat
 from typing import Any, TypeVar, cast
 
-from toolkit.core.hint_plans import hinted_rows, seeded, with_seeds
+from toolkit.core.hint_plans import as_they_came, hinted_rows, seeded, with_seeds
 from toolkit.core.jsonlines import UnreadLine
 from toolkit.core.observe import Classifier, StructObservation, observe_struct
 from toolkit.core.observed import Observed
@@ -225,6 +225,8 @@ class Engine:
         obs = self.observe(rows, i)
         plan = self.plan(current, obs, i)
         columns, size, aside = self.policy.route(plan, obs, self.options, self.router, i)
+        if self.options.hints:  # a record set aside as it came, its values unconverted
+            aside = as_they_came(aside, obs.rows, rows)
         done = RoutedBatch(plan.after, tuple(columns), size)
         return plan, done, aside, profile_of(obs, i)
 

@@ -28,12 +28,13 @@ from toolkit.core.naming import TakenNames, evolved_doc, suffixed
 from toolkit.core.observed import Observed
 from toolkit.core.options import Options
 from toolkit.core.planner import AddColumn, Plan, _numbered_like_iceberg
+from toolkit.core.quarantine import Quarantined
 from toolkit.core.reasons import because
 from toolkit.core.types import DECIMAL_TYPE, RECORD, Column, Struct
 from toolkit.errors import HintError
 
-__all__ = ["hinted_rows", "hints_note", "lattice_view", "obeyed", "real_types", "seeded",
-           "with_seeds"]
+__all__ = ["as_they_came", "hinted_rows", "hints_note", "lattice_view", "obeyed", "real_types",
+           "seeded", "with_seeds"]
 
 
 def hinted_rows(rows: list[dict[str, Any]], options: Options) -> list[dict[str, Any]]:
@@ -41,6 +42,26 @@ def hinted_rows(rows: list[dict[str, Any]], options: Options) -> list[dict[str, 
     run before a batch is observed on every path (simulate, preview, ingest's Python
     workers); idempotent."""
     return convert_hinted(rows, options.hints, options.conversions)
+
+
+def as_they_came(
+    aside: list[Quarantined], hinted: Sequence[dict[str, Any]], given: Sequence[dict[str, Any]]
+) -> list[Quarantined]:
+    """``aside`` (set aside from the ``hinted`` rows) holding the records as they came
+    (``given``, in the same order): a quarantined record keeps its values unconverted.
+
+    >>> from toolkit.core.hints import parse_hints
+    >>> opts = Options(hints=parse_hints({"p": "long"}), policy="widen")
+    >>> given = [{"p": "3", "q": True}]
+    >>> hinted = hinted_rows(given, opts)
+    >>> q = Quarantined(hinted[0], "incompatible", "q", "boolean", "long", 0, "...")
+    >>> as_they_came([q], hinted, given)[0].record is given[0]
+    True
+    """
+    by_id = {id(h): g for h, g in zip(hinted, given, strict=True) if h is not g}
+    if not by_id:
+        return aside
+    return [replace(q, record=by_id.get(id(q.record), q.record)) for q in aside]
 
 
 def obeyed(options: Options, properties: Mapping[str, str]) -> Options:

@@ -25,7 +25,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
-from toolkit.core.hint_plans import hinted_rows, lattice_view, real_types
+from toolkit.core.hint_plans import as_they_came, hinted_rows, lattice_view, real_types
 from toolkit.core.observe import Classifier, StructObservation, observe_struct
 from toolkit.core.observed import Observed
 from toolkit.core.options import POLICY_TERMS, Options, PolicyTerms
@@ -154,9 +154,10 @@ class UpsolverPolicy(EvolutionPolicy):
         classifier: Classifier, batch: int | str = 0,
     ) -> tuple[list[dict[str, Any]], list[Quarantined]]:
         classifier.parsed.clear()
-        rows = hinted_rows(rows, options)  # (docs/rules.md, Type hints)
-        obs = observe_struct(rows, classifier)
+        hinted = hinted_rows(rows, options)  # (docs/rules.md, Type hints)
+        obs = observe_struct(hinted, classifier)
         kept, aside = set_aside_rare(plan, obs, batch)  # (never fails: the caller decides)
+        aside = as_they_came(aside, hinted, rows)
         if aside:
             obs = observe_struct(kept, classifier)
         columns = Router(options, classifier).route_struct(plan.after, obs)
@@ -190,7 +191,9 @@ class WidenPolicy(EvolutionPolicy):
         self, plan: Plan, rows: list[dict[str, Any]], options: Options,
         classifier: Classifier, batch: int | str = 0,
     ) -> tuple[list[dict[str, Any]], list[Quarantined]]:
-        return WidenRouter(plan, options, classifier).route(hinted_rows(rows, options), batch)
+        hinted = hinted_rows(rows, options)  # (docs/rules.md, Type hints)
+        kept, aside = WidenRouter(plan, options, classifier).route(hinted, batch)
+        return kept, as_they_came(aside, hinted, rows)
 
 
 UPSOLVER = UpsolverPolicy()
