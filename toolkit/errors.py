@@ -215,6 +215,15 @@ class UnknownOptionError(ToolkitError, TypeError):
         super().__init__(f"unknown option {given!r}{hint} The options are: {', '.join(known)}")
 
 
+class HintError(ToolkitError, ValueError):
+    """A type hint the toolkit cannot take (docs/rules.md, *Type hints*): names the
+    field, the hint as given, and why."""
+
+    def __init__(self, field: str, hint: str, why: str) -> None:
+        self.field, self.hint, self.why = field, hint, why
+        super().__init__(f"hint for `{field}`: {why}" if field else f"hints {hint}: {why}")
+
+
 class TableNameError(ToolkitError, ValueError):
     """A table name without its namespace."""
 
@@ -457,6 +466,7 @@ __all__ = [
     "DataLossError",
     "DuplicateKeyError",
     "ExportError",
+    "HintError",
     "IncompatibleRecordError",
     "IrreversibleError",
     "KafkaSourceError",

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 import toolkit
-from tests.cli.test_commands import _Stopped, seen  # noqa: F401 (a fixture)
+from tests.cli.test_plans import _Stopped, seen  # noqa: F401 (a fixture)
 from toolkit.cli import cli
 from toolkit.core.contracts import CONTRACTS_PROPERTY
 from toolkit.core.planfile import loads

@@ -19,6 +19,7 @@ from pyiceberg.catalog import Catalog
 from toolkit.cli.progress import status
 from toolkit.cli.terminal import echo
 from toolkit.core.contracts import Contracts
+from toolkit.core.hints import parse_hints
 from toolkit.core.options import (
     POLICIES,
     POLICY_TERMS,
@@ -28,6 +29,7 @@ from toolkit.core.options import (
 )
 from toolkit.core.planfile import PlanFile, loads
 from toolkit.core.secrets import MASK, masked
+from toolkit.errors import HintError
 
 if TYPE_CHECKING:
     from pyiceberg.table import Table
@@ -130,10 +132,29 @@ def _contracts(
     return given
 
 
+def _hints(
+    ctx: click.Context, param: click.Parameter, given: tuple[str, ...]
+) -> dict[str, str]:
+    """``--hint FIELD=TYPE`` (repeatable) as the ``hints`` option, each checked as the API
+    checks it (a later hint of the same field replaces an earlier one)."""
+    hints: dict[str, str] = {}
+    for text in given:
+        field, sep, type_name = text.partition("=")
+        if not sep or not field.strip():
+            raise click.BadParameter(
+                f"{text!r}: give a field and an Iceberg type, e.g. price=decimal(10,2)")
+        hints[field.strip()] = type_name.strip()
+    try:
+        parse_hints(hints)
+    except HintError as exc:
+        raise click.BadParameter(str(exc)) from None
+    return hints
+
+
 def policy_options(f: F) -> F:
     """How records are evolved into the table: ``--policy``, ``--on-incompatible``,
-    ``--detect-dates``, ``--rare-type-percent`` and ``--contract`` (what a replay or a
-    stream passes on to ingest); :func:`evolution_settings` makes them the options."""
+    ``--detect-dates``, ``--rare-type-percent``, ``--contract`` and ``--hint`` (what a
+    replay or a stream passes on to ingest); :func:`evolution_settings` makes them the options."""
     f = click.option(
         "--contract", "contracts", multiple=True, metavar="FIELD=MODE", callback=_contracts,
         expose_value=False,
@@ -142,6 +163,13 @@ def policy_options(f: F) -> F:
         "batch), discard_row or discard_value (the record, or the value, goes to the "
         "quarantine). Kept with the table: later batches obey it until given again "
         "[default: the table's].",
+    )(f)
+    f = click.option(
+        "--hint", "hints", multiple=True, metavar="FIELD=TYPE", callback=_hints,
+        help="A type hint (repeatable): the top-level FIELD's column gets the Iceberg TYPE "
+        "from its first batch, e.g. --hint price=decimal(10,2) --hint ts=timestamp[ms] "
+        "(an epoch unit for longs read as timestamps). The table keeps its hints; hints "
+        "given again replace them.",
     )(f)
     f = click.option(
         "--rare-type-percent", type=float, metavar="PERCENT", callback=_rare_type_percent,
@@ -167,7 +195,8 @@ def policy_options(f: F) -> F:
 
 
 def evolution_settings(
-    policy: str, on_incompatible: str, detect_dates: bool, rare_type_percent: float | None
+    policy: str, on_incompatible: str, detect_dates: bool, rare_type_percent: float | None,
+    hints: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The options :func:`policy_options` took, as ``make_options`` keywords (stored so in
     plan files; the rare-type threshold and the contracts only when given, so a plan file
@@ -178,6 +207,8 @@ def evolution_settings(
     ctx = click.get_current_context(silent=True)
     if ctx is not None and _CONTRACTS_META in ctx.meta:  # only when given (--contract)
         options["contracts"] = dict(ctx.meta[_CONTRACTS_META])
+    if hints:  # only when given: the table's own hints hold otherwise (docs/rules.md)
+        options["hints"] = dict(hints)
     if rare_type_percent is not None:
         options["rare_type_percent"] = rare_type_percent
         # the API says which policies take a threshold (the range was checked and the

@@ -93,6 +93,7 @@ def _planned(planfile: PlanFile, path: str | None, aside: int) -> dict[str, Any]
 def preview(
     source: str, table: str, catalog_spec: str, warehouse: str | None, source_format: str | None,
     policy: str, on_incompatible: str, detect_dates: bool, rare_type_percent: float | None,
+    hints: dict[str, str],
     batch_id: str | None, save: str | None, as_json: bool,
 ) -> None:
     """Plan SOURCE (all its records, one batch) against TABLE without changing anything.
@@ -100,7 +101,8 @@ def preview(
     Prints the plan; with --save, writes the plan file: the plan, the table state it was
     made against, the batch id, the source and a summary (docs/plan-files.md).
     """
-    options = evolution_settings(policy, on_incompatible, detect_dates, rare_type_percent)
+    options = evolution_settings(policy, on_incompatible, detect_dates, rare_type_percent,
+                                 hints)
     source = check_source(source)
     where = open_catalog(catalog_spec, warehouse)
     planfile, aside = _plan_file(
@@ -214,7 +216,8 @@ def apply(
 def ingest(
     source: str, table: str, catalog_spec: str, warehouse: str | None,
     source_format: str | None, policy: str, on_incompatible: str, detect_dates: bool,
-    rare_type_percent: float | None, batch_id: str | None, require_approval: bool,
+    rare_type_percent: float | None, hints: dict[str, str], batch_id: str | None,
+    require_approval: bool,
     save: str | None, plan_dir: str, spark_conf: tuple[str, ...], as_json: bool,
 ) -> None:
     """Ingest SOURCE into TABLE as one batch: evolve the schema and write the rows.
@@ -224,7 +227,8 @@ def ingest(
     """
     from toolkit.pipeline.ingest import ingest as ingest_batch
 
-    options = evolution_settings(policy, on_incompatible, detect_dates, rare_type_percent)
+    options = evolution_settings(policy, on_incompatible, detect_dates, rare_type_percent,
+                                 hints)
     source = check_source(source)
     where = open_catalog(catalog_spec, warehouse)
     batch_id = batch_id or uuid.uuid4().hex

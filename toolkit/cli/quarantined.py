@@ -164,6 +164,7 @@ def _cannot_lines(cannot: Sequence[CannotLand], shown: int = 5) -> list[str]:
 def quarantine(table: str, catalog_spec: str, warehouse: str | None,
                batch_ids: tuple[str, ...], reason: str | None, policy: str,
                on_incompatible: str, detect_dates: bool, rare_type_percent: float | None,
+               hints: dict[str, str],
                as_json: bool) -> None:
     """The records TABLE's quarantine holds (TABLE__quarantine): per batch, field and
     reason, how many, with a sample of the value at fault, and which of them cannot land
@@ -173,7 +174,8 @@ def quarantine(table: str, catalog_spec: str, warehouse: str | None,
     from toolkit.iceberg.quarantine import quarantine as quarantine_of
     from toolkit.pipeline.replay import sort_out
 
-    options = evolution_settings(policy, on_incompatible, detect_dates, rare_type_percent)
+    options = evolution_settings(policy, on_incompatible, detect_dates, rare_type_percent,
+                                 hints)
 
     where = open_catalog(catalog_spec, warehouse, must_exist=True)
     existing_table(where, table)
@@ -243,7 +245,8 @@ def _replayed(report: ReplayReport, unfit: Sequence[str]) -> tuple[str, dict[str
 @guarded
 def replay(table: str, catalog_spec: str, warehouse: str | None, batch_ids: tuple[str, ...],
            reason: str | None, ids: tuple[str, ...], policy: str, on_incompatible: str,
-           detect_dates: bool, rare_type_percent: float | None, dry_run: bool,
+           detect_dates: bool, rare_type_percent: float | None, hints: dict[str, str],
+           dry_run: bool,
            spark_conf: tuple[str, ...], as_json: bool) -> None:
     """Send TABLE's quarantined records (all that can be replayed, or those chosen) back
     through ingest, as one batch, and remove them from the quarantine.
@@ -257,7 +260,8 @@ def replay(table: str, catalog_spec: str, warehouse: str | None, batch_ids: tupl
     from toolkit.pipeline.replay import replay as replay_records
     from toolkit.pipeline.replay import replay_preview
 
-    options = evolution_settings(policy, on_incompatible, detect_dates, rare_type_percent)
+    options = evolution_settings(policy, on_incompatible, detect_dates, rare_type_percent,
+                                 hints)
     where = open_catalog(catalog_spec, warehouse, must_exist=True)
     existing_table(where, table)
     q = quarantine_of(where.catalog, table)

@@ -218,7 +218,8 @@ def _watch(query: StreamingQuery, log: StreamLog, printer: _Printer, stop: _Stop
 def stream(
     directory: str, table: str, catalog_spec: str, warehouse: str | None,
     source_format: str | None, policy: str, on_incompatible: str, detect_dates: bool,
-    rare_type_percent: float | None, checkpoint: str | None, query_name: str | None,
+    rare_type_percent: float | None, hints: dict[str, str], checkpoint: str | None,
+    query_name: str | None,
     once: bool, run_for: dt.timedelta | None, every: dt.timedelta | None,
     max_files_per_trigger: int | None, maintain_every: int | None,
     spark_conf: tuple[str, ...], as_json: bool,
@@ -238,7 +239,8 @@ def stream(
     from toolkit.pipeline.stream import reports
     from toolkit.pipeline.stream import stream as start_stream
 
-    options = evolution_settings(policy, on_incompatible, detect_dates, rare_type_percent)
+    options = evolution_settings(policy, on_incompatible, detect_dates, rare_type_percent,
+                                 hints)
     if once and (run_for is not None or every is not None):
         raise click.BadParameter("--once processes what is there and exits; leave out "
                                  "--for and --every", param_hint="--once")

@@ -19,11 +19,12 @@ from itertools import repeat
 from typing import Any, TypeVar, cast
 
 from toolkit.core.contracts import Contracts, contract_breaches, without_breaches
+from toolkit.core.hint_plans import as_they_came, hinted_rows, seeded, with_seeds
 from toolkit.core.jsonlines import UnreadLine
 from toolkit.core.observe import Classifier, StructObservation, observe_struct
 from toolkit.core.observed import Observed
 from toolkit.core.options import Options
-from toolkit.core.planner import Plan
+from toolkit.core.planner import Plan, max_field_id
 from toolkit.core.policies import policy_of
 from toolkit.core.profile import Profile, profile_of
 from toolkit.core.quarantine import Quarantined, Reason
@@ -97,7 +98,9 @@ class Engine:
                 else:
                     raise NotARecordError(batch, i, r)
         self.classifier.parsed.clear()  # the texts the previous batch's routing needed
-        return observe_struct(rows, self.classifier)  # type: ignore[arg-type]
+        # type hints convert their fields' values first (docs/rules.md, Type hints)
+        hinted = hinted_rows(rows, self.options)  # type: ignore[arg-type]
+        return observe_struct(hinted, self.classifier)
 
     def admit(
         self, records: Iterable[Any], batch: int | str = 0
@@ -224,6 +227,8 @@ class Engine:
         obs = self.observe(rows, i)
         plan = self.plan(current, obs, i)
         columns, size, aside = self.policy.route(plan, obs, self.options, self.router, i)
+        if self.options.hints:  # a record set aside as it came, its values unconverted
+            aside = as_they_came(aside, obs.rows, rows)
         done = RoutedBatch(plan.after, tuple(columns), size)
         return plan, done, aside, profile_of(obs, i)
 
@@ -244,17 +249,21 @@ def make_plan(
 ) -> Plan:
     """The plan of one batch under the configured policy: the ``upsolver`` one (RULES 2-4) or
     the ``widen`` one (RULES 5). ``obs`` is an observation or a Spark summary of one;
-    ``last_assigned`` the table's last assigned field ID (new IDs come after it).
+    ``last_assigned`` the table's last assigned field ID (new IDs come after it). A hinted
+    field without a column gets one of the hint's type first (docs/rules.md, Type hints).
 
     The values the field contracts refuse (``options.contracts``, docs/rules.md) take no
     part in planning: the plan lists them in ``held``, and routing deals with them."""
+    last_id = max(max_field_id(schema), last_assigned)
+    seeds, adds = seeded(schema, obs, options, last_id)
     policy = policy_of(options)
     held = contract_breaches(
-        schema, obs, options.contracts or Contracts(), policy.widens, options.lattice)
-    if not held:
-        return policy.plan(schema, obs, options, batch, last_assigned)
-    plan = policy.plan(schema, without_breaches(obs, held), options, batch, last_assigned)
-    return dataclasses.replace(plan, held=held)
+        seeds, obs, options.contracts or Contracts(), policy.widens, options.lattice)
+    planned = obs if not held else without_breaches(obs, held)
+    plan = policy.plan(seeds, planned, options, batch, last_id + len(adds))
+    if held:
+        plan = dataclasses.replace(plan, held=held)
+    return with_seeds(plan, schema, adds, last_id)
 
 
 def simulate_batches(

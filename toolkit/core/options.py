@@ -34,6 +34,7 @@ from typing import (
 
 from toolkit.core.contract_terms import Contracts
 from toolkit.core.conversions import Conversions, EpochUnit, LongTimestampUnit
+from toolkit.core.hints import Hint, parse_hints
 from toolkit.core.lattice import STRICT, UPSOLVER, Lattice
 from toolkit.core.quarantine import OnIncompatible
 from toolkit.core.wording import or_join
@@ -168,6 +169,18 @@ class Options:
         "kept with the table, which later batches obey until contracts are given again "
         "(None: the table's)",
         accepts=Mapping[str, str] | Contracts | None,
+    )
+
+    # parsed by toolkit.core.hints.parse_hints (docs/rules.md, Type hints)
+    hints: tuple[Hint, ...] = _option(
+        (),
+        "type hints per top-level field, ``{\"price\": \"decimal(10,2)\", \"ts\": "
+        "\"timestamp[ms]\"}`` (Iceberg type names; ``[s|ms|us|ns]``: the epoch unit of longs "
+        "read as timestamps): the field's column has the hint's type from its first batch, "
+        "values that convert exactly are written there, the others go where the policy "
+        "puts them; a table keeps its hints until others are given (docs/rules.md)",
+        accepts=Mapping[str, str],
+        given={},
     )
 
     @cached_property
@@ -444,7 +457,8 @@ def make_options(**options: Any) -> Options:
     ...
     toolkit.errors.UnknownOptionError: unknown option 'detect_date'; did you mean
     'detect_dates'? The options are: detect_dates, timestamp_unit, long_timestamp_unit,
-    lattice, policy, on_incompatible, allow_rewrites, rare_type_percent, contracts
+    lattice, policy, on_incompatible, allow_rewrites, rare_type_percent, contracts,
+    hints
     >>> make_options(timestamp_unit="ns")
     Traceback (most recent call last):
     ...
@@ -463,6 +477,7 @@ def make_options(**options: Any) -> Options:
             f"rare_type_percent={percent:g} is an option of {policy_title('upsolver')} "
             f"(policy='upsolver'), not of policy={policy!r}; leave it out"
         )
+    given["hints"] = parse_hints(given["hints"])
     if isinstance(given["lattice"], str):
         given["lattice"] = LATTICES[given["lattice"]]
     if given["contracts"] is not None:  # None: what the table keeps (an empty one: none)

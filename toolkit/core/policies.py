@@ -22,10 +22,11 @@ Adding a policy: one frozen subclass of :class:`EvolutionPolicy`, its name in
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from toolkit.core.contracts import Enforced, enforce_contracts
+from toolkit.core.hint_plans import as_they_came, hinted_rows, lattice_view, real_types
 from toolkit.core.observe import Classifier, StructObservation, observe_struct
 from toolkit.core.observed import Observed
 from toolkit.core.options import POLICY_TERMS, Options, PolicyTerms
@@ -134,7 +135,12 @@ class UpsolverPolicy(EvolutionPolicy):
         self, schema: Struct, obs: Observed, options: Options, batch: int = 0,
         last_assigned: int = 0,
     ) -> Plan:
-        return plan_batch(schema, obs, options, batch, last_assigned)
+        # a hinted decimal column is planned as the decimal column evolution creates
+        view = lattice_view(schema, options)
+        plan = plan_batch(view, obs, options, batch, last_assigned)
+        if view is schema:
+            return plan
+        return replace(plan, before=schema, after=real_types(plan.after, schema))
 
     def route(
         self, plan: Plan, obs: StructObservation, options: Options, router: Router,
@@ -152,14 +158,16 @@ class UpsolverPolicy(EvolutionPolicy):
         classifier: Classifier, batch: int | str = 0,
     ) -> tuple[list[dict[str, Any]], list[Quarantined]]:
         classifier.parsed.clear()
-        obs = observe_struct(rows, classifier)
+        hinted = hinted_rows(rows, options)  # (docs/rules.md, Type hints)
+        obs = observe_struct(hinted, classifier)
         # (neither fails: the caller decides)
         obs, refused = _contracted(plan, obs, classifier, batch, fail=False)
         kept, aside = set_aside_rare(plan, obs, batch)
         if aside:
             obs = observe_struct(kept, classifier)
         columns = Router(options, classifier).route_struct(plan.after, obs)
-        return rows_of(plan.after, columns, len(kept)), refused.settled(aside)
+        return rows_of(plan.after, columns, len(kept)), as_they_came(
+            refused.settled(aside), hinted, rows)
 
 
 @dataclass(frozen=True)
@@ -191,13 +199,15 @@ class WidenPolicy(EvolutionPolicy):
         self, plan: Plan, rows: list[dict[str, Any]], options: Options,
         classifier: Classifier, batch: int | str = 0,
     ) -> tuple[list[dict[str, Any]], list[Quarantined]]:
+        hinted = hinted_rows(rows, options)  # (docs/rules.md, Type hints)
         if not plan.held:
-            return WidenRouter(plan, options, classifier).route(rows, batch)
+            kept, aside = WidenRouter(plan, options, classifier).route(hinted, batch)
+            return kept, as_they_came(aside, hinted, rows)
         classifier.parsed.clear()
         obs, refused = _contracted(
-            plan, observe_struct(rows, classifier), classifier, batch, fail=False)
+            plan, observe_struct(hinted, classifier), classifier, batch, fail=False)
         kept, aside = WidenRouter(plan, options, classifier).route(obs.rows, batch)
-        return kept, refused.settled(aside)
+        return kept, as_they_came(refused.settled(aside), hinted, rows)
 
 
 def _contracted(

@@ -28,6 +28,7 @@ from typing import Any
 
 from toolkit.core.conversions import render_json
 from toolkit.core.engine import simulate_batches
+from toolkit.core.hint_plans import hinted_rows
 from toolkit.core.options import Options
 from toolkit.core.quarantine import Quarantined
 from toolkit.core.types import ColumnType, ListOf, Struct
@@ -84,6 +85,9 @@ def landing(
     together under one plan that only they make."""
     left = list(range(len(records)))
     cannot: list[tuple[int, Quarantined]] = []
+    # hinted values converted once, up front: the engine then sets aside these very records
+    if options.hints:
+        records = hinted_rows([dict(r) for r in records], options)
     while left:
         run = simulate_batches([[records[i] for i in left]], schema, options)
         if not run.quarantined:

@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from toolkit.core.conversions import LOSSY
 from toolkit.core.families import receives
+from toolkit.core.hint_plans import hinted_rows, lattice_view
 from toolkit.core.map_routing import map_value_column, object_fits
 from toolkit.core.observe import Classifier, FieldObservation, StructObservation, observe_struct
 from toolkit.core.options import Options
@@ -81,6 +82,7 @@ class Router:
         self.lattice = options.lattice
         self.conversions = options.conversions
         self.classifier = classifier or Classifier(options)
+        self.options = options
 
     def rule(self, k: Kind, col: Column) -> Rule | None:
         """How a value of kind ``k`` lands in ``col``; None: it is not written there.
@@ -108,6 +110,8 @@ class Router:
 
     def route_struct(self, struct: Struct, obs: StructObservation) -> list[list[Any] | None]:
         """The values of every column of ``struct``, aligned with ``obs.rows``."""
+        if not obs.path:  # hinted decimal columns, as the upsolver policy sees them
+            struct = lattice_view(struct, self.options)
         return [self.route_column(col, obs.fields.get(col.family)) for col in struct.fields]
 
     def route_column(self, col: Column, fobs: FieldObservation | None) -> list[Any] | None:
@@ -376,8 +380,10 @@ class Landing:
 
 def explain_record(router: Router, struct: Struct, record: dict[str, Any]) -> list[Landing]:
     """Every column each top-level value of ``record`` is written to (RULES 3.1), in schema
-    order: what a preview shows per sample record. Records land whole in record columns."""
-    obs = observe_struct([record], router.classifier)
+    order: what a preview shows per sample record. Records land whole in record columns.
+    A hinted value lands as the engine routes it, converted first (docs/rules.md, Type
+    hints); its landing shows the value as it came."""
+    obs = observe_struct(hinted_rows([record], router.options), router.classifier)
     routed = router.route_struct(struct, obs)
     out = []
     for col, values in zip(struct.fields, routed, strict=True):
@@ -386,7 +392,8 @@ def explain_record(router: Router, struct: Struct, record: dict[str, Any]) -> li
         fobs = obs.fields[col.family]
         kind = fobs.kind_at(0)
         assert kind is not None
-        out.append(Landing(col.family, fobs.values[0], kind, col.name, values[0]))
+        out.append(Landing(col.family, record.get(col.family, fobs.values[0]), kind, col.name,
+                           values[0]))
     return out
 
 

@@ -35,6 +35,7 @@ from toolkit.core.contracts import (
 )
 from toolkit.core.engine import make_plan
 from toolkit.core.folding import choose_fold
+from toolkit.core.hint_plans import hints_note, obeyed
 from toolkit.core.lineage import plan_lineage_properties
 from toolkit.core.offsets import OffsetRange, parse_batch_id, range_batch_id, resume_offsets
 from toolkit.core.options import REWRITES_WHEN_APPROVED, Options, make_options, takes_options
@@ -130,6 +131,8 @@ def _one_pass_codes(
     before they were kept: the routing table could not foresee their arrays, so the pass
     would mostly be done again)."""
     if table is None or mode not in JVM_MODES or not policy_of(options).jvm_routes:
+        return None
+    if options.hints:  # hinted values are converted by the core, in Python (docs/rules.md)
         return None
     schema = from_iceberg(table.schema())
     if not schema.fields or not jvm_tally_ready(spark):
@@ -304,6 +307,10 @@ def _ingest_batch(
     # the field contracts the table keeps, when none are given (docs/rules.md, Contracts)
     opts = with_table_contracts(opts, None if existing is None else existing.properties)
     batch_index = 0 if existing is None else len(existing.snapshots())
+    # hints given replace those the table keeps; none given, the table's hold (docs/rules.md)
+    kept = {} if existing is None else existing.metadata.properties
+    opts = obeyed(opts, kept)
+    hints = hints_note(opts, kept)
     df, kind = as_dataframe(spark, source, format)
     mode = kind.mode
     if existing is not None and batch_id in ingested_batches(existing):
@@ -321,7 +328,7 @@ def _ingest_batch(
     if one is None:
         seen = observe_on_spark(df, mode, opts, batch_index)
         return _planned(df, mode, seen, existing, catalog, spark, table, batch_id, opts,
-                        batch_index, approved, expected, arriving)
+                        batch_index, approved, expected, arriving, hints=hints)
     assert existing is not None
     seen = SparkObservation(
         one.tally.summary, one.tally.profile, len(one.aside), next(iter(one.aside), None),
@@ -329,7 +336,7 @@ def _ingest_batch(
     )
     try:
         return _planned(df, mode, seen, existing, catalog, spark, table, batch_id, opts,
-                        batch_index, approved, expected, arriving, one)
+                        batch_index, approved, expected, arriving, one, hints=hints)
     except BaseException:
         with contextlib.suppress(Exception):  # the error on the way is the one to see
             drop_staged(existing, one.write_id)  # its staged rows go
@@ -351,6 +358,8 @@ def _planned(
     expected: TableState | None,
     arriving: bool,
     one: OnePass | None = None,
+    *,
+    hints: Mapping[str, str] | None = None,
 ) -> IngestReport:
     """Plan the batch ``seen`` observed, commit the plan, write the rows: those ``one``
     staged when its tally was planned against the very table it was routed into (the plan
@@ -405,7 +414,7 @@ def _planned(
     contracts = {} if given is None or given == kept else {CONTRACTS_PROPERTY: given.to_json()}
 
     def notes(snapshot_id: int) -> dict[str, str]:
-        return {**arrived(snapshot_id), **codes, **contracts}
+        return {**arrived(snapshot_id), **codes, **contracts, **(hints or {})}
 
     quarantined = 0
     if one is not None and one.foreseen and attempts == 1 and not plan.changed \

@@ -9,9 +9,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pyiceberg.catalog import Catalog
+from pyiceberg.table import Table
 
 from toolkit.core.contracts import with_table_contracts
 from toolkit.core.engine import Engine, make_plan
+from toolkit.core.hint_plans import obeyed
 from toolkit.core.observe import StructObservation
 from toolkit.core.options import make_options, takes_options
 from toolkit.core.planner import Plan
@@ -70,9 +72,11 @@ def plan_preview(
     without Spark and without changing anything; pass the result's ``plan`` and
     ``state`` to :func:`ingest` as ``approved`` and ``expected`` to commit exactly that."""
     existing = load_table(catalog, table)
-    # the field contracts the table keeps, when none are given (docs/rules.md, Contracts)
-    engine = Engine(with_table_contracts(
-        make_options(**options), None if existing is None else existing.properties))
+    # the field contracts and hints the table keeps, when none are given (docs/rules.md,
+    # Contracts, Type hints)
+    engine = Engine(obeyed(with_table_contracts(
+        make_options(**options), None if existing is None else existing.properties),
+        _properties(existing)))
     batch = 0 if existing is None else len(existing.snapshots())
     rows, aside = _typed(engine, kind_of(records, format).records(records), batch)
     obs = engine.observe(rows, batch)
@@ -87,6 +91,10 @@ def plan_preview(
     return Preview(
         table, plan, TableState.of(existing), profile_of(obs, batch), tuple(rows), aside, obs
     )
+
+
+def _properties(table: Table | None) -> dict[str, str]:
+    return {} if table is None else dict(table.metadata.properties)
 
 
 def _typed(

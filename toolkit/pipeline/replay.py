@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from pyiceberg.catalog import Catalog
 
 from toolkit.core.contracts import with_table_contracts
+from toolkit.core.hint_plans import obeyed
 from toolkit.core.options import REWRITES_WHEN_APPROVED, Options, make_options, takes_options
 from toolkit.core.planner import Plan
 from toolkit.core.quarantine import Quarantine, QuarantinedRow, detail_text, reason_words
@@ -248,6 +249,8 @@ def sort_out(
     schema = Struct() if target is None else from_iceberg(target.schema())
     # the field contracts the table keeps, when none are given (docs/rules.md, Contracts)
     options = with_table_contracts(options, None if target is None else target.properties)
+    if target is not None:  # the hints the table keeps (docs/rules.md, Type hints)
+        options = obeyed(options, target.metadata.properties)
     found = landing(records, schema, options)
     cannot = tuple(
         CannotLand(rows[i].id, q.reason, q.field, q.detail) for i, q in found.cannot

@@ -104,7 +104,9 @@ def observe_on_spark(
     """Distributed observation: each partition summarizes and profiles its records; the
     driver merges them (both merge exactly). JSON lines are tallied inside the JVM when
     the session has the tally jar (``toolkit.spark.tally``), with the same result."""
-    if mode in JVM_MODES and jvm_tally_ready(df.sparkSession):
+    # hinted values are converted before they are observed, by the core in Python workers
+    # (docs/rules.md, Type hints): the JVM tally would type them as they came
+    if mode in JVM_MODES and not options.hints and jvm_tally_ready(df.sparkSession):
         # partitions the JVM hands back (a line it cannot read as Python does) go through
         # the Python workers, which set malformed lines and non-objects aside as usual
         tally = observe_json(

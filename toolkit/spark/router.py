@@ -121,6 +121,8 @@ def jvm_routing(
     do not change it."""
     if not policy_of(options).jvm_routes or codes is None:
         return None
+    if options.hints:  # Router.java converts no value into a hint's type: Python does
+        return None
     if not schema.fields:  # rows without columns: what Python workers do with them stays
         return None
     if _map_receives(schema, codes):  # Router.java routes no object into a map: Python does
