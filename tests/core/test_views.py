@@ -39,9 +39,9 @@ def test_rules_7_seed_coalesce_of_my_field() -> None:
     r = run([{"my_field": 1}], [{"my_field": "abc"}], [{"my_field": 7}])
     for dialect, sql in {
         "spark": "SELECT COALESCE(`my_field_string`, CAST(`my_field` AS STRING)) AS `my_field`"
-        " FROM db.events",
+        " /* my_field: long and string fold into string (longs as text) */ FROM db.events",
         "trino": 'SELECT COALESCE("my_field_string", CAST("my_field" AS VARCHAR)) AS "my_field"'
-        " FROM db.events",
+        " /* my_field: long and string fold into string (longs as text) */ FROM db.events",
     }.items():
         assert toolkit.coalesce_sql(r.schema, "db.events", dialect) == sql  # type: ignore[arg-type]
     assert [x["my_field"] for x in query_view(r)] == ["1", "abc", "7"]

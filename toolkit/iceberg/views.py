@@ -6,11 +6,13 @@
 >>> schema = Schema(NestedField(1, "a", LongType()),
 ...                 NestedField(2, "a_string", StringType(), doc="upsolver_evolved_from:a"))
 >>> print(coalesce_sql(schema, "db.t", "trino"))
-SELECT COALESCE("a_string", CAST("a" AS VARCHAR)) AS "a" FROM db.t
+SELECT COALESCE("a_string", CAST("a" AS VARCHAR)) AS "a" /* a: long and string fold into
+string (longs as text) */ FROM db.t
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from pyiceberg.schema import Schema
@@ -41,17 +43,23 @@ def coalesce_sql(
     view: str | None = None,
     pretty: bool = False,
     profile: Profile | None = None,
+    view_types: Mapping[str, str] | None = None,
     **options: Any,
 ) -> str:
     """The COALESCE view of RULES 7 over ``table``, for ``spark``, ``trino``, ``duckdb`` or
     ``athena``; with ``view=``, the ``CREATE OR REPLACE VIEW`` statement. ``options`` as
     for :func:`toolkit.simulate` (``lattice``, ``timestamp_unit``...).
 
-    ``profile``: a profile of the data (:func:`toolkit.profile`). A field whose whole
-    numbers it saw in an epoch unit other than ``timestamp_unit``, or in several, keeps
-    its long column out of the fold, as its own view column (docs/rules.md, *Timestamp
-    formats and epoch units*); without one, long columns are folded after the timestamp
-    column, which is always read first."""
+    One column per source key, nested families folded inside their structs; each reads
+    as its ``view_types`` entry (per dotted field: ``{"quantity": "long", "address.zip":
+    "string", "ts": "timestamp[s]"}``), else the family's type when every sibling converts
+    into it exactly (a timestamp family as a TIMESTAMP, its longs read in
+    ``long_timestamp_unit``), else string (records and lists as JSON text). The SQL's
+    comments say what each field folds to and what that costs (docs/rules.md, *What the
+    view folds to*).
+
+    ``profile``: a profile of the data (:func:`toolkit.profile`); the comment of a
+    timestamp family then says the epoch units its whole numbers were seen in."""
     opts = make_options(**options)
     return _coalesce_sql(
         as_struct(schema),
@@ -62,4 +70,6 @@ def coalesce_sql(
         timestamp_unit=opts.timestamp_unit,
         pretty=pretty,
         epoch_units=None if profile is None else epoch_units_of(profile),
+        long_timestamp_unit=opts.long_timestamp_unit,
+        view_types=view_types,
     )

@@ -18,7 +18,7 @@ columns, create it again (``CREATE OR REPLACE``), e.g. from a stream's ``on_batc
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -77,10 +77,13 @@ def create_coalesce_view(
     *,
     catalog_name: str | None = None,
     pretty: bool = False,
+    view_types: Mapping[str, str] | None = None,
     **options: Any,
 ) -> str:
     """Create (or replace) ``view``: the COALESCE view of RULES 7 over the current schema of
-    the Iceberg ``table``, and return the Spark SQL it ran.
+    the Iceberg ``table``, and return the Spark SQL it ran: one column per source key,
+    nested families folded inside their structs, ``view_types`` as for
+    :func:`toolkit.coalesce_sql`.
 
     ``table`` and ``view`` are ``namespace.name`` in ``catalog_name`` (default: Spark's
     current catalog) or fully qualified ``catalog.namespace.name``. ``options`` as for
@@ -91,14 +94,16 @@ def create_coalesce_view(
 
         create_coalesce_view(spark, "db.events", "db.events_folded")
         # CREATE OR REPLACE VIEW lakehouse.db.events_folded AS SELECT
-        #   COALESCE(`my_field_string`, CAST(`my_field` AS STRING)) AS `my_field`, ...
+        #   COALESCE(`my_field_string`, CAST(`my_field` AS STRING)) AS `my_field`
+        #   /* my_field: long and string fold into string (longs as text) */, ...
         #   FROM lakehouse.db.events
     """
     make_options(**options)  # a misspelt option fails before Spark is asked anything
     source = qualify(spark, table, catalog_name)
     target = qualify(spark, view, catalog_name)
     schema = iceberg_schema(spark, source)
-    sql = coalesce_sql(schema, source, "spark", view=target, pretty=pretty, **options)
+    sql = coalesce_sql(schema, source, "spark", view=target, pretty=pretty,
+                       view_types=view_types, **options)
     try:
         with as_written(spark):
             spark.sql(sql)
