@@ -23,7 +23,7 @@ from toolkit.core.quarantine import Quarantined, fields_set_aside
 from toolkit.core.routing import set_aside_rare
 from toolkit.core.state import ABSENT, TableState
 from toolkit.core.types import iter_ids, type_to_str
-from toolkit.core.views import DIALECTS, Dialect, coalesce_sql
+from toolkit.core.views import DIALECTS, Dialect, coalesce_sql, view_folds
 from toolkit.core.widen_policy import WidenRouter
 from toolkit.core.wording import counted
 from toolkit.notebook.common import clip
@@ -189,6 +189,9 @@ class PlanModel:
     lookalikes: tuple[str, ...] = ()
     """A warning for each group of new names that look alike (the plan's, from
     :mod:`toolkit.core.lookalikes`): different fields a reviewer could take for one."""
+    folds: tuple[str, ...] = ()
+    """What each field of the view folds to and what that costs, nested ones too
+    (``address: record and string fold into string (records as JSON text)``)."""
 
     @property
     def new_table(self) -> bool:
@@ -349,10 +352,15 @@ class PlanModel:
                     coalesce_sql(
                         plan.after, preview.table, d, lattice=opts.lattice,
                         timestamp_unit=opts.timestamp_unit, pretty=True,
+                        long_timestamp_unit=opts.long_timestamp_unit,
                     ),
                 )
                 for d in DIALECTS
             )
+        folds = tuple(str(f) for f in view_folds(
+            plan.after, lattice=opts.lattice, timestamp_unit=opts.timestamp_unit,
+            long_timestamp_unit=opts.long_timestamp_unit,
+        ))
         return cls(
             preview.table,
             plan.batch,
@@ -375,6 +383,7 @@ class PlanModel:
             tuple(str(r) for r in plan.rare),
             missing,
             lookalike_warnings(plan.before, plan.after),
+            folds,
         )
 
 

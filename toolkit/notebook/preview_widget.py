@@ -49,6 +49,7 @@ from toolkit.notebook.preview_html import (
     plan_header_html,
     quarantine_preview_html,
     sql_html,
+    view_folds_html,
     widenings_html,
 )
 from toolkit.notebook.preview_model import CommitRequest, PlanModel
@@ -248,7 +249,8 @@ class PreviewPanel(StaticHtmlPanel):
             ),
             *widen,
             ("Where values land", self.landings_box),
-            ("SQL view", sql if m.sql else widgets.HTML("(no columns: no view)")),
+            ("SQL view", widgets.VBox([widgets.HTML(view_folds_html(m.folds)), sql])
+             if m.sql else widgets.HTML("(no columns: no view)")),
             ("Profile", self.profile_panel.widget),
         ]
         self.landing_grid = m.landings
