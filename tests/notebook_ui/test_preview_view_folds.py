@@ -43,11 +43,11 @@ def test_the_model_says_what_each_field_folds_to(lake: Catalog) -> None:
 def test_the_sql_tab_and_the_static_copy_show_it(lake: Catalog) -> None:
     panel = PreviewPanel(plan_preview(ORDERS, "db.orders", lake))
     tab = dict(zip(panel.tabs.titles, panel.tabs.children, strict=True))["SQL view"]
-    assert isinstance(tab, widgets.VBox)
-    first = tab.children[0]
-    assert isinstance(first, widgets.HTML)
-    assert "What the view folds" in first.value
-    assert "address: record and string fold into string (records as JSON text)" in first.value
+    assert isinstance(tab, widgets.Tab)
+    for page in tab.children:
+        assert isinstance(page, widgets.HTML)
+        assert "What the view folds" in page.value and "<pre>SELECT" in page.value
+        assert "address: record and string fold into string (records as JSON text)" in page.value
     report = preview_report_html(panel.model)
     assert "What the view folds" in report and "records as JSON text" in report
 

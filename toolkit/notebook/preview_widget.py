@@ -212,7 +212,9 @@ class PreviewPanel(StaticHtmlPanel):
             page_size=15,
         )
         sql = widgets.Tab(
-            children=[widgets.HTML(sql_html(text, d)) for d, text in m.sql],
+            # above each dialect's SQL, what each field folds to and what that costs
+            children=[widgets.HTML(view_folds_html(m.folds) + sql_html(text, d))
+                      for d, text in m.sql],
             titles=[d for d, _ in m.sql],
         )
         # RULES 5: under the widen policy, the retypes and the records set aside too
@@ -249,8 +251,7 @@ class PreviewPanel(StaticHtmlPanel):
             ),
             *widen,
             ("Where values land", self.landings_box),
-            ("SQL view", widgets.VBox([widgets.HTML(view_folds_html(m.folds)), sql])
-             if m.sql else widgets.HTML("(no columns: no view)")),
+            ("SQL view", sql if m.sql else widgets.HTML("(no columns: no view)")),
             ("Profile", self.profile_panel.widget),
         ]
         self.landing_grid = m.landings
