@@ -302,7 +302,12 @@ def _epoch(col: exp.Expr, unit: str, dialect: Dialect) -> exp.Expr:
 
 def _json_text(e: exp.Expr, dialect: Dialect) -> exp.Expr:
     """A record, map or list as its JSON text (``to_json`` in Spark and DuckDB,
-    ``json_format(CAST(... AS JSON))`` in Trino and Athena)."""
+    ``json_format(CAST(... AS JSON))`` in Trino and Athena). Spark keeps null fields, as
+    the others do (its ``to_json`` leaves them out by default)."""
+    if dialect == "spark":
+        keep = exp.VarMap(keys=exp.Array(expressions=[exp.Literal.string("ignoreNullFields")]),
+                          values=exp.Array(expressions=[exp.Literal.string("false")]))
+        return exp.JSONFormat(this=e, options=keep)
     return exp.JSONFormat(this=e)
 
 
