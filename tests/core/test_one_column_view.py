@@ -171,3 +171,8 @@ def test_spark_reads_a_struct_with_a_substituted_name_as_stored() -> None:
 def test_an_unknown_view_type_names_the_field(orders: toolkit.Simulation) -> None:
     with pytest.raises(toolkit.ToolkitError, match="field 'quantity' cannot be read as 'integer'"):
         toolkit.coalesce_sql(orders.schema, "t", "duckdb", view_types={"quantity": "integer"})
+
+
+def test_a_view_type_for_no_field_is_refused(orders: toolkit.Simulation) -> None:
+    with pytest.raises(toolkit.ToolkitError, match="the view has no field 'quantty'"):
+        toolkit.coalesce_sql(orders.schema, "t", "duckdb", view_types={"quantty": "long"})

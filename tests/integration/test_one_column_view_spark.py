@@ -5,6 +5,7 @@ rendering over the same table returns the same rows."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -12,6 +13,7 @@ from pyiceberg.catalog import Catalog
 
 from tests.core.test_one_column_view import KEYS, ORDERS
 from tests.integration.test_views_spark import by_id
+from toolkit.core.view_folds import HINTS_PROPERTY
 from toolkit.iceberg.duckdb import duckdb_connection, run_view
 from toolkit.pipeline.ingest import ingest
 from toolkit.spark.views import create_coalesce_view
@@ -69,3 +71,20 @@ def test_spark_view_returns_every_value_a_reader_expects(viewed: dict[str, Any])
 
 def test_duckdb_reads_the_same_rows(viewed: dict[str, Any]) -> None:
     assert viewed["duckdb"] == EXPECTED
+
+
+def test_a_field_the_table_keeps_a_hint_for_reads_as_it(
+    viewed: dict[str, Any], lakehouse: Catalog, spark: SparkSession
+) -> None:
+    """The table's ``toolkit.hints`` property, as Spark's catalog loads it: ``quantity``
+    reads as a long, ``"two"`` as NULL (the comment says so)."""
+    table = lakehouse.load_table(TABLE)
+    with table.transaction() as tx:
+        tx.set_properties({HINTS_PROPERTY: json.dumps({"quantity": "long"})})
+    spark.sql(f"REFRESH TABLE {lakehouse.name}.{TABLE}")
+    sql = create_coalesce_view(spark, TABLE, f"{VIEW}_hinted")
+    assert "quantity: long and string read as long" in sql
+    frame = spark.table(f"{lakehouse.name}.{VIEW}_hinted")
+    assert dict(frame.dtypes)["quantity"] == "bigint"
+    got = sorted((r.id, r.quantity) for r in frame.collect())
+    assert got == [(1, 2), (2, 3), (3, None), (4, 5)]

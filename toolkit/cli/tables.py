@@ -160,7 +160,8 @@ def view(table: str, catalog_spec: str, warehouse: str | None, dialect: str,
         chosen[field] = type_name
     tbl = open_catalog(catalog_spec, warehouse, must_exist=True).catalog.load_table(table)
     sql = coalesce_sql(tbl.schema(), table, dialect, view=view_name,  # type: ignore[arg-type]
-                       pretty=not as_json, view_types=chosen)
+                       pretty=not as_json, view_types=chosen,
+                       properties=tbl.metadata.properties)
     emit(as_json, sql, {"table": table, "dialect": dialect, "sql": sql})
 
 

@@ -28,10 +28,11 @@ address: record and string fold into string (records as JSON text)
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Final, Literal, TypeAlias
+from typing import Final, Literal, Protocol, TypeAlias
 
 from sqlglot import exp
 
@@ -50,7 +51,10 @@ __all__ = [
     "FoldedColumn",
     "Target",
     "fold_struct",
+    "hinted_view_types",
     "parse_view_type",
+    "view_paths",
+    "check_view_types",
     "view_folds",
 ]
 
@@ -127,6 +131,81 @@ def parse_view_type(path: str, text: str) -> Target:
         raise ViewTypeError(f"view_types: field {path!r} cannot be read as {text!r}; "
                             f"choose one of {choices}")
     return Target(t, 0, unit)
+
+
+#: the table property keeping a table's type hints, JSON ``{"field": "type", ...}``
+#: (toolkit.core.hints, HINTS_PROPERTY): a hinted field reads as its hint's type
+HINTS_PROPERTY: Final = "toolkit.hints"
+
+
+class _Hint(Protocol):
+    """A type hint as the options hold it (toolkit.core.hints.Hint)."""
+
+    @property
+    def field(self) -> str: ...
+
+    @property
+    def text(self) -> str: ...
+
+
+def hinted_view_types(
+    view_types: Mapping[str, str] | None = None,
+    hints: Iterable[_Hint] = (),
+    properties: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """The ``view_types`` a view reads with (issue 28: a hinted field reads as its hint's
+    type): the hints a table keeps (its ``properties``), then the ``hints`` of the options,
+    then ``view_types``; a later one wins for a field.
+
+    >>> hinted_view_types({"q": "string"}, properties={HINTS_PROPERTY: '{"q": "long", "p":'
+    ...                   ' "decimal(10, 2)"}'})
+    {'q': 'string', 'p': 'decimal(10, 2)'}
+    """
+    out: dict[str, str] = {}
+    kept = (properties or {}).get(HINTS_PROPERTY)
+    if kept:
+        try:
+            loaded = json.loads(kept)
+        except ValueError:
+            loaded = None
+        if isinstance(loaded, dict):  # a property another writer spoilt is not the view's
+            out.update((str(k), str(v)) for k, v in loaded.items())
+    out.update((h.field, h.text) for h in hints)
+    out.update(view_types or {})
+    return out
+
+
+def view_paths(schema: Struct) -> set[str]:
+    """The dotted path of every field of the view (a family's key, nested ones through
+    records and lists of records): what ``view_types`` may name.
+
+    >>> sorted(view_paths(Struct((Column(1, "a", Struct((Column(2, "b", "long"),))),
+    ...                           Column(3, "a_string", "string", "upsolver_evolved_from:a")))))
+    ['a', 'a.b']
+    """
+    out: set[str] = set()
+
+    def walk(struct: Struct, prefix: str) -> None:
+        for col in struct.fields:
+            path = prefix + col.family
+            out.add(path)
+            if isinstance(col.leaf, Struct):
+                walk(col.leaf, path + ".")
+
+    walk(schema, "")
+    return out
+
+
+def check_view_types(schema: Struct, view_types: Mapping[str, str] | None) -> None:
+    """Refuse a ``view_types`` entry that names no field of the view (a misspelt one would
+    otherwise change nothing, silently), naming it."""
+    paths = view_paths(schema)
+    for path in view_types or {}:
+        if path not in paths:
+            near = sorted(paths)[:12]
+            raise ViewTypeError(f"view_types: the view has no field {path!r}; its fields "
+                                f"are {', '.join(repr(p) for p in near)}"
+                                f"{'...' if len(paths) > 12 else ''}")
 
 
 @dataclass(frozen=True, slots=True)

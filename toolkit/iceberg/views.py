@@ -20,6 +20,7 @@ from pyiceberg.schema import Schema
 from toolkit.core.options import make_options, takes_options
 from toolkit.core.profile import Profile
 from toolkit.core.types import Struct
+from toolkit.core.view_folds import check_view_types, hinted_view_types
 from toolkit.core.views import Dialect, epoch_units_of
 from toolkit.core.views import coalesce_sql as _coalesce_sql
 from toolkit.iceberg.schema import from_iceberg
@@ -44,6 +45,7 @@ def coalesce_sql(
     pretty: bool = False,
     profile: Profile | None = None,
     view_types: Mapping[str, str] | None = None,
+    properties: Mapping[str, str] | None = None,
     **options: Any,
 ) -> str:
     """The COALESCE view of RULES 7 over ``table``, for ``spark``, ``trino``, ``duckdb`` or
@@ -58,11 +60,16 @@ def coalesce_sql(
     comments say what each field folds to and what that costs (docs/rules.md, *What the
     view folds to*).
 
+    A hinted field (the ``hints`` option, or the hints the table keeps: its
+    ``properties``) reads as its hint's type unless ``view_types`` says otherwise.
+
     ``profile``: a profile of the data (:func:`toolkit.profile`); the comment of a
     timestamp family then says the epoch units its whole numbers were seen in."""
     opts = make_options(**options)
+    struct = as_struct(schema)
+    check_view_types(struct, view_types)  # hints may name fields with no column yet
     return _coalesce_sql(
-        as_struct(schema),
+        struct,
         table,
         dialect,
         view=view,
@@ -71,5 +78,6 @@ def coalesce_sql(
         pretty=pretty,
         epoch_units=None if profile is None else epoch_units_of(profile),
         long_timestamp_unit=opts.long_timestamp_unit,
-        view_types=view_types,
+        # (the hints option once the options have it: toolkit.core.hints)
+        view_types=hinted_view_types(view_types, getattr(opts, "hints", ()), properties),
     )

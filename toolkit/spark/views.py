@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from pyiceberg.schema import Schema
 
 from toolkit.core.options import make_options, takes_options
+from toolkit.core.view_folds import HINTS_PROPERTY
 from toolkit.errors import CatalogFeatureError
 from toolkit.iceberg.views import coalesce_sql
 
@@ -37,6 +38,7 @@ __all__ = [
     "as_written",
     "create_coalesce_view",
     "iceberg_schema",
+    "kept_hints",
     "qualify",
 ]
 
@@ -67,6 +69,16 @@ def iceberg_schema(spark: SparkSession, table: str) -> Schema:
     jtable = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(spark._jsparkSession, table)
     text = jvm.org.apache.iceberg.SchemaParser.toJson(jtable.schema())
     return Schema.model_validate_json(text)
+
+
+def kept_hints(spark: SparkSession, table: str) -> dict[str, str]:
+    """The type hints ``table`` keeps (its ``toolkit.hints`` property, as Spark's Iceberg
+    catalog loads it): a hinted field reads as its hint's type in the view."""
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None, "no JVM: is the Spark session stopped?"
+    jtable = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(spark._jsparkSession, table)
+    text = jtable.properties().get(HINTS_PROPERTY)
+    return {} if text is None else {HINTS_PROPERTY: str(text)}
 
 
 @takes_options
@@ -103,7 +115,8 @@ def create_coalesce_view(
     target = qualify(spark, view, catalog_name)
     schema = iceberg_schema(spark, source)
     sql = coalesce_sql(schema, source, "spark", view=target, pretty=pretty,
-                       view_types=view_types, **options)
+                       view_types=view_types, properties=kept_hints(spark, source),
+                       **options)
     try:
         with as_written(spark):
             spark.sql(sql)
