@@ -27,6 +27,7 @@ UTC = dt.UTC
 ORDERS: list[list[dict[str, Any]]] = [
     [
         {"id": 1, "quantity": 2, "address": {"zip": "01234", "city": "Oslo"},
+         "customer": {"name": "Ann"},
          "started": "2024-06-01T08:00:00Z",
          "shipping": {"eta": "2024-06-03T12:00:00Z"},
          "items": [{"sku": "a", "qty": 1}]},
@@ -35,14 +36,16 @@ ORDERS: list[list[dict[str, Any]]] = [
     ],
     [
         {"id": 3, "quantity": "two", "address": "12 Main St, Springfield",
+         "customer": [{"name": "Bo", "vip": True}],
          "started": 1717315254178, "shipping": {"eta": 1717416000000},
          "items": [{"sku": "b", "qty": "many"}, {"sku": "c", "qty": 4}]},
         {"id": 4, "quantity": 5, "address": {"zip": 98765, "city": "Bergen"},
+         "customer": {"name": "Cy"},
          "started": 1717315254, "shipping": None, "items": None},
     ],
 ]
 
-KEYS = ["address", "id", "items", "quantity", "shipping", "started"]
+KEYS = ["address", "customer", "id", "items", "quantity", "shipping", "started"]
 
 
 @pytest.fixture(scope="module")
@@ -81,6 +84,7 @@ def test_duckdb_view_has_one_column_per_source_key(orders: toolkit.Simulation) -
     assert str(by_name["address"]) == "VARCHAR"
     assert str(by_name["items"]) == "STRUCT(qty VARCHAR, sku VARCHAR)[]"
     assert str(by_name["shipping"]) == "STRUCT(eta TIMESTAMP WITH TIME ZONE)"
+    assert str(by_name["customer"]) == "STRUCT(\"name\" VARCHAR, vip BOOLEAN)[]"
 
 
 def test_duckdb_view_returns_every_value_a_reader_expects(orders: toolkit.Simulation) -> None:
@@ -89,6 +93,9 @@ def test_duckdb_view_returns_every_value_a_reader_expects(orders: toolkit.Simula
         '{"city":"Oslo","zip":"01234"}', '{"city":"Oslo","zip":"0150"}',
         "12 Main St, Springfield", '{"city":"Bergen","zip":"98765"}']
     assert [r["quantity"] for r in rows] == ["2", "3", "two", "5"]
+    assert [r["customer"] for r in rows] == [
+        [{"name": "Ann", "vip": None}], None, [{"name": "Bo", "vip": True}],
+        [{"name": "Cy", "vip": None}]]
     assert [r["started"] for r in rows] == [
         dt.datetime(2024, 6, 1, 8, tzinfo=UTC),
         dt.datetime(2024, 6, 1, 9, 30, 0, 500000, tzinfo=UTC),
@@ -117,6 +124,7 @@ def test_the_sql_and_the_folds_say_what_each_field_folds_to(orders: toolkit.Simu
     said = [str(f) for f in view_folds(as_struct(orders.schema))]
     assert said == [
         "address: record and string fold into string (records as JSON text)",
+        "customer: record and record[] fold into record[] (records as one-element lists)",
         "items.qty: long and string fold into string (longs as text)",
         "quantity: long and string fold into string (longs as text)",
         "shipping.eta: timestamp and long fold into timestamp (longs read as epoch s, ms, us "

@@ -61,13 +61,24 @@ def test_rules_7_view_reads_a_timestamp_family_as_timestamps() -> None:
         dt.datetime(2024, 1, 2, 0, 0, 0, 250000, tzinfo=UTC), dt.datetime(2024, 1, 2, tzinfo=UTC)]
 
 
-def test_rules_7_records_of_two_dimensions_fold_into_json_text() -> None:
-    """Issue 28: one column per source key; a record and a list of records have different
-    structs, so their common denominator is their JSON text."""
-    r = run([{"d": {"x": 1}, "n": 5}], [{"d": [{"x": 2}]}])
+def test_rules_7_records_of_two_dimensions_fold_into_a_list_of_records() -> None:
+    """Issue 28: one column per source key; a record converts exactly into the list of
+    records (RULES 3.4: that column has the record's fields), so it reads as one."""
+    r = run([{"d": {"x": 1, "y": "a"}, "n": 5}], [{"d": [{"x": 2, "z": True}]}])
     rows = query_view(r)
     assert list(rows[0]) == ["d", "n"]
-    assert [x["d"] for x in rows] == ['{"x":1}', '[{"x":2}]']
+    assert [x["d"] for x in rows] == [[{"x": 1, "y": "a", "z": None}],
+                                      [{"x": 2, "y": None, "z": True}]]
+    assert "d: record and record[] fold into record[] (records as one-element lists)" in \
+        toolkit.coalesce_sql(r.schema, "t", "duckdb")
+
+
+def test_rules_7_records_that_do_not_fit_the_list_fold_into_json_text() -> None:
+    """A nested field of another type in the two structs: no record type holds both, so
+    the common denominator, JSON text."""
+    r = run([{"d": {"x": 1}}], [{"d": [{"x": "s"}]}])
+    rows = query_view(r)
+    assert [x["d"] for x in rows] == ['{"x":1}', '[{"x":"s"}]']
 
 
 HOSTILE = ['a"b', "a`b", "x; DROP TABLE t; --", "Ünï cödé", "a.b", " ", "select"]

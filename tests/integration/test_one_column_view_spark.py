@@ -31,17 +31,18 @@ EXPECTED: list[dict[str, Any]] = [
     {"id": 1, "quantity": "2", "address": '{"city":"Oslo","zip":"01234"}',
      "started": dt.datetime(2024, 6, 1, 8, tzinfo=UTC),
      "shipping": {"eta": dt.datetime(2024, 6, 3, 12, tzinfo=UTC)},
-     "items": [{"qty": "1", "sku": "a"}]},
+     "items": [{"qty": "1", "sku": "a"}], "customer": [{"name": "Ann", "vip": None}]},
     {"id": 2, "quantity": "3", "address": '{"city":"Oslo","zip":"0150"}',
      "started": dt.datetime(2024, 6, 1, 9, 30, 0, 500000, tzinfo=UTC), "shipping": None,
-     "items": []},
+     "items": [], "customer": None},
     {"id": 3, "quantity": "two", "address": "12 Main St, Springfield",
      "started": dt.datetime(2024, 6, 2, 8, 0, 54, 178000, tzinfo=UTC),
      "shipping": {"eta": dt.datetime(2024, 6, 3, 12, tzinfo=UTC)},
-     "items": [{"qty": "many", "sku": "b"}, {"qty": "4", "sku": "c"}]},
+     "items": [{"qty": "many", "sku": "b"}, {"qty": "4", "sku": "c"}],
+     "customer": [{"name": "Bo", "vip": True}]},
     {"id": 4, "quantity": "5", "address": '{"city":"Bergen","zip":"98765"}',
      "started": dt.datetime(2024, 6, 2, 8, 0, 54, tzinfo=UTC), "shipping": None,
-     "items": None},
+     "items": None, "customer": [{"name": "Cy", "vip": None}]},
 ]
 
 
@@ -62,6 +63,7 @@ def test_spark_view_has_one_column_per_source_key(viewed: dict[str, Any]) -> Non
     assert viewed["types"]["started"] == "timestamp"
     assert viewed["types"]["items"] == "array<struct<qty:string,sku:string>>"
     assert viewed["types"]["shipping"] == "struct<eta:timestamp>"
+    assert viewed["types"]["customer"] == "array<struct<name:string,vip:boolean>>"
     assert "address: record and string fold into string (records as JSON text)" in viewed["sql"]
 
 

@@ -432,6 +432,11 @@ class _Value:
     folds: list[Fold]
     changed: bool
     depth: int
+    #: a record column's fields as the view reads them (read from ``ref`` at dimension 0,
+    #: else from the innermost lambda variable of ``tag``)
+    items: list[FoldedColumn] | None = None
+    ref: exp.Expr | None = None
+    tag: str = ""
 
 
 def _field(parent: exp.Expr, name: str) -> exp.Expr:
@@ -447,6 +452,31 @@ def _names(t: ColumnType) -> list[str]:
     return []
 
 
+def _build_struct(items: list[FoldedColumn], ctx: _Context) -> exp.Expr | None:
+    """A struct of ``items`` named as they are (None where a dialect cannot say it: Trino
+    names a row's fields by a cast only, which needs every field's type)."""
+    if ctx.dialect in ("trino", "athena"):
+        types = [i.dtype for i in items]
+        if any(t is None for t in types):
+            return None
+        row = _struct_type([i.name for i in items], types)  # type: ignore[arg-type]
+        return exp.cast(exp.Struct(expressions=[i.expr.copy() for i in items]), row)
+    return exp.Struct(expressions=[exp.PropertyEQ(this=_ident(i.name), expression=i.expr.copy())
+                                   for i in items])
+
+
+def _rebuilt(ref: exp.Expr, dim: int, built: exp.Expr, tag: str) -> exp.Expr:
+    """``built`` (read from the innermost element of ``ref``) in place of each record of
+    ``ref``, a list of dimension ``dim``; a null record stays null, not a record of nulls."""
+
+    def rebuild(e: exp.Expr) -> exp.Expr:
+        return exp.case().when(exp.Is(this=e.copy(), expression=exp.Null()), exp.Null()).else_(
+            built.copy())
+
+    # in a list, the lambda of the innermost level is the one the fields were read from
+    return rebuild(ref) if dim == 0 else _transform(ref, dim, rebuild, tag)
+
+
 def _value(col: Column, ref: exp.Expr, path: tuple[str, ...], ctx: _Context, depth: int) -> _Value:
     """A stored column as the view reads it: a struct (or list of structs) with nested
     families rebuilt folded; anything else as stored."""
@@ -459,31 +489,77 @@ def _value(col: Column, ref: exp.Expr, path: tuple[str, ...], ctx: _Context, dep
     base = ref if dim == 0 else exp.column(exp.to_identifier(f"_{tag}1"))
     items, changed = fold_struct(leaf, lambda n: _field(base, n), path, ctx, depth + 1)
     folds = [f for i in items for f in i.folds]
-    if not changed:
-        return _Value(col, ref, dtype, folds, False, depth)
-    types = [i.dtype for i in items]
     names = [i.name for i in items]
-    struct_type = None if any(t is None for t in types) else _struct_type(names, types)  # type: ignore[arg-type]
     if ctx.dialect == "spark" and any(SPARK_VARIABLE in n for n in [*_names(col.type), *names]):
         # names Spark would substitute (SPARK_VARIABLE): the struct is read as stored
         return _Value(col, ref, dtype, [], False, depth)
-    if ctx.dialect in ("trino", "athena"):
-        if struct_type is None:  # Trino names a row's fields by a cast only
-            return _Value(col, ref, dtype, [], False, depth)
-        built: exp.Expr = exp.cast(exp.Struct(expressions=[i.expr for i in items]), struct_type)
-    else:
-        built = exp.Struct(expressions=[exp.PropertyEQ(this=_ident(i.name), expression=i.expr)
-                                        for i in items])
-
-    def rebuild(e: exp.Expr) -> exp.Expr:
-        # a null record stays null, not a record of nulls
-        return exp.case().when(exp.Is(this=e.copy(), expression=exp.Null()), exp.Null()).else_(
-            built)
-
-    # in a list, the lambda of the innermost level is the ``base`` the fields were read from
-    expr = rebuild(ref) if dim == 0 else _transform(ref, dim, rebuild, tag)
+    if not changed:
+        return _Value(col, ref, dtype, folds, False, depth, items, ref, tag)
+    built = _build_struct(items, ctx)
+    if built is None:
+        return _Value(col, ref, dtype, [], False, depth)
+    types = [i.dtype for i in items]
+    struct_type = None if any(t is None for t in types) else _struct_type(names, types)  # type: ignore[arg-type]
     new_type = None if struct_type is None else _array(struct_type, dim)
-    return _Value(col, expr, new_type, folds, True, depth)
+    return _Value(col, _rebuilt(ref, dim, built, tag), new_type, folds, True, depth, items,
+                  ref, tag)
+
+
+def _reshaped(small: _Value, large: _Value, ctx: _Context) -> exp.Expr | None:
+    """The records of ``small`` as those of ``large``, a record column of a larger
+    dimension (RULES 3.4: it starts with the smaller ones' fields): its fields, null where
+    ``small`` has none. None when they do not fit (a field only ``small`` has, or of
+    another type)."""
+    if small.items is None or large.items is None or small.ref is None:
+        return None
+    mine = {i.name: i for i in small.items}
+    if set(mine) - {i.name for i in large.items}:
+        return None
+    fields: list[FoldedColumn] = []
+    for i in large.items:
+        own = mine.get(i.name)
+        if i.dtype is None or (own is not None and own.dtype != i.dtype):
+            return None
+        fields.append(own or FoldedColumn(i.name, exp.cast(exp.Null(), i.dtype), i.dtype))
+    built = _build_struct(fields, ctx)
+    if built is None:
+        return None
+    return _rebuilt(small.ref, small.column.shape.dim, built, small.tag)
+
+
+def _wrapped(e: exp.Expr, source: exp.Expr, times: int) -> exp.Expr:
+    """RULES 7: ``e`` (the value of ``source``) wrapped in ``times`` arrays, as scalars
+    feeding an array are; but a null stays null, not an array holding a null."""
+    for _ in range(times):
+        e = exp.Array(expressions=[e])
+    return exp.case().when(exp.Is(this=source.copy(), expression=exp.Null()), exp.Null()).else_(e)
+
+
+def _record_family(name: str, path: tuple[str, ...], values: list[_Value],
+                   ctx: _Context) -> FoldedColumn | None:
+    """A family of record columns of different dimensions as a list of records of the
+    largest one (every smaller record converts into it exactly: wrapped, with null for the
+    fields it lacks), or None when a smaller one does not fit its struct."""
+    if any(v.column.shape.type != RECORD for v in values):
+        return None
+    dims = [v.column.shape.dim for v in values]
+    if len(set(dims)) != len(dims):
+        return None
+    ordered = sorted(values, key=lambda v: -v.column.shape.dim)  # RULES 7: the largest first
+    large = ordered[0]
+    parts = [large.expr]
+    for v in ordered[1:]:
+        fit = _reshaped(v, large, ctx)
+        if fit is None:
+            return None
+        parts.append(_wrapped(fit, v.expr if v.ref is None else v.ref,
+                              large.column.shape.dim - v.column.shape.dim))
+    shapes = tuple(str(v.column.shape) for v in values)
+    fold = Fold(path, tuple(v.column.name for v in values), shapes, str(large.column.shape),
+                "records as one-element lists")
+    nested = list(dict.fromkeys(f for v in values for f in v.folds))
+    return FoldedColumn(name, exp.Coalesce(this=parts[0], expressions=parts[1:]), large.dtype,
+                        [*nested, fold], True)
 
 
 def _order_key(ctx: _Context) -> Callable[[_Value], tuple[int, int, bool, str]]:
@@ -540,13 +616,8 @@ def _convert(v: _Value, target: Target, ctx: _Context) -> tuple[exp.Expr, str]:
                     if target.unit == "auto" else f"longs read as epoch {target.unit}")
         elif s.type in _TEMPORAL and target.type in ("long", "double"):
             cost = f"{words}s as epoch {ctx.timestamp_unit}"
-    if target.dim > s.dim:  # RULES 7: scalars feeding arrays are wrapped...
-        wrapped = e
-        for _ in range(target.dim - s.dim):
-            wrapped = exp.Array(expressions=[wrapped])
-        # ...but a null stays null, not an array holding a null
-        e = exp.case().when(exp.Is(this=v.expr.copy(), expression=exp.Null()),
-                            exp.Null()).else_(wrapped)
+    if target.dim > s.dim:
+        e = _wrapped(e, v.expr, target.dim - s.dim)
         cost = ", ".join(x for x in (cost, "single values as one-element lists") if x)
     return e, cost
 
@@ -558,6 +629,9 @@ def _fold_family(name: str, path: tuple[str, ...], values: list[_Value],
     if chosen is None and len(values) == 1:
         v = values[0]
         return FoldedColumn(name, v.expr, v.dtype, nested, v.changed or v.column.name != name)
+    records = None if chosen is not None else _record_family(name, path, values, ctx)
+    if records is not None:
+        return records
     target = chosen if chosen is not None else _target(values, ctx)
     key = _order_key(ctx)
     types = {v.column.shape.type for v in values}
