@@ -76,7 +76,7 @@ def _view_folds(planfile: PlanFile) -> list[str]:
     opts = make_options(**planfile.options)
     return [str(f) for f in view_folds(
         planfile.plan.after, lattice=opts.lattice, timestamp_unit=opts.timestamp_unit,
-        long_timestamp_unit=opts.long_timestamp_unit)]
+        long_timestamp_unit=opts.long_timestamp_unit, hints=getattr(opts, "hints", ()))]
 
 
 def _planned(planfile: PlanFile, path: str | None, aside: int) -> dict[str, Any]:

@@ -28,20 +28,28 @@ address: record and string fold into string (records as JSON text)
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Final, Literal, Protocol, TypeAlias
+from typing import Final, Literal, TypeAlias
 
 from sqlglot import exp
 
 from toolkit.core.conversions import LongTimestampUnit
 from toolkit.core.lattice import UPSOLVER, Lattice
 from toolkit.core.naming import free_name
-from toolkit.core.types import RECORD, Column, ColumnType, ListOf, MapOf, Opaque, Shape, Struct
+from toolkit.core.types import RECORD, Column, ColumnType, ListOf, MapOf, Shape, Struct
+from toolkit.core.view_types import (
+    HintLike,
+    Target,
+    array_of,
+    column_sql_type,
+    hinted_view_types,
+    parse_view_type,
+    sql_type,
+    struct_type,
+    view_paths,
+)
 from toolkit.core.wording import and_join
-from toolkit.errors import ViewTypeError
 
 __all__ = [
     "DIALECTS",
@@ -51,10 +59,7 @@ __all__ = [
     "FoldedColumn",
     "Target",
     "fold_struct",
-    "hinted_view_types",
-    "parse_view_type",
-    "view_paths",
-    "check_view_types",
+    "make_context",
     "view_folds",
 ]
 
@@ -65,147 +70,16 @@ DIALECTS: tuple[Dialect, ...] = ("spark", "trino", "duckdb", "athena")
 #: rebuild around such a name is read as stored instead
 SPARK_VARIABLE: Final = "${"
 
-EpochUnit: TypeAlias = Literal["s", "ms", "us", "ns"]
+#: an epoch unit longs are read in (conversions._Unit and nanoseconds)
+_Unit: TypeAlias = Literal["s", "ms", "us", "ns"]
 
-#: SQL types of the lattice types (and the other Iceberg primitives a column may have)
-_SQL_TYPE: Final[dict[str, str]] = {
-    "boolean": "boolean",
-    "int": "int",
-    "long": "bigint",
-    "float": "float",
-    "double": "double",
-    "date": "date",
-    "time": "time",
-    "timestamp": "timestamptz",  # RULES 1: timestamps are instants (stored as timestamptz)
-    "timestamptz": "timestamptz",
-    "string": "text",
-    "uuid": "uuid",
-    "binary": "binary",
-}
-_DECIMAL = re.compile(r"^decimal\(\s*(\d+)\s*,\s*(\d+)\s*\)$")
 _TEMPORAL = ("timestamp", "date")
 
 #: RULES 2: the magnitudes below which a long is read as epoch s, ms, us (else ns)
-_MAGNITUDE: Final[tuple[tuple[int, EpochUnit], ...]] = ((10**11, "s"), (10**14, "ms"),
+_MAGNITUDE: Final[tuple[tuple[int, _Unit], ...]] = ((10**11, "s"), (10**14, "ms"),
                                                         (10**17, "us"))
 
 
-@dataclass(frozen=True, slots=True)
-class Target:
-    """What a folded column reads as: a type (the lattice's names, ``decimal(P, S)``,
-    ``int``, ``float``...), a list dimension and, for a timestamp read from longs, their
-    epoch unit (``auto``: each long's magnitude, RULES 2)."""
-
-    type: str
-    dim: int = 0
-    unit: LongTimestampUnit = "auto"
-
-    def __str__(self) -> str:
-        return self.type + "[]" * self.dim
-
-
-def parse_view_type(path: str, text: str) -> Target:
-    """A ``view_types`` entry: an Iceberg type name (``long``, ``string``,
-    ``decimal(10,2)``, ``timestamp``...; ``timestamp[ms]`` reads longs as epoch ms).
-
-    >>> parse_view_type("ts", "timestamp[s]"), parse_view_type("p", "decimal(10,2)")
-    (Target(type='timestamp', dim=0, unit='s'), Target(type='decimal(10, 2)', dim=0, unit='auto'))
-    >>> parse_view_type("q", "integer")
-    Traceback (most recent call last):
-    ...
-    toolkit.errors.ViewTypeError: view_types: field 'q' cannot be read as 'integer'; ...
-    """
-    t = text.strip().lower()
-    unit: LongTimestampUnit = "auto"
-    m = re.fullmatch(r"(timestamptz|timestamp)\[(s|ms|us|ns)\]", t)
-    if m:
-        t, unit = m.group(1), m.group(2)  # type: ignore[assignment]
-    if t == "timestamptz":
-        t = "timestamp"
-    d = _DECIMAL.match(t)
-    if d:
-        t = f"decimal({int(d.group(1))}, {int(d.group(2))})"
-    elif t not in _SQL_TYPE or t in ("time", "uuid"):
-        choices = "boolean, int, long, float, double, decimal(P,S), date, timestamp, " \
-                  "timestamp[s|ms|us|ns], string, binary"
-        raise ViewTypeError(f"view_types: field {path!r} cannot be read as {text!r}; "
-                            f"choose one of {choices}")
-    return Target(t, 0, unit)
-
-
-#: the table property keeping a table's type hints, JSON ``{"field": "type", ...}``
-#: (toolkit.core.hints, HINTS_PROPERTY): a hinted field reads as its hint's type
-HINTS_PROPERTY: Final = "toolkit.hints"
-
-
-class _Hint(Protocol):
-    """A type hint as the options hold it (toolkit.core.hints.Hint)."""
-
-    @property
-    def field(self) -> str: ...
-
-    @property
-    def text(self) -> str: ...
-
-
-def hinted_view_types(
-    view_types: Mapping[str, str] | None = None,
-    hints: Iterable[_Hint] = (),
-    properties: Mapping[str, str] | None = None,
-) -> dict[str, str]:
-    """The ``view_types`` a view reads with (issue 28: a hinted field reads as its hint's
-    type): the hints a table keeps (its ``properties``), then the ``hints`` of the options,
-    then ``view_types``; a later one wins for a field.
-
-    >>> hinted_view_types({"q": "string"}, properties={HINTS_PROPERTY: '{"q": "long", "p":'
-    ...                   ' "decimal(10, 2)"}'})
-    {'q': 'string', 'p': 'decimal(10, 2)'}
-    """
-    out: dict[str, str] = {}
-    kept = (properties or {}).get(HINTS_PROPERTY)
-    if kept:
-        try:
-            loaded = json.loads(kept)
-        except ValueError:
-            loaded = None
-        if isinstance(loaded, dict):  # a property another writer spoilt is not the view's
-            out.update((str(k), str(v)) for k, v in loaded.items())
-    out.update((h.field, h.text) for h in hints)
-    out.update(view_types or {})
-    return out
-
-
-def view_paths(schema: Struct) -> set[str]:
-    """The dotted path of every field of the view (a family's key, nested ones through
-    records and lists of records): what ``view_types`` may name.
-
-    >>> sorted(view_paths(Struct((Column(1, "a", Struct((Column(2, "b", "long"),))),
-    ...                           Column(3, "a_string", "string", "upsolver_evolved_from:a")))))
-    ['a', 'a.b']
-    """
-    out: set[str] = set()
-
-    def walk(struct: Struct, prefix: str) -> None:
-        for col in struct.fields:
-            path = prefix + col.family
-            out.add(path)
-            if isinstance(col.leaf, Struct):
-                walk(col.leaf, path + ".")
-
-    walk(schema, "")
-    return out
-
-
-def check_view_types(schema: Struct, view_types: Mapping[str, str] | None) -> None:
-    """Refuse a ``view_types`` entry that names no field of the view (a misspelt one would
-    otherwise change nothing, silently), naming it."""
-    paths = view_paths(schema)
-    for path in view_types or {}:
-        if path not in paths:
-            near = sorted(paths)[:12]
-            raise ViewTypeError(f"view_types: the view has no field {path!r}; its fields "
-                                f"are {', '.join(repr(p) for p in near)}"
-                                f"{'...' if len(paths) > 12 else ''}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,56 +128,6 @@ def _ident(name: str) -> exp.Identifier:
     return exp.to_identifier(name, quoted=True)
 
 
-def _array(t: exp.DataType, dim: int) -> exp.DataType:
-    for _ in range(dim):
-        t = exp.DataType(this=exp.DataType.Type.ARRAY, expressions=[t], nested=True)
-    return t
-
-
-def _leaf_sql(name: str) -> exp.DataType | None:
-    d = _DECIMAL.match(name)
-    if d:
-        return exp.DataType.build(f"decimal({d.group(1)}, {d.group(2)})")
-    if name.startswith("fixed"):
-        return exp.DataType.build("binary")
-    known = _SQL_TYPE.get(name)
-    return None if known is None else exp.DataType.build(known)
-
-
-def sql_type(target: Target) -> exp.DataType:
-    """The SQL type a folded column reads as."""
-    leaf = _leaf_sql(target.type)
-    assert leaf is not None, target
-    return _array(leaf, target.dim)
-
-
-def _struct_type(names: list[str], types: list[exp.DataType]) -> exp.DataType:
-    return exp.DataType(
-        this=exp.DataType.Type.STRUCT,
-        expressions=[exp.ColumnDef(this=_ident(n), kind=t) for n, t in zip(names, types,
-                                                                            strict=True)],
-        nested=True,
-    )
-
-
-def column_sql_type(t: ColumnType) -> exp.DataType | None:
-    """The SQL type of a stored column's type (None: one the toolkit has no name for)."""
-    if isinstance(t, ListOf):
-        inner = column_sql_type(t.element)
-        return None if inner is None else _array(inner, 1)
-    if isinstance(t, Struct):
-        types = [column_sql_type(c.type) for c in t.fields]
-        if any(x is None for x in types):
-            return None
-        return _struct_type([c.name for c in t.fields], types)  # type: ignore[arg-type]
-    if isinstance(t, MapOf):
-        k, v = column_sql_type(t.key), column_sql_type(t.value)
-        if k is None or v is None:
-            return None
-        return exp.DataType(this=exp.DataType.Type.MAP, expressions=[k, v], nested=True)
-    if isinstance(t, Opaque):
-        return None
-    return _leaf_sql(t)
 
 
 # --- conversions of one value ----------------------------------------------------------------
@@ -321,7 +145,7 @@ def _utc(e: exp.Expr, dialect: Dialect) -> exp.Expr:
     return e
 
 
-def _from_epoch_unit(e: exp.Expr, unit: EpochUnit, dialect: Dialect) -> exp.Expr:
+def _from_epoch_unit(e: exp.Expr, unit: _Unit, dialect: Dialect) -> exp.Expr:
     """A long of epoch ``unit`` as a timestamp (an instant)."""
     n = exp.Literal.number
     if dialect in ("trino", "athena"):
@@ -459,7 +283,7 @@ def _build_struct(items: list[FoldedColumn], ctx: _Context) -> exp.Expr | None:
         types = [i.dtype for i in items]
         if any(t is None for t in types):
             return None
-        row = _struct_type([i.name for i in items], types)  # type: ignore[arg-type]
+        row = struct_type([i.name for i in items], types)  # type: ignore[arg-type]
         return exp.cast(exp.Struct(expressions=[i.expr.copy() for i in items]), row)
     return exp.Struct(expressions=[exp.PropertyEQ(this=_ident(i.name), expression=i.expr.copy())
                                    for i in items])
@@ -499,8 +323,8 @@ def _value(col: Column, ref: exp.Expr, path: tuple[str, ...], ctx: _Context, dep
     if built is None:
         return _Value(col, ref, dtype, [], False, depth)
     types = [i.dtype for i in items]
-    struct_type = None if any(t is None for t in types) else _struct_type(names, types)  # type: ignore[arg-type]
-    new_type = None if struct_type is None else _array(struct_type, dim)
+    row = None if any(t is None for t in types) else struct_type(names, types)  # type: ignore[arg-type]
+    new_type = None if row is None else array_of(row, dim)
     return _Value(col, _rebuilt(ref, dim, built, tag), new_type, folds, True, depth, items,
                   ref, tag)
 
@@ -731,8 +555,14 @@ def view_folds(
     timestamp_unit: str = "ms",
     long_timestamp_unit: LongTimestampUnit = "auto",
     view_types: Mapping[str, str | Target] | None = None,
+    hints: Iterable[HintLike] = (),
 ) -> tuple[Fold, ...]:
-    """Every fold of the view over ``schema``, nested ones first: what the preview says."""
+    """Every fold of the view over ``schema``, nested ones first: what the preview says
+    (a field hinted by ``hints``, the options' type hints, reads as its hint's type)."""
+    merged: dict[str, str | Target] = {
+        **hinted_view_types(None, hints), **(view_types or {})}
+    paths = view_paths(schema)
+    view_types = {p: t for p, t in merged.items() if p in paths}
     ctx = make_context("duckdb", lattice, timestamp_unit, long_timestamp_unit, view_types)
     items, _ = fold_struct(schema, lambda n: exp.column(_ident(n)), (), ctx)
     return tuple(f for i in items for f in i.folds)

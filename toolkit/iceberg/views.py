@@ -20,7 +20,7 @@ from pyiceberg.schema import Schema
 from toolkit.core.options import make_options, takes_options
 from toolkit.core.profile import Profile
 from toolkit.core.types import Struct
-from toolkit.core.view_folds import check_view_types, hinted_view_types
+from toolkit.core.view_types import check_view_types, hinted_view_types
 from toolkit.core.views import Dialect, epoch_units_of
 from toolkit.core.views import coalesce_sql as _coalesce_sql
 from toolkit.iceberg.schema import from_iceberg

@@ -23,6 +23,7 @@ from toolkit.core.quarantine import Quarantined, fields_set_aside
 from toolkit.core.routing import set_aside_rare
 from toolkit.core.state import ABSENT, TableState
 from toolkit.core.types import iter_ids, type_to_str
+from toolkit.core.view_types import hinted_view_types, view_paths
 from toolkit.core.views import DIALECTS, Dialect, coalesce_sql, view_folds
 from toolkit.core.widen_policy import WidenRouter
 from toolkit.core.wording import counted
@@ -345,6 +346,11 @@ class PlanModel:
             for name, q in fields_set_aside(plan.after, (q for _, q in aside)).items()
         )
         sql: tuple[tuple[Dialect, str], ...] = ()
+        # a hinted field reads as its hint's type (the options' hints, once they exist:
+        # toolkit.core.hints); hints for fields with no column yet are not the view's
+        paths = view_paths(plan.after)
+        hinted = {p: t for p, t in hinted_view_types(None, getattr(opts, "hints", ())).items()
+                  if p in paths}
         if plan.after.fields:
             sql = tuple(
                 (
@@ -352,14 +358,14 @@ class PlanModel:
                     coalesce_sql(
                         plan.after, preview.table, d, lattice=opts.lattice,
                         timestamp_unit=opts.timestamp_unit, pretty=True,
-                        long_timestamp_unit=opts.long_timestamp_unit,
+                        long_timestamp_unit=opts.long_timestamp_unit, view_types=hinted,
                     ),
                 )
                 for d in DIALECTS
             )
         folds = tuple(str(f) for f in view_folds(
             plan.after, lattice=opts.lattice, timestamp_unit=opts.timestamp_unit,
-            long_timestamp_unit=opts.long_timestamp_unit,
+            long_timestamp_unit=opts.long_timestamp_unit, view_types=hinted,
         ))
         return cls(
             preview.table,
