@@ -64,10 +64,13 @@ def test_longs_read_in_a_fixed_unit_when_one_is_given() -> None:
     assert got == [MIDNIGHT]
     got = fold_by_hand([(None, SECONDS)], long_timestamp_unit="ms")
     assert got == [dt.datetime(1970, 1, 20, 17, 22, 33, 600000, tzinfo=UTC)]
-    # a view_types entry gives the unit of one field
+    # a view_types entry gives the unit of one field; without one, the option's
     got = fold_by_hand([(None, SECONDS)], long_timestamp_unit="ms",
                        view_types={"ts": "timestamp[s]"})
     assert got == [MIDNIGHT]
+    got = fold_by_hand([(None, SECONDS)], long_timestamp_unit="ms",
+                       view_types={"ts": "timestamp"})
+    assert got == [dt.datetime(1970, 1, 20, 17, 22, 33, 600000, tzinfo=UTC)]  # not seconds
 
 
 def test_the_timestamp_column_is_read_first() -> None:

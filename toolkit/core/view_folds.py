@@ -29,7 +29,7 @@ address: record and string fold into string (records as JSON text)
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Final, Literal, TypeAlias
 
 from sqlglot import exp
@@ -538,8 +538,12 @@ def make_context(
 ) -> _Context:
     """The settings of one rendering (``view_types`` checked: a bad one is a
     :class:`~toolkit.errors.ViewTypeError` naming the field)."""
-    types = {p: t if isinstance(t, Target) else parse_view_type(p, t)
-             for p, t in (view_types or {}).items()}
+    types: dict[str, Target] = {}
+    for p, t in (view_types or {}).items():
+        target = t if isinstance(t, Target) else parse_view_type(p, t)
+        if isinstance(t, str) and "[" not in t:  # no unit given: the option's
+            target = replace(target, unit=long_timestamp_unit)
+        types[p] = target
     for key, units in (epoch_units or {}).items():
         unknown = set(units) - set(_UNIT_ORDER)
         if unknown:
