@@ -184,3 +184,20 @@ def test_an_unknown_view_type_names_the_field(orders: toolkit.Simulation) -> Non
 def test_a_view_type_for_no_field_is_refused(orders: toolkit.Simulation) -> None:
     with pytest.raises(toolkit.ToolkitError, match="the view has no field 'quantty'"):
         toolkit.coalesce_sql(orders.schema, "t", "duckdb", view_types={"quantty": "long"})
+
+
+def test_a_map_and_its_record_sibling_fold_into_json_text() -> None:
+    """A declared map beside the record column evolution added for objects that did not
+    fit it (issue 26): one column, each as its JSON text."""
+    from toolkit.core.types import Column, MapOf, Struct
+
+    schema = Struct((
+        Column(1, "m", MapOf(2, "string", 3, "long")),
+        Column(4, "m_record", Struct((Column(5, "a", "string"),)), "upsolver_evolved_from:m"),
+    ))
+    con = duckdb.connect()
+    con.execute('CREATE TABLE t (m MAP(VARCHAR, BIGINT), m_record STRUCT(a VARCHAR))')
+    con.execute("INSERT INTO t VALUES (MAP {'k': 1}, NULL), (NULL, {'a': 'x'})")
+    sql = toolkit.coalesce_sql(schema, "t", "duckdb")
+    assert "m: map and record fold into string (records as JSON text; maps as JSON text)" in sql
+    assert sorted(r[0] for r in con.execute(sql).fetchall()) == ['{"a":"x"}', '{"k":1}']

@@ -37,7 +37,7 @@ from sqlglot import exp
 from toolkit.core.conversions import LongTimestampUnit
 from toolkit.core.lattice import UPSOLVER, Lattice
 from toolkit.core.naming import free_name
-from toolkit.core.types import RECORD, Column, ColumnType, ListOf, MapOf, Shape, Struct
+from toolkit.core.types import RECORD, Column, ColumnType, ListOf, MapOf, Opaque, Shape, Struct
 from toolkit.core.view_types import (
     HintLike,
     Target,
@@ -446,6 +446,16 @@ def _convert(v: _Value, target: Target, ctx: _Context) -> tuple[exp.Expr, str]:
     return e, cost
 
 
+def _shape_words(col: Column) -> str:
+    """A column's type as a fold names it: ``long``, ``record[]``, ``map``, ``uuid``."""
+    shape = col.shape
+    if shape.type is not None:
+        return str(shape)
+    leaf = col.leaf
+    word = "map" if isinstance(leaf, MapOf) else leaf.text if isinstance(leaf, Opaque) else "value"
+    return word + "[]" * shape.dim
+
+
 def _fold_family(name: str, path: tuple[str, ...], values: list[_Value],
                  ctx: _Context) -> FoldedColumn:
     nested = [f for v in values for f in v.folds]
@@ -491,7 +501,7 @@ def _fold_family(name: str, path: tuple[str, ...], values: list[_Value],
             costs.append(f"whole numbers seen as epoch {', '.join(seen)}")
     value = parts[0] if len(parts) == 1 else exp.Coalesce(this=parts[0], expressions=parts[1:])
     fold = Fold(path, tuple(v.column.name for v in values),
-                tuple(str(v.column.shape) if v.column.shape.type else "value" for v in values),
+                tuple(_shape_words(v.column) for v in values),
                 str(target), "; ".join(costs), chosen is not None)
     return FoldedColumn(name, value, sql_type(target), [*nested, fold], True)
 
