@@ -456,6 +456,11 @@ class CatalogFeatureError(ToolkitError, RuntimeError):
     the message says what, and the path that does without it."""
 
 
+class ViewTypeError(ToolkitError, ValueError):
+    """A ``view_types`` entry the COALESCE view cannot read a field as (an unknown type
+    name, say): the message names the field and the type."""
+
+
 __all__ = [
     "batch_number",
     "AlreadyUndoneError",
@@ -491,4 +496,5 @@ __all__ = [
     "UnknownIdsError",
     "UnreviewedPlanError",
     "UnsupportedValueError",
+    "ViewTypeError",
 ]

@@ -43,7 +43,8 @@ def test_view_lineage_and_stats_read_a_table(tmp_path: Path) -> None:
         Column(1, "n", "long"), Column(2, "n_string", "string", "upsolver_evolved_from:n")))))
     sql = invoke("view", "db.t", "--catalog", lake, "--dialect", "trino", "--json")
     assert json.loads(sql.output)["sql"] == (
-        'SELECT COALESCE("n_string", CAST("n" AS VARCHAR)) AS "n" FROM db.t')
+        'SELECT COALESCE("n_string", CAST("n" AS VARCHAR)) AS "n" /* n: long and string fold '
+        'into string (longs as text) */ FROM db.t')
     assert invoke("lineage", "db.t", "--catalog", lake).output == "db.t: no plan logged yet\n"
     assert json.loads(invoke("stats", "db.t", "--catalog", lake, "--json").output)[
         "records"] == 0

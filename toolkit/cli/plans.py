@@ -67,6 +67,18 @@ def _write(planfile: PlanFile, path: str) -> None:
     Path(path).write_text(dumps(planfile), encoding="utf-8")
 
 
+def _view_folds(planfile: PlanFile) -> list[str]:
+    """What each field of the table's view would fold to after the plan, and what that
+    costs (issue 28; ``toolkit view`` prints the view's SQL, which says the same)."""
+    from toolkit.core.options import make_options
+    from toolkit.core.views import view_folds
+
+    opts = make_options(**planfile.options)
+    return [str(f) for f in view_folds(
+        planfile.plan.after, lattice=opts.lattice, timestamp_unit=opts.timestamp_unit,
+        long_timestamp_unit=opts.long_timestamp_unit, hints=opts.hints)]
+
+
 def _planned(planfile: PlanFile, path: str | None, aside: int) -> dict[str, Any]:
     return {
         "table": planfile.table,
@@ -77,6 +89,7 @@ def _planned(planfile: PlanFile, path: str | None, aside: int) -> dict[str, Any]
         "summary": planfile.summary.split("\n"),
         "set_aside": aside,
         "plan_file": path,
+        "view_folds": _view_folds(planfile),
     }
 
 
@@ -112,6 +125,10 @@ def preview(
     if save:
         _write(planfile, save)
     lines = [planfile.summary]
+    folds = _view_folds(planfile)
+    if folds:
+        lines += ["The view (toolkit view) folds each field into one column:",
+                  *(f"  {f}" for f in folds)]
     if aside:
         lines.append(f"{counted(aside, 'record')} would be set aside (quarantine)")
     if save:

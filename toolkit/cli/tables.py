@@ -140,16 +140,28 @@ def profile(source: str, sample: int, source_format: str | None, detect_dates: b
               default="spark", show_default=True)
 @click.option("--view", "view_name", metavar="NAME",
               help="Print CREATE OR REPLACE VIEW NAME AS ... instead of the SELECT.")
+@click.option("--view-type", "view_types", multiple=True, metavar="FIELD=TYPE",
+              help="Read FIELD (dotted) as TYPE, e.g. quantity=long or ts=timestamp[s].")
 @json_option
 @guarded
 def view(table: str, catalog_spec: str, warehouse: str | None, dialect: str,
-         view_name: str | None, as_json: bool) -> None:
-    """The COALESCE view of TABLE (RULES 7): each family of columns folded back into one."""
+         view_name: str | None, view_types: tuple[str, ...], as_json: bool) -> None:
+    """The COALESCE view of TABLE (RULES 7): one column per field, each family of columns
+    folded back into one (nested ones inside their structs); comments say what each field
+    folds to."""
     from toolkit.iceberg.views import coalesce_sql
 
+    chosen: dict[str, str] = {}
+    for entry in view_types:
+        # a type never holds "=", a field name may: split at the last one
+        field, sep, type_name = entry.rpartition("=")
+        if not sep or not field:
+            raise click.BadParameter(f"{entry!r} is not FIELD=TYPE", param_hint="--view-type")
+        chosen[field] = type_name
     tbl = open_catalog(catalog_spec, warehouse, must_exist=True).catalog.load_table(table)
     sql = coalesce_sql(tbl.schema(), table, dialect, view=view_name,  # type: ignore[arg-type]
-                       pretty=not as_json)
+                       pretty=not as_json, view_types=chosen,
+                       properties=tbl.metadata.properties)
     emit(as_json, sql, {"table": table, "dialect": dialect, "sql": sql})
 
 

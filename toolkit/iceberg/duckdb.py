@@ -182,5 +182,6 @@ def run_view(
     """
     con = connection or duckdb_connection()
     relation = register(table, con, name)
-    sql = coalesce_sql(table.schema() if schema is None else schema, relation, "duckdb", **options)
+    sql = coalesce_sql(table.schema() if schema is None else schema, relation, "duckdb",
+                       properties=table.metadata.properties, **options)
     return _fetch(con, sql)

@@ -6,11 +6,13 @@
 >>> schema = Schema(NestedField(1, "a", LongType()),
 ...                 NestedField(2, "a_string", StringType(), doc="upsolver_evolved_from:a"))
 >>> print(coalesce_sql(schema, "db.t", "trino"))
-SELECT COALESCE("a_string", CAST("a" AS VARCHAR)) AS "a" FROM db.t
+SELECT COALESCE("a_string", CAST("a" AS VARCHAR)) AS "a" /* a: long and string fold into
+string (longs as text) */ FROM db.t
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from pyiceberg.schema import Schema
@@ -18,6 +20,7 @@ from pyiceberg.schema import Schema
 from toolkit.core.options import make_options, takes_options
 from toolkit.core.profile import Profile
 from toolkit.core.types import Struct
+from toolkit.core.view_types import check_view_types, hinted_view_types
 from toolkit.core.views import Dialect, epoch_units_of
 from toolkit.core.views import coalesce_sql as _coalesce_sql
 from toolkit.iceberg.schema import from_iceberg
@@ -41,20 +44,32 @@ def coalesce_sql(
     view: str | None = None,
     pretty: bool = False,
     profile: Profile | None = None,
+    view_types: Mapping[str, str] | None = None,
+    properties: Mapping[str, str] | None = None,
     **options: Any,
 ) -> str:
     """The COALESCE view of RULES 7 over ``table``, for ``spark``, ``trino``, ``duckdb`` or
     ``athena``; with ``view=``, the ``CREATE OR REPLACE VIEW`` statement. ``options`` as
     for :func:`toolkit.simulate` (``lattice``, ``timestamp_unit``...).
 
-    ``profile``: a profile of the data (:func:`toolkit.profile`). A field whose whole
-    numbers it saw in an epoch unit other than ``timestamp_unit``, or in several, keeps
-    its long column out of the fold, as its own view column (docs/rules.md, *Timestamp
-    formats and epoch units*); without one, long columns are folded after the timestamp
-    column, which is always read first."""
+    One column per source key, nested families folded inside their structs; each reads
+    as its ``view_types`` entry (per dotted field: ``{"quantity": "long", "address.zip":
+    "string", "ts": "timestamp[s]"}``), else the family's type when every sibling converts
+    into it exactly (a timestamp family as a TIMESTAMP, its longs read in
+    ``long_timestamp_unit``), else string (records and lists as JSON text). The SQL's
+    comments say what each field folds to and what that costs (docs/rules.md, *What the
+    view folds to*).
+
+    A hinted field (the ``hints`` option, or the hints the table keeps: its
+    ``properties``) reads as its hint's type unless ``view_types`` says otherwise.
+
+    ``profile``: a profile of the data (:func:`toolkit.profile`); the comment of a
+    timestamp family then says the epoch units its whole numbers were seen in."""
     opts = make_options(**options)
+    struct = as_struct(schema)
+    check_view_types(struct, view_types)  # hints may name fields with no column yet
     return _coalesce_sql(
-        as_struct(schema),
+        struct,
         table,
         dialect,
         view=view,
@@ -62,4 +77,7 @@ def coalesce_sql(
         timestamp_unit=opts.timestamp_unit,
         pretty=pretty,
         epoch_units=None if profile is None else epoch_units_of(profile),
+        long_timestamp_unit=opts.long_timestamp_unit,
+        # (the hints option once the options have it: toolkit.core.hints)
+        view_types=hinted_view_types(view_types, opts.hints, properties),
     )

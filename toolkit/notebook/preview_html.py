@@ -43,6 +43,7 @@ __all__ = [
     "schema_tree_report_html",
     "sql_html",
     "sql_report_html",
+    "view_folds_html",
     "widenings_html",
 ]
 
@@ -359,6 +360,15 @@ _COPY = (
     "this.parentElement.querySelector('pre').innerText).then(() => {this.textContent = "
     "'Copied'; setTimeout(() => {this.textContent = 'Copy'}, 1500)})\">Copy</button>"
 )
+
+
+def view_folds_html(folds: Sequence[str]) -> str:
+    """What each field of the view folds to and what that costs (issue 28), above the
+    view's SQL: a list, or a line saying every field is one column as stored."""
+    if not folds:
+        return wrap("<p>Every field of the view is its one column, as stored.</p>")
+    items = "".join(f"<li>{text_html(f)}</li>" for f in folds)
+    return wrap(f"<p><b>What the view folds</b> (one column per field)</p><ul>{items}</ul>")
 
 
 def sql_html(sql: str, dialect: str) -> str:

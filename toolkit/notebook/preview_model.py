@@ -24,7 +24,8 @@ from toolkit.core.quarantine import Quarantined, fields_set_aside
 from toolkit.core.routing import set_aside_rare
 from toolkit.core.state import ABSENT, TableState
 from toolkit.core.types import iter_ids, type_to_str
-from toolkit.core.views import DIALECTS, Dialect, coalesce_sql
+from toolkit.core.view_types import hinted_view_types, view_paths
+from toolkit.core.views import DIALECTS, Dialect, coalesce_sql, view_folds
 from toolkit.core.widen_policy import WidenRouter
 from toolkit.core.wording import counted
 from toolkit.notebook.common import clip
@@ -193,6 +194,9 @@ class PlanModel:
     contracts: tuple[str, ...] = ()
     """A sentence for each field whose contract refuses values of the batch (``plan.held``,
     docs/rules.md, *Contracts*): how many, as what, and what the contract does."""
+    folds: tuple[str, ...] = ()
+    """What each field of the view folds to and what that costs, nested ones too
+    (``address: record and string fold into string (records as JSON text)``)."""
 
     @property
     def new_table(self) -> bool:
@@ -355,6 +359,11 @@ class PlanModel:
             for name, q in fields_set_aside(plan.after, (q for _, q in aside)).items()
         )
         sql: tuple[tuple[Dialect, str], ...] = ()
+        # a hinted field reads as its hint's type (the options' hints, once they exist:
+        # toolkit.core.hints); hints for fields with no column yet are not the view's
+        paths = view_paths(plan.after)
+        hinted = {p: t for p, t in hinted_view_types(None, opts.hints).items()
+                  if p in paths}
         if plan.after.fields:
             sql = tuple(
                 (
@@ -362,10 +371,15 @@ class PlanModel:
                     coalesce_sql(
                         plan.after, preview.table, d, lattice=opts.lattice,
                         timestamp_unit=opts.timestamp_unit, pretty=True,
+                        long_timestamp_unit=opts.long_timestamp_unit, view_types=hinted,
                     ),
                 )
                 for d in DIALECTS
             )
+        folds = tuple(str(f) for f in view_folds(
+            plan.after, lattice=opts.lattice, timestamp_unit=opts.timestamp_unit,
+            long_timestamp_unit=opts.long_timestamp_unit, view_types=hinted,
+        ))
         return cls(
             preview.table,
             plan.batch,
@@ -389,6 +403,7 @@ class PlanModel:
             missing,
             lookalike_warnings(plan.before, plan.after),
             tuple(str(b) for b in plan.held),
+            folds,
         )
 
 

@@ -49,6 +49,7 @@ from toolkit.notebook.preview_html import (
     plan_header_html,
     quarantine_preview_html,
     sql_html,
+    view_folds_html,
     widenings_html,
 )
 from toolkit.notebook.preview_model import CommitRequest, PlanModel
@@ -211,7 +212,9 @@ class PreviewPanel(StaticHtmlPanel):
             page_size=15,
         )
         sql = widgets.Tab(
-            children=[widgets.HTML(sql_html(text, d)) for d, text in m.sql],
+            # above each dialect's SQL, what each field folds to and what that costs
+            children=[widgets.HTML(view_folds_html(m.folds) + sql_html(text, d))
+                      for d, text in m.sql],
             titles=[d for d, _ in m.sql],
         )
         # RULES 5: under the widen policy, the retypes and the records set aside too

@@ -53,6 +53,7 @@ from toolkit.notebook.preview_html import (
     quarantine_preview_html,
     schema_tree_report_html,
     sql_report_html,
+    view_folds_html,
     widenings_html,
 )
 from toolkit.notebook.preview_model import PlanModel
@@ -293,7 +294,8 @@ def preview_report_html(
             section(f"Quarantine ({0 if q is None else q.total})", quarantine_preview_html(q)),
         ]
     parts.append(section("Where values land", landings_html(m.landings)))
-    parts.append(section("SQL view", sql_report_html(m.sql)))
+    parts.append(section("SQL view", (view_folds_html(m.folds) if m.sql else "")
+                         + sql_report_html(m.sql)))
     if code:
         parts.append(section(f"The plan as {code_language}", code_report_html(code)))
     if profile is not None:

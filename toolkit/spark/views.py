@@ -18,13 +18,14 @@ columns, create it again (``CREATE OR REPLACE``), e.g. from a stream's ``on_batc
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from pyiceberg.schema import Schema
 
 from toolkit.core.options import make_options, takes_options
+from toolkit.core.view_types import HINTS_PROPERTY
 from toolkit.errors import CatalogFeatureError
 from toolkit.iceberg.views import coalesce_sql
 
@@ -37,6 +38,7 @@ __all__ = [
     "as_written",
     "create_coalesce_view",
     "iceberg_schema",
+    "kept_hints",
     "qualify",
 ]
 
@@ -69,6 +71,16 @@ def iceberg_schema(spark: SparkSession, table: str) -> Schema:
     return Schema.model_validate_json(text)
 
 
+def kept_hints(spark: SparkSession, table: str) -> dict[str, str]:
+    """The type hints ``table`` keeps (its ``toolkit.hints`` property, as Spark's Iceberg
+    catalog loads it): a hinted field reads as its hint's type in the view."""
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None, "no JVM: is the Spark session stopped?"
+    jtable = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(spark._jsparkSession, table)
+    text = jtable.properties().get(HINTS_PROPERTY)
+    return {} if text is None else {HINTS_PROPERTY: str(text)}
+
+
 @takes_options
 def create_coalesce_view(
     spark: SparkSession,
@@ -77,10 +89,13 @@ def create_coalesce_view(
     *,
     catalog_name: str | None = None,
     pretty: bool = False,
+    view_types: Mapping[str, str] | None = None,
     **options: Any,
 ) -> str:
     """Create (or replace) ``view``: the COALESCE view of RULES 7 over the current schema of
-    the Iceberg ``table``, and return the Spark SQL it ran.
+    the Iceberg ``table``, and return the Spark SQL it ran: one column per source key,
+    nested families folded inside their structs, ``view_types`` as for
+    :func:`toolkit.coalesce_sql`.
 
     ``table`` and ``view`` are ``namespace.name`` in ``catalog_name`` (default: Spark's
     current catalog) or fully qualified ``catalog.namespace.name``. ``options`` as for
@@ -91,14 +106,17 @@ def create_coalesce_view(
 
         create_coalesce_view(spark, "db.events", "db.events_folded")
         # CREATE OR REPLACE VIEW lakehouse.db.events_folded AS SELECT
-        #   COALESCE(`my_field_string`, CAST(`my_field` AS STRING)) AS `my_field`, ...
+        #   COALESCE(`my_field_string`, CAST(`my_field` AS STRING)) AS `my_field`
+        #   /* my_field: long and string fold into string (longs as text) */, ...
         #   FROM lakehouse.db.events
     """
     make_options(**options)  # a misspelt option fails before Spark is asked anything
     source = qualify(spark, table, catalog_name)
     target = qualify(spark, view, catalog_name)
     schema = iceberg_schema(spark, source)
-    sql = coalesce_sql(schema, source, "spark", view=target, pretty=pretty, **options)
+    sql = coalesce_sql(schema, source, "spark", view=target, pretty=pretty,
+                       view_types=view_types, properties=kept_hints(spark, source),
+                       **options)
     try:
         with as_written(spark):
             spark.sql(sql)
