@@ -297,6 +297,23 @@ class FieldObservation:
                     _collect_dicts(v, out)
         return out
 
+    def record_origins(self, max_dim: int) -> list[int] | None:
+        """For each record of ``record_leaves(max_dim)``, the index of the value it came
+        from (None when that is its own index: every value one record). Profiles use it to
+        number a nested value by its top-level record; routing never needs it."""
+        if self.uniform is not None and self.uniform.dim == 0 and self.nulls == 0:
+            return None if self.uniform.type == RECORD else []
+        out: list[int] = []
+        for i, (v, k) in enumerate(zip(self.values, self.iter_kinds(), strict=True)):
+            if k is not None and k.type == RECORD and k.dim <= max_dim:
+                if k.dim == 0:
+                    out.append(i)
+                else:
+                    found: list[dict[str, Any]] = []
+                    _collect_dicts(v, found)
+                    out += [i] * len(found)
+        return out
+
     def nested(self, max_dim: int) -> StructObservation:
         """The observation of the records routed into a record column of dimension max_dim
         (RULES 3.4: a record column receives the records of its own and lower dimensions)."""
