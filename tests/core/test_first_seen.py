@@ -113,3 +113,36 @@ def test_first_seen_is_the_first_record_of_each_type_however_profiles_are_merged
     for key in "ab":
         if (key,) in left.fields:
             assert left.first_seen(key) == expected_firsts(batches, key)
+
+
+def test_a_plan_says_which_batch_had_a_new_field_and_from_which_record() -> None:
+    run = toolkit.simulate([orders(1_000, 2_000), orders(2_000, 1_501)])
+    assert [str(r) for r in run.plans[1].reasons] == [
+        "Batch 2 had `shipping` as a record, from record 1,501 (RULES 3.2)"]
+
+
+def test_a_first_batch_names_the_record_a_later_type_starts_at() -> None:
+    batch = [{"n": 1}] * 1_200 + [{"n": "2024-05-01T10:00:00Z"}]
+    (first,) = toolkit.simulate([batch]).plans
+    assert [str(r) for r in first.reasons][-1] == (
+        "The first batch also had `n` as a timestamp, from record 1,201, which gets its own "
+        "column (RULES 3.2)")
+
+
+def test_the_explorer_says_where_a_field_changed_type() -> None:
+    from toolkit.notebook.explore_html import field_table_html
+    from toolkit.notebook.explore_model import StatisticsModel
+
+    p = toolkit.profile([{"price": 1}] * 1_200 + [{"price": "n/a"}]) + toolkit.profile(
+        orders(2_000, 1_501), batch=1)
+    row = StatisticsModel.from_profile(p).field("price")
+    assert row.drift_starts == ("`price` became a string at record 1,201 (batch 1)",)
+    assert (row.first_batch, row.first_record, row.last_batch, row.last_record) == (
+        "1", 1, "1", 1_201)
+    shipping = StatisticsModel.from_profile(p).field("shipping")
+    assert (shipping.first_batch, shipping.first_record) == ("2", 1_501)
+    (b2,) = shipping.by_batch
+    assert b2.records_text("record") == "records 1,501-2,000"
+    html = field_table_html(StatisticsModel.from_profile(p).page(1, 50))
+    assert "became a string at record 1,201 (batch 1)" in html
+    assert "2 (record 1,501)" in html

@@ -67,10 +67,12 @@ def _profile_text(p: Profile, sample: int) -> str:
     table = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     drift = [line for path in sorted(p.fields)
              if (line := drift_line(path, p.fields[path])) is not None]
+    starts = p.drift_sentences()
     times = [r.sentence() or "" for r in p.timestamp_reports()]
     head = f"{p.records:,} records profiled" + (f" (the first {sample:,})" if
                                                  p.records == sample else "")
     return "\n".join([head, *table, *(["", "Drift:", *drift] if drift else []),
+                      *(["", "Where drift starts:", *starts] if starts else []),
                       *(["", "Timestamp formats and epoch units:", *times] if times else [])])
 
 
@@ -84,12 +86,16 @@ def _profile_json(p: Profile) -> dict[str, Any]:
                 "nulls": s.nulls,
                 "types": [
                     {"type": str(shape), "values": n, "share": share_text(n, s.present),
-                     "samples": [repr(v) for v in s.samples.get(shape, ())]}
+                     "samples": [repr(v) for v in s.samples.get(shape, ())],
+                     # where it arrived: records counted from 1 (docs/rules.md)
+                     **({"first_record": firsts[shape] + 1, "last_record": lasts[shape] + 1}
+                        if shape in firsts else {})}
                     for shape, n in sorted(s.counts.items(), key=lambda kv: -kv[1])
                 ],
                 **_timestamps_json(s),
             }
             for path, s in sorted(p.fields.items())
+            for firsts, lasts in [(s.first_at, s.last_at)]
         ],
     }
 

@@ -212,18 +212,22 @@ class Engine:
             raise err
         return work(good), bad
 
-    def plan(self, schema: Struct, obs: StructObservation, batch: int = 0) -> Plan:
-        return make_plan(schema, obs, self.options, batch)
+    def plan(
+        self, schema: Struct, obs: StructObservation, batch: int = 0,
+        seen: Profile | None = None,
+    ) -> Plan:
+        return make_plan(schema, obs, self.options, batch, seen=seen)
 
     def _batch(
         self, current: Struct, i: int, rows: list[dict[str, Any]]
     ) -> tuple[Plan, RoutedBatch, list[Quarantined], Profile]:
         """Observe, plan and route one batch of records under the configured policy."""
         obs = self.observe(rows, i)
-        plan = self.plan(current, obs, i)
+        seen = profile_of(obs, i)
+        plan = self.plan(current, obs, i, seen)
         columns, size, aside = self.policy.route(plan, obs, self.options, self.router, i)
         done = RoutedBatch(plan.after, tuple(columns), size)
-        return plan, done, aside, profile_of(obs, i)
+        return plan, done, aside, seen
 
 
 def set_aside_line(line: UnreadLine, batch: int | str) -> Quarantined:
@@ -238,12 +242,14 @@ def set_aside_line(line: UnreadLine, batch: int | str) -> Quarantined:
 
 
 def make_plan(
-    schema: Struct, obs: Observed, options: Options, batch: int = 0, last_assigned: int = 0
+    schema: Struct, obs: Observed, options: Options, batch: int = 0, last_assigned: int = 0,
+    *, seen: Profile | None = None,
 ) -> Plan:
     """The plan of one batch under the configured policy: the ``upsolver`` one (RULES 2-4) or
     the ``widen`` one (RULES 5). ``obs`` is an observation or a Spark summary of one;
-    ``last_assigned`` the table's last assigned field ID (new IDs come after it)."""
-    return policy_of(options).plan(schema, obs, options, batch, last_assigned)
+    ``last_assigned`` the table's last assigned field ID (new IDs come after it); ``seen``
+    the batch's profile (reasons then say where a new field starts in the batch)."""
+    return policy_of(options).plan(schema, obs, options, batch, last_assigned, seen=seen)
 
 
 def simulate_batches(

@@ -29,6 +29,7 @@ from toolkit.core.observe import Classifier, StructObservation, observe_struct
 from toolkit.core.observed import Observed
 from toolkit.core.options import POLICY_TERMS, Options, PolicyTerms
 from toolkit.core.planner import Plan, plan_batch
+from toolkit.core.profile import Profile
 from toolkit.core.quarantine import Quarantined
 from toolkit.core.routing import Router, rows_of, set_aside_rare
 from toolkit.core.types import Struct
@@ -75,10 +76,11 @@ class EvolutionPolicy(ABC):
     @abstractmethod
     def plan(
         self, schema: Struct, obs: Observed, options: Options, batch: int = 0,
-        last_assigned: int = 0,
+        last_assigned: int = 0, seen: Profile | None = None,
     ) -> Plan:
         """The plan of one batch; ``obs`` is an observation or a Spark summary of one,
-        ``last_assigned`` the table's last assigned field ID."""
+        ``last_assigned`` the table's last assigned field ID; ``seen``, the batch's
+        profile, says in reasons where a new field's types start."""
 
     @abstractmethod
     def route(
@@ -129,9 +131,9 @@ class UpsolverPolicy(EvolutionPolicy):
 
     def plan(
         self, schema: Struct, obs: Observed, options: Options, batch: int = 0,
-        last_assigned: int = 0,
+        last_assigned: int = 0, seen: Profile | None = None,
     ) -> Plan:
-        return plan_batch(schema, obs, options, batch, last_assigned)
+        return plan_batch(schema, obs, options, batch, last_assigned, seen=seen)
 
     def route(
         self, plan: Plan, obs: StructObservation, options: Options, router: Router,
@@ -168,7 +170,7 @@ class WidenPolicy(EvolutionPolicy):
 
     def plan(
         self, schema: Struct, obs: Observed, options: Options, batch: int = 0,
-        last_assigned: int = 0,
+        last_assigned: int = 0, seen: Profile | None = None,
     ) -> Plan:
         return plan_widen(schema, obs, options, batch, last_assigned)
 

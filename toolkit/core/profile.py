@@ -249,6 +249,16 @@ class Profile:
         return {str(shape): span[end] - base + 1
                 for shape, span in sorted(spans.items(), key=lambda kv: (kv[1][end], str(kv[0])))}
 
+    def first_records(self, batch: int) -> dict[str, dict[Shape, int]]:
+        """Per top-level key and shape, the first record of ``batch`` holding one (counted
+        from 1 in the batch): what a plan's reasons say of a new field."""
+        start = self.starts.get(batch, 0)
+        return {
+            path[0]: {shape: first - start + 1 for shape, (first, _) in s.spans[batch].items()}
+            for path, s in self.fields.items()
+            if len(path) == 1 and batch in s.spans
+        }
+
     def record_words(self, n: int) -> str:
         """Record ``n`` (counted from 0 over the profile) in words: ``record 1,201``, and
         where it is within its batch when the profile has several (``record 1,201 (record
@@ -260,6 +270,8 @@ class Profile:
                            key=lambda bs: bs[1], default=(None, 0))
         if batch is None:
             return text
+        if start == 0:  # the profile's first batch: the same number
+            return f"{text} (batch {batch_number(batch)})"
         return f"{text} (record {n - start + 1:,} of batch {batch_number(batch)})"
 
     def drift_sentences(self) -> list[str]:
@@ -302,6 +314,17 @@ class Profile:
         return head + "\n".join(
             "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows
         )
+
+
+def from_record(places: Iterable[int]) -> str:
+    """``, from record 1,501``: where in its batch a field's values start, said when not at
+    its first record (issue #28); "" when unknown.
+
+    >>> from_record([1_501, 1_700]), from_record([1]), from_record([])
+    (', from record 1,501', '', '')
+    """
+    first = min(places, default=1)
+    return "" if first == 1 else f", from record {first:,}"
 
 
 def _by_place(kv: tuple[Shape, int]) -> tuple[int, str]:

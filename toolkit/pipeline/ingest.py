@@ -157,6 +157,7 @@ def _plan_and_commit(
     check: Callable[[Plan], None] | None = None,
     batch_id: str | None = None,
     loaded: Table | None = None,
+    seen: Profile | None = None,
 ) -> tuple[Table, Plan, int]:
     """Plan against the table as it is, commit; re-plan when another writer got there
     first (RULES 6: a stale plan is never applied as is). With ``expected`` (the state a
@@ -175,7 +176,7 @@ def _plan_and_commit(
             raise StalePlanError(identifier, expected, TableState.of(table))
         current = Struct() if table is None else from_iceberg(table.schema())
         assigned = 0 if table is None else table.metadata.last_column_id
-        plan = make_plan(current, summary, options, batch, assigned)
+        plan = make_plan(current, summary, options, batch, assigned, seen=seen)
         if approved is not None and not plan.same_changes(approved):
             raise PlanChangedError(identifier, approved, plan)
         if check is not None:
@@ -376,7 +377,7 @@ def _planned(
     tbl, plan, attempts = _plan_and_commit(
         catalog, table, seen.summary, opts, batch_index, approved, expected,
         check=refuse_incompatible if fail else None, batch_id=batch_id,
-        loaded=existing,
+        loaded=existing, seen=seen.profile,
     )
     arrived = arrivals_notes(_arrivals(seen, arriving))
     # the array shapes this batch brought, kept for the one-pass routing of the next ones
