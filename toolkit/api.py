@@ -22,6 +22,7 @@ from typing import Any
 from pyiceberg.schema import Schema
 
 from toolkit.core import profile as _profile
+from toolkit.core.conversion_warnings import ConversionWarning
 from toolkit.core.engine import Run, simulate_batches
 from toolkit.core.field_operations import identifier_problem
 from toolkit.core.layout import TableLayout
@@ -72,6 +73,12 @@ class Simulation:
     def profile(self) -> Profile:
         """The merged profile of every batch."""
         return self.run.profile
+
+    @property
+    def warnings(self) -> tuple[ConversionWarning, ...]:
+        """Values written only as another kind of value (a boolean as a number, a number
+        as text...), per batch, field and observed type; ``str()`` of one is its line."""
+        return self.run.warnings
 
     @property
     def quarantined(self) -> tuple[Quarantined, ...]:

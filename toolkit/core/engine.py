@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from itertools import repeat
 from typing import Any, TypeVar, cast
 
+from toolkit.core.conversion_warnings import ConversionWarning, conversion_warnings
 from toolkit.core.jsonlines import UnreadLine
 from toolkit.core.observe import Classifier, StructObservation, observe_struct
 from toolkit.core.observed import Observed
@@ -53,6 +54,8 @@ class Run:
     batches: tuple[RoutedBatch, ...]
     profile: Profile
     quarantined: tuple[Quarantined, ...] = ()
+    #: values written only as another kind of value, per batch, field and type (issue #28)
+    warnings: tuple[ConversionWarning, ...] = ()
 
     @property
     def rows(self) -> list[dict[str, Any]]:
@@ -157,6 +160,7 @@ class Engine:
         current = schema or Struct()
         plans, routed, prof = [], [], Profile()
         quarantined: list[Quarantined] = []
+        warnings: list[ConversionWarning] = []
         with gc_paused():
             for i, batch in enumerate(batches):
                 rows, aside = self.admit(batch, i)
@@ -170,8 +174,10 @@ class Engine:
                 plans.append(plan)
                 routed.append(done)
                 prof = prof + p
+                warnings += conversion_warnings(plan, p, self.options)
                 self.classifier.parsed.clear()  # ISO texts parsed for this batch only
-        return Run(current, tuple(plans), tuple(routed), prof, tuple(quarantined))
+        return Run(current, tuple(plans), tuple(routed), prof, tuple(quarantined),
+                   tuple(warnings))
 
     def tolerant(
         self,

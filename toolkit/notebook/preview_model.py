@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from toolkit.core.conversion_warnings import conversion_warnings
 from toolkit.core.engine import Engine
 from toolkit.core.lookalikes import lookalike_warnings
 from toolkit.core.options import Options
@@ -189,6 +190,10 @@ class PlanModel:
     lookalikes: tuple[str, ...] = ()
     """A warning for each group of new names that look alike (the plan's, from
     :mod:`toolkit.core.lookalikes`): different fields a reviewer could take for one."""
+    conversions: tuple[str, ...] = ()
+    """A warning per field and type whose values the batch writes only as another kind of
+    value (:mod:`toolkit.core.conversion_warnings`): ``quantity: 3 booleans were written
+    as numbers (true -> 1); ...``."""
 
     @property
     def new_table(self) -> bool:
@@ -375,6 +380,7 @@ class PlanModel:
             tuple(str(r) for r in plan.rare),
             missing,
             lookalike_warnings(plan.before, plan.after),
+            tuple(str(w) for w in conversion_warnings(plan, preview.profile, opts)),
         )
 
 

@@ -26,6 +26,7 @@ from pyiceberg.exceptions import (
 from pyiceberg.table import Table
 
 from toolkit.core.arrivals import Arrivals
+from toolkit.core.conversion_warnings import conversion_warnings
 from toolkit.core.engine import make_plan
 from toolkit.core.folding import choose_fold
 from toolkit.core.lineage import plan_lineage_properties
@@ -93,6 +94,9 @@ class IngestReport:
     #: whether the batch fit the table's schema and was read once, routed and tallied in
     #: the same pass (see :func:`ingest`); else it was observed, planned, then routed
     one_pass: bool = False
+    #: values written only as another kind of value (a boolean as a number...), per field
+    #: and observed type, in words (:mod:`toolkit.core.conversion_warnings`)
+    warnings: tuple[str, ...] = ()
 
     @property
     def quarantine_table(self) -> str:
@@ -107,9 +111,10 @@ class IngestReport:
             if self.quarantined
             else ""
         )
+        warned = "".join(f"\nWarning: {w}" for w in self.warnings)
         return (
             f"{self.table}: batch {self.batch_id} wrote {self.rows_written} rows "
-            f"(snapshot {self.snapshot_id}){aside}\n{self.plan}"
+            f"(snapshot {self.snapshot_id}){aside}\n{self.plan}{warned}"
         )
 
 
@@ -279,7 +284,10 @@ def ingest(
                                expected, format, arriving)
         track.finish(f"Batch {batch_id} was already in {table}" if report.skipped else
                      f"Wrote batch {batch_id}: {report.rows_written:,} rows into {table}")
-    return report
+    if report.skipped or not report.rows_written:
+        return report
+    warned = tuple(str(w) for w in conversion_warnings(report.plan, report.profile, opts))
+    return dataclasses.replace(report, warnings=warned) if warned else report
 
 
 def _ingest_batch(
