@@ -84,14 +84,19 @@ values = st.one_of(st.none(), st.integers(-5, 5), st.text(max_size=2), st.boolea
 batch = st.lists(st.dictionaries(st.sampled_from("ab"), values, max_size=2), max_size=6)
 
 
-def expected_firsts(batches: list[list[dict[str, object]]], key: str) -> dict[str, int]:
-    """The first record of each type of top-level ``key``, one record at a time."""
+def expected_firsts(
+    batches: list[list[dict[str, object]]], key: str, inner: str | None = None
+) -> dict[str, int]:
+    """The first record of each type of top-level ``key`` (or of ``key.inner`` inside a
+    record), one record at a time."""
     out: dict[str, int] = {}
     n = 0
     for b in batches:
         for r in b:
             n += 1
             v = r.get(key)
+            if inner is not None:
+                v = v.get(inner) if isinstance(v, dict) else None
             if v is not None:
                 name = str(next(iter(profile([{key: v}]).fields[(key,)].counts)))
                 out.setdefault(name, n)
@@ -113,6 +118,8 @@ def test_first_seen_is_the_first_record_of_each_type_however_profiles_are_merged
     for key in "ab":
         if (key,) in left.fields:
             assert left.first_seen(key) == expected_firsts(batches, key)
+        if (key, "v") in left.fields:  # nested in records that sit beside other types
+            assert left.first_seen((key, "v")) == expected_firsts(batches, key, "v")
 
 
 def test_a_plan_says_which_batch_had_a_new_field_and_from_which_record() -> None:
