@@ -313,9 +313,9 @@ class FieldObservation:
         if self.kinds is not None and all(
             k.dim == 0 or k.type != RECORD or k.dim > max_dim for k in self.counts
         ):  # records of dimension 0 only: their kind is the constant K_RECORD (checked)
-            found = list(compress(range(len(values)), map(is_, self.kinds, repeat(K_RECORD))))
-            if len(found) == self.counts.get(K_RECORD, 0):
-                return found
+            places = list(compress(range(len(values)), map(is_, self.kinds, repeat(K_RECORD))))
+            if len(places) == self.counts.get(K_RECORD, 0):
+                return places
         out: list[int] = []
         for i, (v, k) in enumerate(zip(self.values, self.iter_kinds(), strict=True)):
             if k is not None and k.type == RECORD and k.dim <= max_dim:
