@@ -127,3 +127,14 @@ def test_ingest_reports_the_warning_and_where_the_batch_drifted(
     assert "Warning: quantity: 3 booleans" in str(report)
     assert report.profile.first_seen("quantity") == {"boolean": 1, "long": 2}
     assert report.profile.last_seen("quantity") == {"boolean": 4, "long": 2}
+
+
+def test_the_notebook_commit_outcome_carries_the_warning() -> None:
+    from toolkit.notebook.outcome import CommitOutcome
+    from toolkit.pipeline.ingest import IngestReport
+
+    run = toolkit.simulate([ORDERS, WITH_BOOLEANS])
+    report = IngestReport("db.orders", "b2", run.plans[1], 4, 7, run.profile,
+                          warnings=tuple(str(w) for w in run.warnings))
+    assert ("Warning: quantity: 3 booleans were written as numbers (true -> 1); a contract "
+            "`quantity=freeze` refuses them." in CommitOutcome.from_report(report).message)
