@@ -148,7 +148,8 @@ def profile(
     """Per field path: counts per observed type and dimension, nulls, first/last batch,
     sample values, of any source (records, a frame, a JSON-lines path...: all its records
     as batch ``batch``; ``format`` names the kind of a file source its name cannot tell).
-    Profiles merge with ``+``."""
+    Profiles merge with ``+``, a later one's records numbered after an earlier one's:
+    ``first_seen(path)`` / ``last_seen(path)`` give each type's first and last record."""
     from toolkit.pipeline.sources import records_of  # loaded late: it loads Arrow
 
     records = records_of(source, format)
