@@ -178,8 +178,9 @@ class Profile:
     #: lines of a file that could not be taken whole (not UTF-8, not JSON, a key twice:
     #: :class:`~toolkit.core.jsonlines.UnreadLine`), not profiled; ingest sets them aside
     lines_set_aside: int = field(default=0, compare=False)
-    #: per batch, its first record (counted from 0 over the profile's records)
-    starts: Mapping[int, int] = field(default_factory=dict)
+    #: per batch, its first record (counted from 0 over the profile's records); bookkeeping
+    #: for within-batch numbers, not part of equality (the fields' spans are)
+    starts: Mapping[int, int] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
         # Nulls are derived, not summed: a field a part never saw was null in all of that
