@@ -22,6 +22,7 @@ from typing import Any
 from pyiceberg.schema import Schema
 
 from toolkit.core import profile as _profile
+from toolkit.core.conversion_warnings import ConversionWarning
 from toolkit.core.engine import Run, simulate_batches
 from toolkit.core.field_operations import identifier_problem
 from toolkit.core.layout import TableLayout
@@ -72,6 +73,12 @@ class Simulation:
     def profile(self) -> Profile:
         """The merged profile of every batch."""
         return self.run.profile
+
+    @property
+    def warnings(self) -> tuple[ConversionWarning, ...]:
+        """Values written only as another kind of value (a boolean as a number, a number
+        as text...), per batch, field and observed type; ``str()`` of one is its line."""
+        return self.run.warnings
 
     @property
     def quarantined(self) -> tuple[Quarantined, ...]:
@@ -141,7 +148,8 @@ def profile(
     """Per field path: counts per observed type and dimension, nulls, first/last batch,
     sample values, of any source (records, a frame, a JSON-lines path...: all its records
     as batch ``batch``; ``format`` names the kind of a file source its name cannot tell).
-    Profiles merge with ``+``."""
+    Profiles merge with ``+``, a later one's records numbered after an earlier one's:
+    ``first_seen(path)`` / ``last_seen(path)`` give each type's first and last record."""
     from toolkit.pipeline.sources import records_of  # loaded late: it loads Arrow
 
     records = records_of(source, format)

@@ -39,8 +39,8 @@ def reasons(batches: list[list[dict[str, object]]], **options: object) -> list[l
         ([[{"t": 5}, {"t": "2024-05-01T10:00:00Z"}]], [[
             "The first batch had `t` as a long and a timestamp; the column `t` holds the "
             "widest of them, longs (RULES 3.2)",
-            "The first batch also had `t` as a timestamp, which gets its own column "
-            "(RULES 3.2)",
+            "The first batch also had `t` as a timestamp, from record 2, which gets its own "
+            "column (RULES 3.2)",
         ]]),
         ([[{"e": []}]], [[
             "The first batch had `e` only as an empty list, with no value to type: the column "

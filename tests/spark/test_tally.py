@@ -58,9 +58,10 @@ def comparable(p: Profile) -> dict[tuple[str, ...], tuple[Any, ...]]:
     return {
         path: (dict(s.counts), s.first_batch, s.last_batch,
                {shape: repr(v) for shape, v in s.samples.items()},
-               {b: dict(c) for b, c in s.by_batch.items()}, s.records_inside, s.nulls)
+               {b: dict(c) for b, c in s.by_batch.items()}, s.records_inside, s.nulls,
+               {b: dict(at) for b, at in s.spans.items()})
         for path, s in p.fields.items()
-    } | {(): (p.records,)}
+    } | {(): (p.records, dict(p.starts))}
 
 
 def assert_same(spark: SparkSession, lines: list[str | None], options: Options,

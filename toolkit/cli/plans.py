@@ -46,10 +46,13 @@ TARGETS = {"spark-sql": "spark", "trino": "trino", "pyiceberg": "pyiceberg"}
 def _plan_file(
     source: str, table: str, catalog: Catalog, recorded: str, warehouse: str | None,
     batch_id: str, source_format: str | None, options: dict[str, Any],
-) -> tuple[PlanFile, int]:
-    """Plan ``source`` against ``table`` now (no Spark); the plan file, and the records
-    the batch would set aside. The source's files are hashed first: should one change
-    while it is planned, the plan file binds the content before, and is refused."""
+) -> tuple[PlanFile, int, list[str]]:
+    """Plan ``source`` against ``table`` now (no Spark); the plan file, the records the
+    batch would set aside, and its conversion warnings (values written only as another
+    kind of value). The source's files are hashed first: should one change while it is
+    planned, the plan file binds the content before, and is refused."""
+    from toolkit.core.conversion_warnings import conversion_warnings
+    from toolkit.core.options import make_options
     from toolkit.pipeline.preview import plan_preview
     from toolkit.pipeline.reviewed import source_digest
 
@@ -60,7 +63,8 @@ def _plan_file(
         table, made.plan, made.state, batch_id, source, source_format, options, recorded,
         None if warehouse is None else masked(warehouse), source_digest=digest,
     )
-    return planfile, len(made.aside)
+    warned = conversion_warnings(made.plan, made.profile, make_options(**options))
+    return planfile, len(made.aside), [str(w) for w in warned]
 
 
 def _write(planfile: PlanFile, path: str) -> None:
@@ -118,13 +122,13 @@ def preview(
                                  hints)
     source = check_source(source)
     where = open_catalog(catalog_spec, warehouse)
-    planfile, aside = _plan_file(
+    planfile, aside, warned = _plan_file(
         source, table, where.catalog, where.recorded, warehouse,
         batch_id or uuid.uuid4().hex, source_format, options,
     )
     if save:
         _write(planfile, save)
-    lines = [planfile.summary]
+    lines = [planfile.summary, *(f"Warning: {w}" for w in warned)]
     folds = _view_folds(planfile)
     if folds:
         lines += ["The view (toolkit view) folds each field into one column:",
@@ -133,7 +137,8 @@ def preview(
         lines.append(f"{counted(aside, 'record')} would be set aside (quarantine)")
     if save:
         lines.append(f"Plan written to {save}; review it, then run: toolkit apply {save}")
-    emit(as_json, "\n".join(lines), _planned(planfile, save, aside))
+    emit(as_json, "\n".join(lines),
+         {**_planned(planfile, save, aside), **({"warnings": warned} if warned else {})})
 
 
 def _report(report: IngestReport, already: bool = False) -> tuple[str, dict[str, Any]]:
@@ -146,6 +151,7 @@ def _report(report: IngestReport, already: bool = False) -> tuple[str, dict[str,
         "set_aside": report.quarantined,
         "operations": [op.to_json() for op in report.plan.operations],
         "summary": str(report.plan).split("\n"),
+        **({"warnings": list(report.warnings)} if report.warnings else {}),
     }
     return str(report), data
 
@@ -252,8 +258,8 @@ def ingest(
 
     def plan_or_stop() -> Plan:
         """The batch's plan if it changes nothing; else its plan file, and exit 3."""
-        planfile, aside = _plan_file(source, table, where.catalog, where.recorded, warehouse,
-                                     batch_id, source_format, options)
+        planfile, aside, _ = _plan_file(source, table, where.catalog, where.recorded,
+                                        warehouse, batch_id, source_format, options)
         if not planfile.plan.changed:
             return planfile.plan
         # a name of its own stays in its folder whatever the table and batch id hold

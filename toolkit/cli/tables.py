@@ -67,10 +67,12 @@ def _profile_text(p: Profile, sample: int) -> str:
     table = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     drift = [line for path in sorted(p.fields)
              if (line := drift_line(path, p.fields[path])) is not None]
+    starts = p.drift_sentences()
     times = [r.sentence() or "" for r in p.timestamp_reports()]
     head = f"{p.records:,} records profiled" + (f" (the first {sample:,})" if
                                                  p.records == sample else "")
     return "\n".join([head, *table, *(["", "Drift:", *drift] if drift else []),
+                      *(["", "Where drift starts:", *starts] if starts else []),
                       *(["", "Timestamp formats and epoch units:", *times] if times else [])])
 
 
@@ -84,12 +86,16 @@ def _profile_json(p: Profile) -> dict[str, Any]:
                 "nulls": s.nulls,
                 "types": [
                     {"type": str(shape), "values": n, "share": share_text(n, s.present),
-                     "samples": [repr(v) for v in s.samples.get(shape, ())]}
+                     "samples": [repr(v) for v in s.samples.get(shape, ())],
+                     # where it arrived: records counted from 1 (docs/rules.md)
+                     **({"first_record": firsts[shape] + 1, "last_record": lasts[shape] + 1}
+                        if shape in firsts else {})}
                     for shape, n in sorted(s.counts.items(), key=lambda kv: -kv[1])
                 ],
                 **_timestamps_json(s),
             }
             for path, s in sorted(p.fields.items())
+            for firsts, lasts in [(s.first_at, s.last_at)]
         ],
     }
 
@@ -108,12 +114,17 @@ def _timestamps_json(s: FieldStats) -> dict[str, Any]:
               help="The kind of the source when its name cannot tell it (jsonl, parquet...).")
 @click.option("--detect-dates/--no-detect-dates", default=True, show_default=True,
               help="Type ISO-8601 date and date-time texts as date and timestamp (RULES 1).")
+@click.option("--policy", type=click.Choice(["upsolver", "widen"]), default="upsolver",
+              show_default=True,
+              help="The policy whose conversions are warned of, for a new table of SOURCE.")
 @json_option
 @guarded
 def profile(source: str, sample: int, source_format: str | None, detect_dates: bool,
-            as_json: bool) -> None:
+            policy: str, as_json: bool) -> None:
     """Statistics of a sample of SOURCE: per field, the types that arrived, how often
-    (a rare type by its exact count, never a rounded 0%), nulls and sample values."""
+    (a rare type by its exact count, never a rounded 0%), nulls and sample values, where
+    each type first and last arrived, and the values a new table would write only as
+    another kind of value (conversion warnings)."""
     from toolkit.core.jsonlines import UnreadLine
     from toolkit.core.options import make_options
     from toolkit.core.profile import profile as profile_records
@@ -122,15 +133,31 @@ def profile(source: str, sample: int, source_format: str | None, detect_dates: b
 
     with status("Reading..."):
         records = records_of(check_source(source), source_format)[:sample]
-        p = profile_records(records, options=make_options(detect_dates=detect_dates))
+        opts = make_options(detect_dates=detect_dates, policy=policy)
+        p = profile_records(records, options=opts)
+        warned = [str(w) for w in _new_table_warnings(records, p, opts)]
     # lines that could not be taken whole are not profiled: said, never skipped silently
     unread = [r for r in records if type(r) is UnreadLine]
     told = [f"  {reason_name(u.error.reason_key)}: {u.error}" for u in unread]
     aside = [{"line": u.number, "reason": u.error.reason_key, "detail": str(u.error)}
              for u in unread]
     head = f"{len(unread):,} line{'s' * (len(unread) != 1)} set aside, not profiled:"
-    text = "\n".join([_profile_text(p, sample), *(["", head, *told] if told else [])])
-    emit(as_json, text, {**_profile_json(p), **({"set_aside": aside} if aside else {})})
+    warn = ["", "Conversion warnings (as a new table):", *warned] if warned else []
+    text = "\n".join([_profile_text(p, sample), *warn, *(["", head, *told] if told else [])])
+    emit(as_json, text, {**_profile_json(p), **({"set_aside": aside} if aside else {}),
+                         **({"warnings": warned} if warned else {})})
+
+
+def _new_table_warnings(records: list[Any], p: Profile, opts: Any) -> list[Any]:
+    """The conversion warnings of ``records`` as the first batch of a new table."""
+    from toolkit.core.conversion_warnings import conversion_warnings
+    from toolkit.core.engine import Engine
+    from toolkit.core.types import Struct
+
+    engine = Engine(opts)
+    rows = [r for r in records if isinstance(r, dict)]
+    plan = engine.plan(Struct(), engine.observe(rows), 0)
+    return conversion_warnings(plan, p, opts)
 
 
 @click.command()

@@ -19,6 +19,7 @@ from itertools import repeat
 from typing import Any, TypeVar, cast
 
 from toolkit.core.contracts import Contracts, contract_breaches, without_breaches
+from toolkit.core.conversion_warnings import ConversionWarning, conversion_warnings
 from toolkit.core.hint_plans import as_they_came, hinted_rows, seeded, with_seeds
 from toolkit.core.jsonlines import UnreadLine
 from toolkit.core.observe import Classifier, StructObservation, observe_struct
@@ -56,6 +57,8 @@ class Run:
     batches: tuple[RoutedBatch, ...]
     profile: Profile
     quarantined: tuple[Quarantined, ...] = ()
+    #: values written only as another kind of value, per batch, field and type (issue #28)
+    warnings: tuple[ConversionWarning, ...] = ()
 
     @property
     def rows(self) -> list[dict[str, Any]]:
@@ -162,6 +165,7 @@ class Engine:
         current = schema or Struct()
         plans, routed, prof = [], [], Profile()
         quarantined: list[Quarantined] = []
+        warnings: list[ConversionWarning] = []
         with gc_paused():
             for i, batch in enumerate(batches):
                 rows, aside = self.admit(batch, i)
@@ -175,8 +179,10 @@ class Engine:
                 plans.append(plan)
                 routed.append(done)
                 prof = prof + p
+                warnings += conversion_warnings(plan, p, self.options)
                 self.classifier.parsed.clear()  # ISO texts parsed for this batch only
-        return Run(current, tuple(plans), tuple(routed), prof, tuple(quarantined))
+        return Run(current, tuple(plans), tuple(routed), prof, tuple(quarantined),
+                   tuple(warnings))
 
     def tolerant(
         self,
@@ -217,20 +223,24 @@ class Engine:
             raise err
         return work(good), bad
 
-    def plan(self, schema: Struct, obs: StructObservation, batch: int = 0) -> Plan:
-        return make_plan(schema, obs, self.options, batch)
+    def plan(
+        self, schema: Struct, obs: StructObservation, batch: int = 0,
+        seen: Profile | None = None,
+    ) -> Plan:
+        return make_plan(schema, obs, self.options, batch, seen=seen)
 
     def _batch(
         self, current: Struct, i: int, rows: list[dict[str, Any]]
     ) -> tuple[Plan, RoutedBatch, list[Quarantined], Profile]:
         """Observe, plan and route one batch of records under the configured policy."""
         obs = self.observe(rows, i)
-        plan = self.plan(current, obs, i)
+        seen = profile_of(obs, i)
+        plan = self.plan(current, obs, i, seen)
         columns, size, aside = self.policy.route(plan, obs, self.options, self.router, i)
         if self.options.hints:  # a record set aside as it came, its values unconverted
             aside = as_they_came(aside, obs.rows, rows)
         done = RoutedBatch(plan.after, tuple(columns), size)
-        return plan, done, aside, profile_of(obs, i)
+        return plan, done, aside, seen
 
 
 def set_aside_line(line: UnreadLine, batch: int | str) -> Quarantined:
@@ -245,11 +255,13 @@ def set_aside_line(line: UnreadLine, batch: int | str) -> Quarantined:
 
 
 def make_plan(
-    schema: Struct, obs: Observed, options: Options, batch: int = 0, last_assigned: int = 0
+    schema: Struct, obs: Observed, options: Options, batch: int = 0, last_assigned: int = 0,
+    *, seen: Profile | None = None,
 ) -> Plan:
     """The plan of one batch under the configured policy: the ``upsolver`` one (RULES 2-4) or
     the ``widen`` one (RULES 5). ``obs`` is an observation or a Spark summary of one;
-    ``last_assigned`` the table's last assigned field ID (new IDs come after it). A hinted
+    ``last_assigned`` the table's last assigned field ID (new IDs come after it); ``seen``
+    the batch's profile (reasons then say where a new field starts in the batch). A hinted
     field without a column gets one of the hint's type first (docs/rules.md, Type hints).
 
     The values the field contracts refuse (``options.contracts``, docs/rules.md) take no
@@ -260,7 +272,7 @@ def make_plan(
     held = contract_breaches(
         seeds, obs, options.contracts or Contracts(), policy.widens, options.lattice)
     planned = obs if not held else without_breaches(obs, held)
-    plan = policy.plan(seeds, planned, options, batch, last_id + len(adds))
+    plan = policy.plan(seeds, planned, options, batch, last_id + len(adds), seen=seen)
     if held:
         plan = dataclasses.replace(plan, held=held)
     return with_seeds(plan, schema, adds, last_id)

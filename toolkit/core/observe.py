@@ -19,7 +19,8 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from itertools import chain
+from itertools import chain, compress, repeat
+from operator import is_, is_not
 from typing import Any, Final
 
 from toolkit.core.conversions import (
@@ -295,6 +296,35 @@ class FieldObservation:
                     out.append(v)
                 else:
                     _collect_dicts(v, out)
+        return out
+
+    def record_origins(self, max_dim: int) -> list[int] | None:
+        """For each record of ``record_leaves(max_dim)``, the index of the value it came
+        from (None when that is its own index: every value one record). Profiles use it to
+        number a nested value by its top-level record; routing never needs it."""
+        values = self.values
+        if self.kinds is None and self.uniform is not None and self.uniform.dim == 0:
+            if self.uniform.type != RECORD:
+                return []
+            if self.nulls == 0:
+                return None
+            # C-level: the places of the non-null values
+            return list(compress(range(len(values)), map(is_not, values, repeat(None))))
+        if self.kinds is not None and all(
+            k.dim == 0 or k.type != RECORD or k.dim > max_dim for k in self.counts
+        ):  # records of dimension 0 only: their kind is the constant K_RECORD (checked)
+            places = list(compress(range(len(values)), map(is_, self.kinds, repeat(K_RECORD))))
+            if len(places) == self.counts.get(K_RECORD, 0):
+                return places
+        out: list[int] = []
+        for i, (v, k) in enumerate(zip(self.values, self.iter_kinds(), strict=True)):
+            if k is not None and k.type == RECORD and k.dim <= max_dim:
+                if k.dim == 0:
+                    out.append(i)
+                else:
+                    found: list[dict[str, Any]] = []
+                    _collect_dicts(v, found)
+                    out += [i] * len(found)
         return out
 
     def nested(self, max_dim: int) -> StructObservation:

@@ -36,6 +36,7 @@ from toolkit.core.naming import TakenNames, evolved_doc, suffixed
 from toolkit.core.observed import Observed, ObservedField
 from toolkit.core.operations import Adding, MakeOptional, Operation, Widening
 from toolkit.core.options import Options
+from toolkit.core.profile import Profile, from_record
 from toolkit.core.reasons import because
 from toolkit.core.types import (
     ICEBERG_TYPE_OF,
@@ -285,13 +286,15 @@ def max_field_id(struct: Struct) -> int:
 
 
 def plan_batch(
-    schema: Struct, obs: Observed, options: Options, batch: int = 0, last_assigned: int = 0
+    schema: Struct, obs: Observed, options: Options, batch: int = 0, last_assigned: int = 0,
+    *, seen: Profile | None = None,
 ) -> Plan:
     """Plan the columns one batch adds to ``schema`` (RULES 3.2-3.5). ``obs`` is a batch's
     :class:`~toolkit.core.observe.StructObservation` or a
     :class:`~toolkit.core.summary.Summary` of it (what Spark partitions send back).
     ``last_assigned`` is the table's last assigned field ID: above the schema's highest
-    when columns were dropped, and Iceberg never reuses an ID.
+    when columns were dropped, and Iceberg never reuses an ID. With ``seen`` (the batch's
+    profile) a new field's reasons say where in the batch it starts ("from record 1,501").
 
     With ``options.rare_type_percent`` the batch's rare types (:func:`rare_kinds`) take no
     part in planning: the plan lists them in ``rare``, each with what it would have added.
@@ -306,11 +309,12 @@ threshold); set aside instead of adding price as string and price_double'])
     """
     percent = options.rare_type_percent
     rare = {} if percent is None else _rare_of(schema, obs, options.lattice, percent)
+    places = {} if seen is None else seen.first_records(batch)
     if not rare:
-        return _plan(schema, obs, options, batch, last_assigned)
+        return _plan(schema, obs, options, batch, last_assigned, places)
     assert percent is not None
-    full = _plan(schema, obs, options, batch, last_assigned)
-    kept = _plan(schema, _without(obs, rare), options, batch, last_assigned)
+    full = _plan(schema, obs, options, batch, last_assigned, places)
+    kept = _plan(schema, _without(obs, rare), options, batch, last_assigned, places)
     rare_types = tuple(
         RareType(key, shape, kinds, count, sum(obs.fields[key].counts.values()), percent,
                  _instead(full, kept, key))
@@ -320,11 +324,10 @@ threshold); set aside instead of adding price as string and price_double'])
     return replace(kept, rare=rare_types)
 
 
-def _plan(
-    schema: Struct, obs: Observed, options: Options, batch: int, last_assigned: int
-) -> Plan:
+def _plan(schema: Struct, obs: Observed, options: Options, batch: int, last_assigned: int,
+          places: Mapping[str, Mapping[Shape, int]]) -> Plan:
     last_id = max(max_field_id(schema), last_assigned)
-    planner = _Planner(options.lattice, last_id)
+    planner = _Planner(options.lattice, last_id, batch, places)
     planner.register((), schema)
     after = planner.plan_struct(schema, obs, (), record=True)
     return _numbered_like_iceberg(Plan(batch, schema, after, tuple(planner.changes)), last_id)
@@ -559,9 +562,10 @@ class _Wanted:
 
 
 class _Planner:
-    def __init__(self, lattice: Lattice, last_id: int) -> None:
-        self.lattice = lattice
-        self.last_id = last_id
+    def __init__(self, lattice: Lattice, last_id: int, batch: int = 0,
+                 places: Mapping[str, Mapping[Shape, int]] | None = None) -> None:
+        self.lattice, self.last_id, self.batch = lattice, last_id, batch
+        self.places = places or {}  # per top-level key and shape, its first record
         self.changes: list[AddColumn] = []
         # Iceberg indexes every field by its dotted full name and short name (no ``element``
         # of a list of structs), so a key ``dot.key`` and a nested ``dot``.``key`` collide:
@@ -597,7 +601,8 @@ class _Planner:
                 kinds = outside_maps(self.lattice, members[key], fobs, kinds)
                 wanted += self._later_batch(key, members[key], kinds)
             else:
-                wanted += self._first_batch(key, kinds)
+                wanted += self._first_batch(key, kinds, self.places.get(key, {}) if (
+                    record and not prefix) else {})
 
         named = self._name(wanted, prefix)
 
@@ -666,10 +671,14 @@ class _Planner:
             named.append((self.full_names.claim(want, prefix, w.shape.dim, record=record), w))
         return sorted(named, key=lambda nw: nw[0])
 
-    def _first_batch(self, key: str, kinds: list[Kind]) -> list[_Wanted]:
-        """RULES 3.2: a batch that sees ``key`` for the first time."""
+    def _first_batch(
+        self, key: str, kinds: list[Kind], places: Mapping[Shape, int]
+    ) -> list[_Wanted]:
+        """RULES 3.2: a batch that sees ``key`` for the first time; ``places``: per shape,
+        the first record of the batch holding one (issue #28: where drift starts)."""
         seen = and_join(a_shape(s) for s in sorted({k.shape for k in kinds}, key=str))
-        had = f"The first batch had `{key}` as {seen}"
+        who = "The first batch" if self.batch == 0 else f"Batch {batch_number(self.batch)}"
+        had = f"{who} had `{key}` as {seen}{from_record(places.values())}"
         several = len({k.shape for k in kinds}) > 1
         records = [k.dim for k in kinds if k.type == RECORD]
         typed = [k for k in kinds if k.type not in (None, RECORD)]
@@ -686,7 +695,7 @@ class _Planner:
             original = Shape(leaf, top)
             held = shape_words(original, many=True)
             if widest is None:
-                why = (f"The first batch had `{key}` only as {seen}, with no value to type: "
+                why = (f"{who} had `{key}` only as {seen}, with no value to type: "
                        f"the column `{key}` holds {held}")
             elif not several:
                 why = had
@@ -705,7 +714,9 @@ class _Planner:
                 and not any(k.shape == shape and "double" in k.lossy for k in kinds)
             ):
                 continue
-            why = f"The first batch also had `{key}` as {a_shape(shape)}, which gets its own column"
+            why = (f"{who} also had `{key}` as {a_shape(shape)}"
+                   f"{from_record([places[shape]] if shape in places else [])}, "
+                   "which gets its own column")
             out.append(_Wanted(key, shape, False, because(why, "3.2")))
         # RULES 1: an empty array goes to a column of its dimension or more; beside records
         # of a smaller dimension there is none, so it gets an array of the family's common
@@ -717,7 +728,7 @@ class _Planner:
             leaf = self.lattice.widest_of(primitive) if primitive else "string"
             shape = Shape(leaf, max(empties))
             why = (
-                f"The first batch also had `{key}` as {a_shape(Shape(None, max(empties)))}, "
+                f"{who} also had `{key}` as {a_shape(Shape(None, max(empties)))}, "
                 f"deeper than its other columns: a column of {shape_words(shape, many=True)} "
                 "takes it"
             )

@@ -31,6 +31,7 @@ from toolkit.core.observe import Classifier, StructObservation, observe_struct
 from toolkit.core.observed import Observed
 from toolkit.core.options import POLICY_TERMS, Options, PolicyTerms
 from toolkit.core.planner import Plan, plan_batch
+from toolkit.core.profile import Profile
 from toolkit.core.quarantine import Quarantined
 from toolkit.core.routing import Router, rows_of, set_aside_rare
 from toolkit.core.types import Struct
@@ -77,10 +78,11 @@ class EvolutionPolicy(ABC):
     @abstractmethod
     def plan(
         self, schema: Struct, obs: Observed, options: Options, batch: int = 0,
-        last_assigned: int = 0,
+        last_assigned: int = 0, seen: Profile | None = None,
     ) -> Plan:
         """The plan of one batch; ``obs`` is an observation or a Spark summary of one,
-        ``last_assigned`` the table's last assigned field ID."""
+        ``last_assigned`` the table's last assigned field ID; ``seen``, the batch's
+        profile, says in reasons where a new field's types start."""
 
     @abstractmethod
     def route(
@@ -133,11 +135,11 @@ class UpsolverPolicy(EvolutionPolicy):
 
     def plan(
         self, schema: Struct, obs: Observed, options: Options, batch: int = 0,
-        last_assigned: int = 0,
+        last_assigned: int = 0, seen: Profile | None = None,
     ) -> Plan:
         # a hinted decimal column is planned as the decimal column evolution creates
         view = lattice_view(schema, options)
-        plan = plan_batch(view, obs, options, batch, last_assigned)
+        plan = plan_batch(view, obs, options, batch, last_assigned, seen=seen)
         if view is schema:
             return plan
         return replace(plan, before=schema, after=real_types(plan.after, schema))
@@ -182,7 +184,7 @@ class WidenPolicy(EvolutionPolicy):
 
     def plan(
         self, schema: Struct, obs: Observed, options: Options, batch: int = 0,
-        last_assigned: int = 0,
+        last_assigned: int = 0, seen: Profile | None = None,
     ) -> Plan:
         return plan_widen(schema, obs, options, batch, last_assigned)
 

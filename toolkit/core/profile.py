@@ -9,6 +9,15 @@ associatively, so partitions of a big data set can be profiled apart and combine
 >>> p.fields[("a",)].first_batch, p.fields[("a",)].last_batch, p.records
 (0, 1, 3)
 
+Where each type of a field arrived, by record number (counted from 1 across the batches
+of the profile, in order; docs/rules.md, *Where drift starts*):
+
+>>> d = profile([{"price": 1}, {"price": 2}]) + profile([{"price": "n/a"}], batch=1)
+>>> d.first_seen("price"), d.first_seen("price", batch=1)
+({'long': 1, 'string': 3}, {'string': 1})
+>>> print(*d.drift_sentences())
+`price` became a string at record 3 (record 1 of batch 2)
+
 Timestamp formats and epoch units per field (:mod:`toolkit.core.timestamps`):
 
 >>> t = profile([{"created_at": "2024-06-01T08:00:00Z"}, {"created_at": 1717229009},
@@ -21,9 +30,10 @@ milliseconds and 1 like epoch seconds: mixed units
 from __future__ import annotations
 
 import reprlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import islice
+from itertools import islice, repeat
+from operator import is_not
 from typing import Any, TypeVar
 
 from toolkit.core import timestamps
@@ -32,7 +42,7 @@ from toolkit.core.observe import Classifier, FieldObservation, StructObservation
 from toolkit.core.options import Options
 from toolkit.core.timestamps import TimestampReport
 from toolkit.core.types import RECORD, Shape
-from toolkit.core.wording import batch_number, clip
+from toolkit.core.wording import a_shape, batch_number, clip
 from toolkit.errors import NotARecordError
 
 K = TypeVar("K")
@@ -49,6 +59,30 @@ def add_counts(a: Mapping[K, int], b: Mapping[K, int]) -> dict[K, int]:
     out = dict(a)
     for k, n in b.items():
         out[k] = out.get(k, 0) + n
+    return out
+
+
+#: per batch, per observed shape: the first and last record it arrived at (counted from 0
+#: over the whole profile, in order)
+Spans = Mapping[int, Mapping[Shape, tuple[int, int]]]
+
+
+def add_spans(a: Spans, b: Spans, shift: int = 0) -> dict[int, dict[Shape, tuple[int, int]]]:
+    """Spans of two parts merged, ``b``'s records coming ``shift`` records after ``a``'s
+    first one (a profile's parts are in record order: records are numbered across them).
+
+    >>> s = Shape("long", 0)
+    >>> add_spans({0: {s: (0, 4)}}, {0: {s: (1, 2)}, 1: {s: (0, 0)}}, shift=10)
+    {0: {Shape(type='long', dim=0): (0, 12)}, 1: {Shape(type='long', dim=0): (10, 10)}}
+    """
+    out = {batch: dict(shapes) for batch, shapes in a.items()}
+    for batch, shapes in b.items():
+        mine = out.setdefault(batch, {})
+        for shape, (first, last) in shapes.items():
+            first, last = first + shift, last + shift
+            had = mine.get(shape)
+            mine[shape] = (first, last) if had is None else (
+                min(had[0], first), max(had[1], last))
     return out
 
 
@@ -72,6 +106,32 @@ class FieldStats:
     #: observation adds: not part of a profile's equality, so the JVM tally's profile and
     #: the Python path's stay equal (tests/spark/test_tally.py).
     temporal: Mapping[str, int] | None = field(default=None, compare=False)
+    #: where each type arrived: per batch and shape, the first and last record holding a
+    #: value of it (counted from 0 over the profile's records, in order; the record around
+    #: a nested value is the top-level one)
+    spans: Spans = field(default_factory=dict)
+
+    @property
+    def first_at(self) -> dict[Shape, int]:
+        """Per shape, the first record (counted from 0 over the profile) holding one."""
+        out: dict[Shape, int] = {}
+        for shapes in self.spans.values():
+            for shape, (first, _) in shapes.items():
+                out[shape] = min(out.get(shape, first), first)
+        return out
+
+    @property
+    def last_at(self) -> dict[Shape, int]:
+        """Per shape, the last record (counted from 0 over the profile) holding one."""
+        out: dict[Shape, int] = {}
+        for shapes in self.spans.values():
+            for shape, (_, last) in shapes.items():
+                out[shape] = max(out.get(shape, last), last)
+        return out
+
+    def shifted(self, n: int) -> FieldStats:
+        """These statistics with every record ``n`` further on (a later part's)."""
+        return replace(self, spans=add_spans({}, self.spans, n)) if n and self.spans else self
 
     @property
     def present(self) -> int:
@@ -100,6 +160,7 @@ class FieldStats:
             by_batch,
             self.records_inside + other.records_inside,
             temporal=timestamps.add(self.temporal, other.temporal),
+            spans=add_spans(self.spans, other.spans),
         )
 
     @property
@@ -117,6 +178,9 @@ class Profile:
     #: lines of a file that could not be taken whole (not UTF-8, not JSON, a key twice:
     #: :class:`~toolkit.core.jsonlines.UnreadLine`), not profiled; ingest sets them aside
     lines_set_aside: int = field(default=0, compare=False)
+    #: per batch, its first record (counted from 0 over the profile's records); bookkeeping
+    #: for within-batch numbers, not part of equality (the fields' spans are)
+    starts: Mapping[int, int] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
         # Nulls are derived, not summed: a field a part never saw was null in all of that
@@ -130,11 +194,19 @@ class Profile:
         object.__setattr__(self, "fields", fixed)
 
     def __add__(self, other: Profile) -> Profile:
+        """``other``'s records come after this profile's: records are numbered across
+        both (lines set aside count, as in :func:`profile`)."""
+        shift = self.records + self.lines_set_aside
         merged = dict(self.fields)
         for path, stats in other.fields.items():
-            merged[path] = merged[path] + stats if path in merged else stats
+            moved = stats.shifted(shift)
+            merged[path] = merged[path] + moved if path in merged else moved
+        starts = dict(self.starts)
+        for batch, start in other.starts.items():
+            starts[batch] = min(starts.get(batch, start + shift), start + shift)
         return Profile(
-            merged, self.records + other.records, self.lines_set_aside + other.lines_set_aside
+            merged, self.records + other.records, self.lines_set_aside + other.lines_set_aside,
+            starts,
         )
 
     merge = __add__
@@ -148,6 +220,72 @@ class Profile:
             raise KeyError(f"no field {'.'.join(key)!r} in this profile")
         return stats.timestamps
 
+    def stats(self, path: str | Sequence[str]) -> FieldStats:
+        """The statistics of field ``path`` (a string is one top-level key; a tuple a
+        nested path); KeyError naming it when the profile has none."""
+        key = (path,) if isinstance(path, str) else tuple(path)
+        found = self.fields.get(key)
+        if found is None:
+            raise KeyError(f"no field {'.'.join(key)!r} in this profile")
+        return found
+
+    def first_seen(self, path: str | Sequence[str], batch: int | None = None) -> dict[str, int]:
+        """Per type name (``long``, ``string``, ``record``, ``long[]``), the first record
+        that held one in field ``path``, counted from 1 across the profile's batches in
+        order; with ``batch``, counted from 1 within that batch (types it did not see are
+        left out). Nested values count as their top-level record."""
+        return self._seen(path, batch, 0)
+
+    def last_seen(self, path: str | Sequence[str], batch: int | None = None) -> dict[str, int]:
+        """As :meth:`first_seen`, the last record that held each type."""
+        return self._seen(path, batch, 1)
+
+    def _seen(self, path: str | Sequence[str], batch: int | None, end: int) -> dict[str, int]:
+        s = self.stats(path)
+        if batch is None:
+            at = s.first_at if end == 0 else s.last_at
+            return {str(shape): n + 1 for shape, n in sorted(at.items(), key=_by_place)}
+        base = self.starts.get(batch, 0)
+        spans = s.spans.get(batch, {})
+        return {str(shape): span[end] - base + 1
+                for shape, span in sorted(spans.items(), key=lambda kv: (kv[1][end], str(kv[0])))}
+
+    def first_records(self, batch: int) -> dict[str, dict[Shape, int]]:
+        """Per top-level key and shape, the first record of ``batch`` holding one (counted
+        from 1 in the batch): what a plan's reasons say of a new field."""
+        start = self.starts.get(batch, 0)
+        return {
+            path[0]: {shape: first - start + 1 for shape, (first, _) in s.spans[batch].items()}
+            for path, s in self.fields.items()
+            if len(path) == 1 and batch in s.spans
+        }
+
+    def record_words(self, n: int) -> str:
+        """Record ``n`` (counted from 0 over the profile) in words: ``record 1,201``, and
+        where it is within its batch when the profile has several (``record 1,201 (record
+        201 of batch 2)``)."""
+        text = f"record {n + 1:,}"
+        if len(self.starts) < 2:
+            return text
+        batch, start = max(((b, s) for b, s in self.starts.items() if s <= n),
+                           key=lambda bs: bs[1], default=(None, 0))
+        if batch is None:
+            return text
+        if start == 0:  # the profile's first batch: the same number
+            return f"{text} (batch {batch_number(batch)})"
+        return f"{text} (record {n - start + 1:,} of batch {batch_number(batch)})"
+
+    def drift_sentences(self) -> list[str]:
+        """Where each drifting field changed type, in words, by path: for every type after
+        the field's first, "`price` became a string at record 1,201"."""
+        out = []
+        for path in sorted(self.fields):
+            firsts = sorted(self.fields[path].first_at.items(), key=_by_place)
+            name = ".".join(path)
+            out += [f"`{name}` became {a_shape(shape)} at {self.record_words(n)}"
+                    for shape, n in firsts[1:]]
+        return out
+
     def timestamp_reports(self, *, mixed_only: bool = False) -> list[TimestampReport]:
         """The reports of every field that received times (dates, timestamps, or whole
         numbers that look like epoch times in a time field), by path; ``mixed_only``: only
@@ -157,24 +295,41 @@ class Profile:
 
     def __str__(self) -> str:
         """A text table: one line per field path and observed type."""
-        rows = [("field", "type", "count", "share", "nulls", "batches", "samples")]
+        rows = [("field", "type", "count", "share", "nulls", "batches", "records", "samples")]
         for path in sorted(self.fields):
             s = self.fields[path]
             total = s.present + s.nulls
+            firsts, lasts = s.first_at, s.last_at
             for shape, n in sorted(s.counts.items(), key=lambda kv: -kv[1]):
                 batches = f"{batch_number(s.first_batch)}-{batch_number(s.last_batch)}" \
                     if s.first_batch is not None and s.last_batch is not None else "-"
                 sample = ", ".join(repr(v) for v in s.samples.get(shape, ()))
                 share = share_text(n, total)
+                at = f"{firsts[shape] + 1:,}-{lasts[shape] + 1:,}" if shape in firsts else "-"
                 rows.append((".".join(path), str(shape), str(n), share, str(s.nulls), batches,
-                             sample[:40]))
+                             at, sample[:40]))
             if not s.counts:
-                rows.append((".".join(path), "null", "0", "-", str(s.nulls), "-", ""))
+                rows.append((".".join(path), "null", "0", "-", str(s.nulls), "-", "-", ""))
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
         head = f"{self.records} records\n"
         return head + "\n".join(
             "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows
         )
+
+
+def from_record(places: Iterable[int]) -> str:
+    """``, from record 1,501``: where in its batch a field's values start, said when not at
+    its first record (issue #28); "" when unknown.
+
+    >>> from_record([1_501, 1_700]), from_record([1]), from_record([])
+    (', from record 1,501', '', '')
+    """
+    first = min(places, default=1)
+    return "" if first == 1 else f", from record {first:,}"
+
+
+def _by_place(kv: tuple[Shape, int]) -> tuple[int, str]:
+    return kv[1], str(kv[0])
 
 
 def share_text(n: int, total: int) -> str:
@@ -208,18 +363,55 @@ def profile(
     for i, row in enumerate(rows):
         if not isinstance(row, Mapping):
             raise NotARecordError(batch, i, row)
-    out = profile_of(observe_struct(rows, Classifier(options or Options())), batch)
+    # records are numbered by their place among the items: a line set aside keeps its
+    # number, so a record's number is its line's (blank lines aside)
+    places = [i for i, r in enumerate(items) if not isinstance(r, UnreadLine)] if unread else None
+    out = profile_of(observe_struct(rows, Classifier(options or Options())), batch, places)
     return replace(out, lines_set_aside=unread) if unread else out
 
 
-def profile_of(obs: StructObservation, batch: int) -> Profile:
-    """The profile of an observation the engine already made (no second pass)."""
+def profile_of(
+    obs: StructObservation, batch: int, places: Sequence[int] | None = None
+) -> Profile:
+    """The profile of an observation the engine already made (no second pass).
+    ``places``: each row's record number (from 0) when it is not its index."""
     out: dict[tuple[str, ...], FieldStats] = {}
-    _walk(obs, batch, out)
-    return Profile(out, len(obs.rows))
+    _walk(obs, batch, out, places)
+    return Profile(out, len(obs.rows), starts={batch: 0})
 
 
-def _walk(obs: StructObservation, batch: int, out: dict[tuple[str, ...], FieldStats]) -> None:
+def spans_of(fobs: FieldObservation, places: Sequence[int] | None) -> dict[Shape, tuple[int, int]]:
+    """Per shape, the first and last row of ``fobs`` holding a value of it (mapped through
+    ``places``, each row's record number, when given). Searched with C-level ``index``
+    calls, one pair per kind: no Python step per value."""
+    values = fobs.values
+    n = len(values)
+    found: dict[Shape, tuple[int, int]] = {}
+    if fobs.kinds is None:
+        if fobs.uniform is None or fobs.nulls == n:
+            return found
+        if fobs.nulls == 0:
+            first, last = 0, n - 1
+        else:
+            present = list(map(is_not, values, repeat(None)))
+            first, last = present.index(True), n - 1 - present[::-1].index(True)
+        found[fobs.uniform.shape] = (first, last)
+    else:
+        kinds, backwards = fobs.kinds, fobs.kinds[::-1]
+        for k in fobs.counts:
+            first, last = kinds.index(k), n - 1 - backwards.index(k)
+            had = found.get(k.shape)
+            found[k.shape] = (first, last) if had is None else (
+                min(had[0], first), max(had[1], last))
+    if places is None:
+        return found
+    return {shape: (places[a], places[b]) for shape, (a, b) in found.items()}
+
+
+def _walk(
+    obs: StructObservation, batch: int, out: dict[tuple[str, ...], FieldStats],
+    places: Sequence[int] | None,
+) -> None:
     for fobs in obs.fields.values():
         counts: dict[Shape, int] = {}
         for k, n in fobs.counts.items():
@@ -235,10 +427,15 @@ def _walk(obs: StructObservation, batch: int, out: dict[tuple[str, ...], FieldSt
                 fobs.values, fobs.kinds if fobs.kinds is not None else fobs.iter_kinds(),
                 fobs.uniform if fobs.kinds is None else None,
             ),
+            spans={batch: spans_of(fobs, places)} if counts else {},
         )
         out[fobs.path] = out[fobs.path] + stats if fobs.path in out else stats
         if nested is not None:
-            _walk(nested, batch, out)
+            # a nested value's record is the top-level record around it
+            inner = fobs.record_origins(dims[-1])
+            if inner is not None and places is not None:
+                inner = [places[i] for i in inner]
+            _walk(nested, batch, out, places if inner is None else inner)
 
 
 def _samples(fobs: FieldObservation, counts: Mapping[Shape, int]) -> dict[Shape, tuple[Any, ...]]:

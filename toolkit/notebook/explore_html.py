@@ -39,6 +39,11 @@ def field_table_html(page: Page[FieldRow], *, committed: bool = False) -> str:
     return wrap(f"{table}{note}")
 
 
+def _at(record: int | None) -> str:
+    """Where in its batch a field's first or last value arrived: `` (record 1,501)``."""
+    return "" if record is None else f" (record {record:,})"
+
+
 def _field_row(r: FieldRow, with_samples: bool = True) -> str:
     badges = (badge("evolved", "evolved") if r.evolved else "") + (
         badge("drifted", "drifted") if r.drifted else ""
@@ -55,7 +60,10 @@ def _field_row(r: FieldRow, with_samples: bool = True) -> str:
     nulls = "-" if r.nulls is None else str(r.nulls)
     batches = (
         "-" if r.first_batch is None
-        else f"{text_html(r.first_batch)} / {text_html(str(r.last_batch))}"
+        else f"{text_html(r.first_batch)}{_at(r.first_record)} / "
+             f"{text_html(str(r.last_batch))}{_at(r.last_record)}"
+    ) + "".join(  # where the field changed type (issue #28)
+        f'<br><span class="tknb-rewrite">{text_html(d)}</span>' for d in r.drift_starts
     )
     # one block per column: two long names that wrap stay told apart
     columns = "".join(f"<div>{text_html(c)}</div>" for c in r.columns) or (

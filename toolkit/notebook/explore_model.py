@@ -105,9 +105,19 @@ class BatchCounts:
 
     batch: str
     counts: tuple[tuple[str, int], ...]
+    #: per type (label), the first and last record of the batch that held one (counted from
+    #: 1 within the batch; a profile's only): where in the batch the type arrived
+    records: tuple[tuple[str, int, int], ...] = ()
 
     def count(self, label: str) -> int:
         return dict(self.counts).get(label, 0)
+
+    def records_text(self, label: str) -> str:
+        """Where in the batch the type arrived, in words (``records 1,501-2,000``), or ""."""
+        for name, first, last in self.records:
+            if name == label:
+                return f"record {first:,}" if first == last else f"records {first:,}-{last:,}"
+        return ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +142,13 @@ class FieldRow:
     timestamps: str | None = None
     """One sentence when the field's timestamp formats or epoch units are mixed (a
     profile's :class:`~toolkit.core.timestamps.TimestampReport`), else None."""
+    drift_starts: tuple[str, ...] = ()
+    """Where the field changed type (a profile's only): "`price` became a string at
+    record 1,201" per type after its first (:meth:`Profile.drift_sentences`)."""
+    first_record: int | None = None
+    """The first record of :attr:`first_batch` with a value (counted from 1 in it)."""
+    last_record: int | None = None
+    """The last record of :attr:`last_batch` with a value (counted from 1 in it)."""
 
     @property
     def name(self) -> str:
@@ -221,7 +238,7 @@ class StatisticsModel:
         for path in sorted(profile.fields):
             s = profile.fields[path]
             batches.update(s.by_batch)
-            rows.append(_profile_row(s, index))
+            rows.append(_profile_row(s, index, profile))
         return cls(
             source or "",
             profile.records,
@@ -372,7 +389,7 @@ def as_statistics_model(data: StatisticsData) -> StatisticsModel:
     return StatisticsModel.from_statistics(data)
 
 
-def _profile_row(s: FieldStats, index: _FamilyIndex | None) -> FieldRow:
+def _profile_row(s: FieldStats, index: _FamilyIndex | None, profile: Profile) -> FieldRow:
     present = s.present
     ordered = sorted(s.counts.items(), key=lambda kv: (-kv[1], str(kv[0])))
     samples = s.samples
@@ -384,12 +401,26 @@ def _profile_row(s: FieldStats, index: _FamilyIndex | None) -> FieldRow:
     if index is not None:
         found = index.columns(s.path)
         cols, names = tuple(c for _, c in found), tuple(n for n, _ in found)
+    def within(b: int) -> tuple[tuple[str, int, int], ...]:
+        start = profile.starts.get(b, 0)
+        return tuple((str(k), first - start + 1, last - start + 1)
+                     for k, (first, last) in s.spans.get(b, {}).items())
+
     by_batch = tuple(
         BatchCounts(
-            batch_number(b), tuple((str(k), n) for k, n in sorted(c.items(), key=_by_count))
+            batch_number(b), tuple((str(k), n) for k, n in sorted(c.items(), key=_by_count)),
+            within(b),
         )
         for b, c in sorted(s.by_batch.items())
     )
+    first_record = last_record = None
+    if s.first_batch is not None and s.last_batch is not None:
+        firsts = [r[1] for r in within(s.first_batch)]
+        lasts = [r[2] for r in within(s.last_batch)]
+        first_record = min(firsts, default=None)
+        last_record = max(lasts, default=None)
+    name = ".".join(s.path)
+    starts = tuple(d for d in profile.drift_sentences() if d.startswith(f"`{name}` became"))
     return FieldRow(
         s.path,
         types,
@@ -401,6 +432,9 @@ def _profile_row(s: FieldStats, index: _FamilyIndex | None) -> FieldRow:
         by_batch,
         _search_text(s.path, types, names),
         _mixed_times(s),
+        starts,
+        first_record,
+        last_record,
     )
 
 

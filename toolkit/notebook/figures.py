@@ -124,8 +124,10 @@ def type_drift_figure(data: StatisticsData, field: str, *, title: str | None = N
                 t,
                 x=batches,
                 y=[b.count(t.label) for b in row.by_batch],
+                # where in the batch the type arrived (a profile's): records 1,501-2,000
+                customdata=[chart_text(b.records_text(t.label)) for b in row.by_batch],
                 hovertemplate=f"batch %{{x}}: %{{y}} {unit} as {chart_text(t.label)}"
-                "<extra></extra>",
+                " %{customdata}<extra></extra>",
             )
         )
     fig.update_layout(

@@ -114,6 +114,8 @@ class CommitOutcome:
                 f" {counted(aside, 'record')} set aside in {report.quarantine_table}: see "
                 f"toolkit.quarantine(catalog, {report.table!r})."
             )
+        for warning in report.warnings:  # values written only as another kind (issue #28)
+            message += f" Warning: {warning}."
         return cls(
             kind, title, message, report.table, report.batch_id, report.snapshot_id,
             report.rows_written, added,

@@ -420,7 +420,8 @@ def plan_header_html(model: PlanModel) -> str:
     id on hover); a warning for each group of new names that look alike."""
     batch = model.batch_text
     warnings = "".join(
-        f'<p class="tknb-error">Warning: {text_html(w)}.</p>' for w in model.lookalikes)
+        f'<p class="tknb-error">Warning: {text_html(w)}.</p>' for w in model.lookalikes) + "".join(
+        f'<p class="tknb-error">Warning: {text_html(w)}</p>' for w in model.conversions)
     return wrap(
         f"<b>Preview of {text_html(model.table)}</b>: {text_html(model.headline)}. "
         f'<span class="tknb-muted" title="batch id {text_html(model.batch_id)}">'

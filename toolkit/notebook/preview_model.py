@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from toolkit.core.contracts import enforce_contracts
+from toolkit.core.conversion_warnings import conversion_warnings
 from toolkit.core.engine import Engine
 from toolkit.core.lookalikes import lookalike_warnings
 from toolkit.core.options import Options
@@ -197,6 +198,10 @@ class PlanModel:
     folds: tuple[str, ...] = ()
     """What each field of the view folds to and what that costs, nested ones too
     (``address: record and string fold into string (records as JSON text)``)."""
+    conversions: tuple[str, ...] = ()
+    """A warning per field and type whose values the batch writes only as another kind of
+    value (:mod:`toolkit.core.conversion_warnings`): ``quantity: 3 booleans were written
+    as numbers (true -> 1); ...``."""
 
     @property
     def new_table(self) -> bool:
@@ -404,6 +409,7 @@ class PlanModel:
             lookalike_warnings(plan.before, plan.after),
             tuple(str(b) for b in plan.held),
             folds,
+            tuple(str(w) for w in conversion_warnings(plan, preview.profile, opts)),
         )
 
 

@@ -33,6 +33,7 @@ from toolkit.core.contracts import (
     frozen,
     with_table_contracts,
 )
+from toolkit.core.conversion_warnings import conversion_warnings
 from toolkit.core.engine import make_plan
 from toolkit.core.folding import choose_fold
 from toolkit.core.hint_plans import hints_note, obeyed
@@ -101,6 +102,9 @@ class IngestReport:
     #: whether the batch fit the table's schema and was read once, routed and tallied in
     #: the same pass (see :func:`ingest`); else it was observed, planned, then routed
     one_pass: bool = False
+    #: values written only as another kind of value (a boolean as a number...), per field
+    #: and observed type, in words (:mod:`toolkit.core.conversion_warnings`)
+    warnings: tuple[str, ...] = ()
 
     @property
     def quarantine_table(self) -> str:
@@ -115,9 +119,10 @@ class IngestReport:
             if self.quarantined
             else ""
         )
+        warned = "".join(f"\nWarning: {w}" for w in self.warnings)
         return (
             f"{self.table}: batch {self.batch_id} wrote {self.rows_written} rows "
-            f"(snapshot {self.snapshot_id}){aside}\n{self.plan}"
+            f"(snapshot {self.snapshot_id}){aside}\n{self.plan}{warned}"
         )
 
 
@@ -167,6 +172,7 @@ def _plan_and_commit(
     check: Callable[[Plan], None] | None = None,
     batch_id: str | None = None,
     loaded: Table | None = None,
+    seen: Profile | None = None,
 ) -> tuple[Table, Plan, int]:
     """Plan against the table as it is, commit; re-plan when another writer got there
     first (RULES 6: a stale plan is never applied as is). With ``expected`` (the state a
@@ -185,7 +191,7 @@ def _plan_and_commit(
             raise StalePlanError(identifier, expected, TableState.of(table))
         current = Struct() if table is None else from_iceberg(table.schema())
         assigned = 0 if table is None else table.metadata.last_column_id
-        plan = make_plan(current, summary, options, batch, assigned)
+        plan = make_plan(current, summary, options, batch, assigned, seen=seen)
         if approved is not None and not plan.same_changes(approved):
             raise PlanChangedError(identifier, approved, plan)
         if check is not None:
@@ -288,7 +294,10 @@ def ingest(
                                expected, format, arriving)
         track.finish(f"Batch {batch_id} was already in {table}" if report.skipped else
                      f"Wrote batch {batch_id}: {report.rows_written:,} rows into {table}")
-    return report
+    if report.skipped or not report.rows_written:
+        return report
+    warned = tuple(str(w) for w in conversion_warnings(report.plan, report.profile, opts))
+    return dataclasses.replace(report, warnings=warned) if warned else report
 
 
 def _ingest_batch(
@@ -401,7 +410,7 @@ def _planned(
     tbl, plan, attempts = _plan_and_commit(
         catalog, table, seen.summary, opts, batch_index, approved, expected,
         check=refuse_incompatible, batch_id=batch_id,
-        loaded=existing,
+        loaded=existing, seen=seen.profile,
     )
     arrived = arrivals_notes(_arrivals(seen, arriving))
     # the array shapes this batch brought, kept for the one-pass routing of the next ones

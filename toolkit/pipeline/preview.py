@@ -82,14 +82,15 @@ def plan_preview(
     obs = engine.observe(rows, batch)
     current = Struct() if existing is None else from_iceberg(existing.schema())
     assigned = 0 if existing is None else existing.metadata.last_column_id
-    plan = make_plan(current, obs, engine.options, batch, assigned)
+    seen = profile_of(obs, batch)
+    plan = make_plan(current, obs, engine.options, batch, assigned, seen=seen)
     if plan.rewrites and existing is not None:  # RULES 5: show what a rewrite touches
         n, size = rewrite_cost(existing)
         plan = replace(plan, retypes=tuple(
             r if r.in_place else replace(r, rows=n, bytes=size) for r in plan.retypes
         ))
     return Preview(
-        table, plan, TableState.of(existing), profile_of(obs, batch), tuple(rows), aside, obs
+        table, plan, TableState.of(existing), seen, tuple(rows), aside, obs
     )
 
 

@@ -241,10 +241,12 @@ def summary_of(level: Mapping[str, Any], kinds: KindCodes) -> Summary:
 
 
 def profile_of_summary(
-    summary: Summary, samples: Sequence[Sequence[Any]], kinds: KindCodes, batch: int
+    summary: Summary, samples: Sequence[Sequence[Any]], kinds: KindCodes, batch: int,
+    arrived: Sequence[Sequence[Any]] = (),
 ) -> Profile:
     """profile.profile_of, from a partition's Summary and the JVM's samples: a path's counts
-    are its kinds' shapes summed over every record dimension above it."""
+    are its kinds' shapes summed over every record dimension above it. ``arrived``: per path
+    and kind code, the first and last record of the partition (from 1) holding one."""
     counts: dict[tuple[str, ...], dict[Shape, int]] = {}
     inside: dict[tuple[str, ...], int] = {}
 
@@ -262,6 +264,13 @@ def profile_of_summary(
     found: dict[tuple[str, ...], list[tuple[int, Shape, Any]]] = {}
     for path, code, seq, text in samples:
         found.setdefault(tuple(path), []).append((seq, kinds(code).shape, text))
+    spans: dict[tuple[str, ...], dict[Shape, tuple[int, int]]] = {}
+    for path, code, first, last in arrived:
+        at = spans.setdefault(tuple(path), {})
+        shape = kinds(code).shape
+        had = at.get(shape)
+        at[shape] = (first - 1, last - 1) if had is None else (
+            min(had[0], first - 1), max(had[1], last - 1))
     fields = {}
     for path, c in counts.items():
         picked: dict[Shape, list[Any]] = {}
@@ -274,8 +283,9 @@ def profile_of_summary(
         fields[path] = FieldStats(
             path, c, seen, seen, {s: tuple(vs) for s, vs in picked.items()},
             {batch: c} if c else {}, inside[path],
+            spans={batch: spans.get(path, {})} if c else {},
         )
-    return Profile(fields, summary.rows)
+    return Profile(fields, summary.rows, starts={batch: 0})
 
 
 @dataclass(frozen=True)
@@ -370,7 +380,9 @@ def _read_payloads(
     for p in payloads:
         codes_at(p["summary"], (), codes)
         s = summary_of(p["summary"], kinds)
-        parts[p["partition"]] = s, profile_of_summary(s, p["samples"], kinds, batch)
+        parts[p["partition"]] = s, profile_of_summary(
+            s, p["samples"], kinds, batch, p.get("seen", ())
+        )
     return parts, codes
 
 

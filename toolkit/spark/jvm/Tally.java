@@ -165,6 +165,26 @@ public final class Tally {
     final byte[] scalarTaken = new byte[SCALARS];
     HashMap<Integer, Integer> arrayTaken;
     final ArrayList<Object[]> samples = new ArrayList<>(4);
+    /**
+     * Where each kind code arrived (issue #28, where drift starts): the first and last
+     * record of the partition (counted from 1; 0: not yet) holding a value of it. Scalars in
+     * two arrays, arrays in a map filled once per code: no allocation per value.
+     */
+    final long[] firstAt = new long[SCALARS];
+    final long[] lastAt = new long[SCALARS];
+    HashMap<Integer, long[]> arrayAt;
+
+    void seenAt(int code, long record) {
+      if (code < SCALARS) {
+        if (firstAt[code] == 0) firstAt[code] = record;
+        lastAt[code] = record;
+        return;
+      }
+      if (arrayAt == null) arrayAt = new HashMap<>();
+      long[] at = arrayAt.get(code);
+      if (at == null) arrayAt.put(code, new long[] {record, record});
+      else at[1] = record;
+    }
 
     PathNode(String name, PathNode parent) {
       this.name = name;
@@ -813,6 +833,7 @@ public final class Tally {
     }
 
     private void sample(PathNode path, int code, int j) {
+      path.seenAt(code, root.rows); // the top-level record being walked
       long seq = path.seq++;
       if (!path.wants(code)) return;
       int from = start[j];
@@ -866,6 +887,9 @@ public final class Tally {
           g.writeArrayFieldStart("samples");
           writeSamples(g, rootPath);
           g.writeEndArray();
+          g.writeArrayFieldStart("seen");
+          writeSeen(g, rootPath);
+          g.writeEndArray();
         }
         g.writeEndObject();
       } catch (IOException e) {
@@ -909,6 +933,36 @@ public final class Tally {
       }
       g.writeEndObject();
       g.writeEndObject();
+    }
+
+    /** Per path and kind code: [path, code, first record, last record]. */
+    private static void writeSeen(JsonGenerator g, PathNode node) throws IOException {
+      List<String> path = null;
+      for (int c = 0; c < SCALARS; c++) {
+        if (node.firstAt[c] > 0) {
+          if (path == null) path = node.path();
+          writeAt(g, path, c, node.firstAt[c], node.lastAt[c]);
+        }
+      }
+      if (node.arrayAt != null) {
+        if (path == null) path = node.path();
+        for (Map.Entry<Integer, long[]> a : node.arrayAt.entrySet()) {
+          writeAt(g, path, a.getKey(), a.getValue()[0], a.getValue()[1]);
+        }
+      }
+      for (PathNode c : node.children.values()) writeSeen(g, c);
+    }
+
+    private static void writeAt(JsonGenerator g, List<String> path, int code, long first,
+        long last) throws IOException {
+      g.writeStartArray();
+      g.writeStartArray();
+      for (String key : path) g.writeString(key);
+      g.writeEndArray();
+      g.writeNumber(code);
+      g.writeNumber(first);
+      g.writeNumber(last);
+      g.writeEndArray();
     }
 
     private static void writeSamples(JsonGenerator g, PathNode node) throws IOException {
