@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from pyiceberg.catalog import Catalog
-from tests.notebook_ui.panel_tables import write_batches
+from tests.notebook.panel_tables import write_batches
 
 import toolkit
 from toolkit.cli import cli
