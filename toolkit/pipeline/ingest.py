@@ -51,16 +51,19 @@ from toolkit.iceberg.quarantine import append_quarantined, quarantine_table_id
 from toolkit.iceberg.schema import from_iceberg, to_iceberg
 from toolkit.iceberg.statistics import arrivals_notes
 from toolkit.kafka import KafkaTopic, TopicReader, is_kafka_url, plan_ranges, to_lines
-from toolkit.pipeline.sources import as_dataframe
+from toolkit.pipeline.sources import as_dataframe, kind_of
+from toolkit.pipeline.typed import columnar_source, observe_columnar, write_columnar
 from toolkit.spark.batches import (
     OnePass,
     SparkObservation,
+    Written,
     observe_on_spark,
     publish_write,
     quarantine_on_spark,
     write_batch,
     write_one_pass,
 )
+from toolkit.spark.columnar import TypedSeen
 from toolkit.spark.progress import tracking
 from toolkit.spark.router import codes_note, kept_codes
 from toolkit.spark.tally import jvm_tally_ready
@@ -295,8 +298,15 @@ def _ingest_batch(
 ) -> IngestReport:
     existing = load_table(catalog, table)
     batch_index = 0 if existing is None else len(existing.snapshots())
-    df, kind = as_dataframe(spark, source, format)
-    mode = kind.mode
+    # typed columns take the columnar path (toolkit.pipeline.typed); its DataFrame is
+    # the one the Python path reads too when a step must be done value by value
+    typed = columnar_source(spark, source, kind_of(source, format), opts)
+    mode: Mode
+    if typed is not None:
+        df, mode = typed, "rows"
+    else:
+        df, kind = as_dataframe(spark, source, format)
+        mode = kind.mode
     if existing is not None and batch_id in ingested_batches(existing):
         current = from_iceberg(existing.schema())
         nothing = Plan(batch_index, current, current, ())
@@ -310,9 +320,12 @@ def _ingest_batch(
         one = write_one_pass(df, opts, existing, f"{catalog.name}.{table}", batch_id,
                              batch_index, known)
     if one is None:
-        seen = observe_on_spark(df, mode, opts, batch_index)
+        columnar = None if typed is None else observe_columnar(typed, opts, batch_index)
+        seen = observe_on_spark(df, mode, opts, batch_index) if columnar is None \
+            else columnar[0]
         return _planned(df, mode, seen, existing, catalog, spark, table, batch_id, opts,
-                        batch_index, approved, expected, arriving)
+                        batch_index, approved, expected, arriving,
+                        typed=None if columnar is None else columnar[1])
     assert existing is not None
     seen = SparkObservation(
         one.tally.summary, one.tally.profile, len(one.aside), next(iter(one.aside), None),
@@ -342,11 +355,13 @@ def _planned(
     expected: TableState | None,
     arriving: bool,
     one: OnePass | None = None,
+    typed: TypedSeen | None = None,
 ) -> IngestReport:
     """Plan the batch ``seen`` observed, commit the plan, write the rows: those ``one``
     staged when its tally was planned against the very table it was routed into (the plan
     changes nothing, no other writer moved the table, the routing foresaw every kind),
-    else routed now. The same plan and the same checks either way."""
+    else routed now (``typed``: a batch of typed columns, by one projection when it
+    can). The same plan and the same checks either way."""
     policy = policy_of(opts)
     fail = opts.on_incompatible == "fail"
     if fail and seen.first_aside is not None:
@@ -403,7 +418,12 @@ def _planned(
             # replay routes these records by field ID from the schema they met
             quarantined = append_quarantined(catalog, table, aside, batch_id,
                                              schema_id=tbl.metadata.current_schema_id)
-        written = write_batch(
+        projected: Written | None = None
+        if typed is not None and not (seen.aside or plan.rare) \
+                and not policy.sets_aside_under(plan):
+            projected = write_columnar(typed, opts, tbl, spark, f"{catalog.name}.{table}",
+                                       batch_id, plan, notes)
+        written = projected if projected is not None else write_batch(
             df, mode, opts, tbl, catalog, spark, table, batch_id, plan,
             clean=not (seen.aside or plan.rare),  # rare types: routed by Python workers
             codes=seen.codes, notes=notes,
