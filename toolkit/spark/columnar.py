@@ -140,16 +140,25 @@ def _exact_double(c: Column) -> Column:
     return F.when(c == F.lit(_INT64_MIN), F.lit(True)).otherwise(fits)
 
 
-def _iso_date(c: Column) -> Column:
-    """A text ``YYYY-MM-DD`` of ASCII digits naming a real date of years 1-9999, as
-    ``toolkit.core.conversions.parse_date`` reads it."""
+def _date_parts(c: Column) -> tuple[Column, Column, Column]:
+    """Year, month and day of a ``YYYY-MM-DD`` text (numbers cast from its digits)."""
     from pyspark.sql import functions as F
 
-    return (
-        c.rlike("^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
-        & (F.substring(c, 1, 4) != F.lit("0000"))
-        & F.try_to_timestamp(c, F.lit("yyyy-MM-dd")).isNotNull()
-    )
+    return tuple(F.substring(c, at, n).cast("int") for at, n in ((1, 4), (6, 2), (9, 2)))  # type: ignore[return-value]
+
+
+def _iso_date(c: Column) -> Column:
+    """A text ``YYYY-MM-DD`` of ASCII digits naming a real date of years 1-9999, as
+    ``toolkit.core.conversions.parse_date`` reads it. Told by arithmetic, not by Spark's
+    date parser, which raises on texts its legacy parser would read otherwise."""
+    from pyspark.sql import functions as F
+
+    y, m, d = _date_parts(c)
+    leap = (y % 4 == 0) & ((y % 100 != 0) | (y % 400 == 0))
+    days = F.when(m == 2, F.when(leap, 29).otherwise(28)) \
+        .when(m.isin(4, 6, 9, 11), 30).otherwise(31)
+    valid = (y >= 1) & m.between(1, 12) & (d >= 1) & (d <= days)
+    return F.when(c.rlike("^[0-9]{4}-[0-9]{2}-[0-9]{2}$"), valid).otherwise(F.lit(False))
 
 
 def _class_predicates(
@@ -389,7 +398,7 @@ def _own(cols: TypedColumns, landing: Landing) -> Column:
     c = cols.column(landing.source)
     source = cols.source_type(landing.source)
     if source == "string" and landing.value_class == "date" and landing.to_type != "string":
-        return F.to_date(c, "yyyy-MM-dd")
+        return F.make_date(*_date_parts(c))
     if source in ("byte", "short", "int"):
         return c.cast("long")
     if source == "float":
