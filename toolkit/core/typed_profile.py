@@ -49,6 +49,7 @@ __all__ = [
     "Target",
     "class_kinds",
     "decimal_source",
+    "foreseen_kinds",
     "projection",
     "typed_summary",
     "value_classes",
@@ -137,6 +138,21 @@ def class_kinds(
         assert kind is not None
         out[name] = kind
     return out
+
+
+def foreseen_kinds(source_type: str, options: Options) -> dict[str, Kind]:
+    """The kind of every class of a column of ``source_type`` that has one: what a
+    projection made before the batch is counted foresees (a value of another class is
+    found in the counts afterwards, and the batch is done again).
+
+    >>> sorted(foreseen_kinds("string", Options()))
+    ['date', 'text']
+    """
+    names = value_classes(source_type, options)
+    classes = {n: 1 for n, v in _CLASSES[source_type] if n in names and v is not PYTHON}
+    found = class_kinds(source_type, classes, options)
+    assert found is not None
+    return found
 
 
 def typed_summary(

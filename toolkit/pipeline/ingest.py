@@ -52,7 +52,12 @@ from toolkit.iceberg.schema import from_iceberg, to_iceberg
 from toolkit.iceberg.statistics import arrivals_notes
 from toolkit.kafka import KafkaTopic, TopicReader, is_kafka_url, plan_ranges, to_lines
 from toolkit.pipeline.sources import as_dataframe, kind_of
-from toolkit.pipeline.typed import columnar_source, observe_columnar, write_columnar
+from toolkit.pipeline.typed import (
+    columnar_source,
+    observe_columnar,
+    write_columnar,
+    write_columnar_one_pass,
+)
 from toolkit.spark.batches import (
     OnePass,
     SparkObservation,
@@ -314,11 +319,18 @@ def _ingest_batch(
 
     known = _one_pass_codes(existing, mode, opts, spark) \
         if approved is None and expected is None else None
+    typed_seen: TypedSeen | None = None
     one = None
     if known is not None:
         assert existing is not None
         one = write_one_pass(df, opts, existing, f"{catalog.name}.{table}", batch_id,
                              batch_index, known)
+    elif typed is not None and approved is None and expected is None \
+            and existing is not None and existing.schema().fields:
+        # typed columns into a table that has columns: the steady state's one pass
+        both = write_columnar_one_pass(typed, opts, existing, f"{catalog.name}.{table}",
+                                       batch_id, batch_index)
+        one, typed_seen = (None, None) if both is None else both
     if one is None:
         columnar = None if typed is None else observe_columnar(typed, opts, batch_index)
         seen = observe_on_spark(df, mode, opts, batch_index) if columnar is None \
@@ -333,7 +345,7 @@ def _ingest_batch(
     )
     try:
         return _planned(df, mode, seen, existing, catalog, spark, table, batch_id, opts,
-                        batch_index, approved, expected, arriving, one)
+                        batch_index, approved, expected, arriving, one, typed_seen)
     except BaseException:
         with contextlib.suppress(Exception):  # the error on the way is the one to see
             drop_staged(existing, one.write_id)  # its staged rows go

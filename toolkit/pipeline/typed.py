@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from pyiceberg.table import Table
@@ -18,9 +19,12 @@ from pyiceberg.table import Table
 from toolkit.core.options import Options
 from toolkit.core.planner import Plan
 from toolkit.core.policies import policy_of
-from toolkit.core.typed_profile import projection
+from toolkit.core.typed_profile import foreseen_kinds, projection
+from toolkit.iceberg.ledger import drop_staged
+from toolkit.iceberg.schema import from_iceberg
 from toolkit.pipeline.sources import SourceKind
 from toolkit.spark.batches import (
+    OnePass,
     SparkObservation,
     Written,
     append_staged,
@@ -31,17 +35,23 @@ from toolkit.spark.batches import (
 from toolkit.spark.columnar import (
     TypedSeen,
     arrow_dataframe,
+    class_counts,
     frame_table,
     observe_typed,
+    observed_counts,
     routed_typed,
     typed_columns,
 )
 from toolkit.spark.progress import described
+from toolkit.spark.tally import Tallied
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["FRAME_KINDS", "columnar_source", "observe_columnar", "write_columnar"]
+__all__ = [
+    "FRAME_KINDS", "columnar_source", "observe_columnar", "write_columnar",
+    "write_columnar_one_pass",
+]
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +108,8 @@ def write_columnar(
     it, as :func:`toolkit.spark.batches.write_batch` does; None (nothing written) when
     the projection cannot route it exactly, or the table moved on from the plan's
     schema: the Python router does it then."""
+    if not plan.after.fields:
+        return None  # rows without columns: what the Python path does with them stays
     targets = projection(plan.after, seen.kinds, options)
     if targets is None:
         return None
@@ -110,3 +122,66 @@ def write_columnar(
     write_id = new_write(table, batch_id)
     append_staged(frame, spark_name, batch_id, write_id)
     return publish_write(table, write_id, batch_id, "jvm", notes)
+
+
+#: how long the counts of a one-pass write may take to reach the driver after the write
+#: (Spark hands them to a listener, on its listener thread)
+COUNTS_WAIT_S = 30.0
+
+
+@described(None, "Profiling and writing")
+def write_columnar_one_pass(
+    df: DataFrame,
+    options: Options,
+    table: Table,
+    spark_name: str,
+    batch_id: str,
+    batch: int,
+) -> tuple[OnePass, TypedSeen] | None:
+    """The steady state of typed sources: route the batch into ``table``'s current schema
+    as if it held only kinds the table takes (every class that has a kind foreseen), and
+    count its classes in the same pass (Spark's ``observe``), staging the rows. The
+    caller plans on the counts as on any observation and publishes the staged rows only
+    if the plan changes nothing (then the projection routed exactly what the two-pass
+    path routes: same schema, same classes, same rules), else drops them and routes
+    again with the counts in hand. None (nothing staged) when the projection cannot be
+    made, the write failed, or a class holds values typed one by one."""
+    import time
+
+    from pyspark.sql import Observation
+
+    spark = df.sparkSession
+    cols = typed_columns(df)
+    if cols is None:
+        return None
+    schema = from_iceberg(table.schema())
+    kinds = {n: foreseen_kinds(cols.source_type(n), options) for n in cols.names}
+    targets = projection(schema, kinds, options)
+    planned = spark_schema(spark, schema)
+    if targets is None or spark.table(spark_name).schema != planned:
+        return None
+    every = TypedSeen(cols, kinds, {n: dict.fromkeys(k, 1) for n, k in kinds.items()})
+    predicates, aggs, keys = class_counts(cols, options)
+    observation = Observation()
+    counted = replace(cols, frame=cols.frame.observe(observation, *aggs))
+    frame = routed_typed(replace(every, columns=counted), targets, planned, options)
+    if frame is None:
+        return None
+    write_id = new_write(table, batch_id)
+    try:
+        append_staged(frame, spark_name, batch_id, write_id)
+    except Exception as exc:  # noqa: BLE001 - a failed job stages nothing: two passes
+        log.info("batch %s: not written in one pass (%s)", batch_id, str(exc)[:300])
+        return None
+    deadline = time.monotonic() + COUNTS_WAIT_S
+    jo: Any = observation._jo
+    future: Any = jo.future()
+    while not future.isCompleted() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    found = observed_counts(cols, observation.get, keys, predicates, options, batch) \
+        if future.isCompleted() else None
+    if found is None:
+        drop_staged(table, write_id)
+        return None
+    summary, profile, seen = found
+    return OnePass(write_id, Tallied(summary, profile), foreseen=True), seen

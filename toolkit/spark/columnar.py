@@ -46,6 +46,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "TypedColumns",
+    "class_counts",
+    "observed_counts",
     "TypedSeen",
     "arrow_dataframe",
     "observe_typed",
@@ -214,6 +216,24 @@ class TypedSeen:
     counts: Mapping[str, Mapping[str, int]]
 
 
+def class_counts(
+    cols: TypedColumns, options: Options
+) -> tuple[dict[str, Mapping[str, Column]], list[Column], list[tuple[str, str]]]:
+    """The class predicates of every column, the aggregations counting the rows and each
+    class (``rows``, ``k0``, ``k1``...), and the (column, class) each ``k`` counts."""
+    from pyspark.sql import functions as F
+
+    predicates: dict[str, Mapping[str, Column]] = {
+        n: _class_predicates(cols, n, options) for n in cols.names}
+    aggs = [F.count(F.lit(1)).alias("rows")]
+    keys: list[tuple[str, str]] = []
+    for name in cols.names:
+        for cls, pred in predicates[name].items():
+            aggs.append(F.count_if(pred).alias(f"k{len(keys)}"))
+            keys.append((name, cls))
+    return predicates, aggs, keys
+
+
 def observe_typed(
     cols: TypedColumns, options: Options, batch: int
 ) -> tuple[Summary, Profile, TypedSeen] | None:
@@ -221,18 +241,22 @@ def observe_typed(
     (and, for kinds the batch's first rows do not show, a small query for the profile's
     samples); None when a class holding values has no single kind (the Python path
     observes the batch)."""
-    from pyspark.sql import functions as F
-
-    predicates = {n: _class_predicates(cols, n, options) for n in cols.names}
-    aggs = [F.count(F.lit(1)).alias("rows")]
-    keys: list[tuple[int, str, str]] = []
-    for i, name in enumerate(cols.names):
-        for cls, pred in predicates[name].items():
-            aggs.append(F.count_if(pred).alias(f"k{len(keys)}"))
-            keys.append((i, name, cls))
+    predicates, aggs, keys = class_counts(cols, options)
     row = cols.frame.agg(*aggs).collect()[0]
+    return observed_counts(cols, row.asDict(), keys, predicates, options, batch)
+
+
+def observed_counts(
+    cols: TypedColumns,
+    row: Mapping[str, Any],
+    keys: Sequence[tuple[str, str]],
+    predicates: Mapping[str, Mapping[str, Column]],
+    options: Options,
+    batch: int,
+) -> tuple[Summary, Profile, TypedSeen] | None:
+    """:func:`observe_typed` from the counts its aggregation gave (``row``)."""
     counts: dict[str, dict[str, int]] = {n: {} for n in cols.names}
-    for j, (_, name, cls) in enumerate(keys):
+    for j, (name, cls) in enumerate(keys):
         counts[name][cls] = int(row[f"k{j}"])
     kinds: dict[str, dict[str, Kind]] = {}
     for name in cols.names:
