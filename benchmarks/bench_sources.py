@@ -96,7 +96,10 @@ def write_orc(frame: Frame, path: Path) -> None:
     import pyarrow as pa
     import pyarrow.orc as po
 
-    po.write_table(pa.Table.from_pandas(frame, preserve_index=False), path)
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    # Spark reads no ORC "timestamp with local time zone": the UTC wall clock, zoneless
+    at = table.column("at").cast(pa.timestamp("us"))
+    po.write_table(table.set_column(table.schema.get_field_index("at"), "at", at), path)
 
 
 @dataclass
