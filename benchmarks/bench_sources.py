@@ -145,15 +145,17 @@ class Runs:
 #: the steps of ``ingest`` timed apart: each is the Python path's function or the columnar
 #: path's (``toolkit.pipeline.typed``), whichever ran
 _STEP_GLOBALS = {"profile (columnar)": "observe_columnar",
-                 "route+append (columnar)": "write_columnar"}
+                 "route+append (columnar)": "write_columnar",
+                 "one pass": "write_columnar_one_pass"}
 
 
 def _steps(seconds: dict[str, float]) -> dict[str, float]:
     return {
         "profile": seconds.get("profile", 0.0) + seconds.get("profile (columnar)", 0.0),
         "plan+commit": seconds.get("plan+commit", 0.0),
+        # the steady state's one pass profiles while it routes and appends
         "route+append": seconds.get("route+append", 0.0)
-        + seconds.get("route+append (columnar)", 0.0),
+        + seconds.get("route+append (columnar)", 0.0) + seconds.get("one pass", 0.0),
     }
 
 
@@ -327,7 +329,8 @@ def report(
         step = {k: med([s.get(k, 0.0) for s in pair.steps]) for k in STEPS}
         rows.append(row("     profile", step["profile"], total, rate=False))
         rows.append(row("     plan + commit", step["plan+commit"], total, rate=False))
-        rows.append(row("     route + append", step["route+append"], total, rate=False))
+        rows.append(row("     route + append (one pass: with the profile)",
+                        step["route+append"], total, rate=False))
         rows.append(row("     other (source, dataframe, refresh)",
                         total - sum(step.values()), total, rate=False))
         if pair.info:

@@ -18,6 +18,7 @@ Frames (pandas, Arrow, Polars) reach Spark as Arrow record batches (the transpor
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -139,7 +140,9 @@ def _exact_double(c: Column) -> Column:
 
     low = c.bitwiseAND(-c).cast("decimal(38,0)")
     fits = F.abs(c).cast("decimal(38,0)") <= low * F.lit(_TWO_53).cast("decimal(38,0)")
-    return F.when(c == F.lit(_INT64_MIN), F.lit(True)).otherwise(fits)
+    # most longs are within 2**53: a comparison decides them, the decimals only the rest
+    return F.when(c.between(-_TWO_53, _TWO_53), F.lit(True)) \
+        .when(c == F.lit(_INT64_MIN), F.lit(True)).otherwise(fits)
 
 
 def _date_parts(c: Column) -> tuple[Column, Column, Column]:
@@ -188,8 +191,9 @@ def _class_predicates(
         return {"text": present & ~date & ~other, "date": present & date,
                 "other": present & other}
     if source == "timestamp":
-        inside = F.year(c).between(1, 9999)
         micros = F.unix_micros(c)
+        # Python's years 1-9999 in UTC, compared as epoch microseconds (no calendar work)
+        inside = micros.between(_FIRST_MICROS, _LAST_MICROS)
         if "fraction" in classes:
             per = _MICROS_PER[options.timestamp_unit]
             whole = micros % F.lit(per) == F.lit(0)
@@ -202,6 +206,12 @@ def _class_predicates(
 
 
 _MICROS_PER: Final = {"s": 1_000_000, "ms": 1_000, "us": 1}
+_EPOCH: Final = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+#: the first and last microsecond of Python's years 1-9999, in UTC, since the epoch
+_FIRST_MICROS: Final = (dt.datetime(1, 1, 1, tzinfo=dt.UTC) - _EPOCH) // dt.timedelta(
+    microseconds=1)
+_LAST_MICROS: Final = (dt.datetime.max.replace(tzinfo=dt.UTC) - _EPOCH) // dt.timedelta(
+    microseconds=1)
 
 
 # ------------------------------------------------------------------ observation
@@ -467,7 +477,7 @@ def routed_typed(
                          landing.from_type, landing.to_type, target.name)
                 return None
             held = [c for c, n in seen.counts[landing.source].items() if n]
-            if held == [landing.value_class]:  # every value of the column: no test
+            if _lands_alike(target, held):  # every value of the column, one way: no test
                 out = value
                 break
             pred = predicates[landing.source][landing.value_class]
@@ -475,6 +485,18 @@ def routed_typed(
         expr = F.lit(None) if out is None else out
         exprs.append(expr.cast(field.dataType).alias(field.name))
     return cols.frame.select(*exprs)
+
+
+def _lands_alike(target: Target, held: Sequence[str]) -> bool:
+    """Whether every class the column holds lands in ``target`` by one conversion (the
+    column's values then need no class test there)."""
+    ways = {(x.from_type, x.to_type, x.wrap) for x in target.landings}
+    return len(ways) == 1 and set(held) <= {x.value_class for x in target.landings} \
+        and not (_DATE_TEXTS & set(held))
+
+
+#: classes whose values' own form depends on the class (a date text read as its date)
+_DATE_TEXTS: Final = frozenset({"date"})
 
 
 # ------------------------------------------------------------------ frames through Arrow
