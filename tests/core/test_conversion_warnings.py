@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from pyiceberg.catalog import Catalog
-from tests.notebook.panel_tables import write_batches
 
 import toolkit
+from tests.notebook.panel_tables import write_batches
 from toolkit.cli import cli
 from toolkit.iceberg import catalog
 from toolkit.notebook.preview_html import plan_header_html

@@ -60,16 +60,24 @@ from toolkit.iceberg.quarantine import append_quarantined, quarantine_table_id
 from toolkit.iceberg.schema import from_iceberg, to_iceberg
 from toolkit.iceberg.statistics import arrivals_notes
 from toolkit.kafka import KafkaTopic, TopicReader, is_kafka_url, plan_ranges, to_lines
-from toolkit.pipeline.sources import as_dataframe
+from toolkit.pipeline.sources import as_dataframe, kind_of
+from toolkit.pipeline.typed import (
+    columnar_source,
+    observe_columnar,
+    write_columnar,
+    write_columnar_one_pass,
+)
 from toolkit.spark.batches import (
     OnePass,
     SparkObservation,
+    Written,
     observe_on_spark,
     publish_write,
     quarantine_on_spark,
     write_batch,
     write_one_pass,
 )
+from toolkit.spark.columnar import TypedSeen
 from toolkit.spark.progress import tracking
 from toolkit.spark.router import codes_note, kept_codes
 from toolkit.spark.tally import jvm_tally_ready
@@ -320,8 +328,17 @@ def _ingest_batch(
     kept = {} if existing is None else existing.metadata.properties
     opts = obeyed(opts, kept)
     hints = hints_note(opts, kept)
-    df, kind = as_dataframe(spark, source, format)
-    mode = kind.mode
+    # typed columns take the columnar path (toolkit.pipeline.typed); its DataFrame is
+    # the one the Python path reads too when a step must be done value by value. Hints
+    # and contracts are the Python path's (their conversions and refusals are per value)
+    typed = None if opts.hints or opts.contracts else columnar_source(
+        spark, source, kind_of(source, format), opts)
+    mode: Mode
+    if typed is not None:
+        df, mode = typed, "rows"
+    else:
+        df, kind = as_dataframe(spark, source, format)
+        mode = kind.mode
     if existing is not None and batch_id in ingested_batches(existing):
         current = from_iceberg(existing.schema())
         nothing = Plan(batch_index, current, current, ())
@@ -329,15 +346,25 @@ def _ingest_batch(
 
     known = _one_pass_codes(existing, mode, opts, spark) \
         if approved is None and expected is None else None
+    typed_seen: TypedSeen | None = None
     one = None
     if known is not None:
         assert existing is not None
         one = write_one_pass(df, opts, existing, f"{catalog.name}.{table}", batch_id,
                              batch_index, known)
+    elif typed is not None and approved is None and expected is None \
+            and existing is not None and existing.schema().fields:
+        # typed columns into a table that has columns: the steady state's one pass
+        both = write_columnar_one_pass(typed, opts, existing, f"{catalog.name}.{table}",
+                                       batch_id, batch_index)
+        one, typed_seen = (None, None) if both is None else both
     if one is None:
-        seen = observe_on_spark(df, mode, opts, batch_index)
+        columnar = None if typed is None else observe_columnar(typed, opts, batch_index)
+        seen = observe_on_spark(df, mode, opts, batch_index) if columnar is None \
+            else columnar[0]
         return _planned(df, mode, seen, existing, catalog, spark, table, batch_id, opts,
-                        batch_index, approved, expected, arriving, hints=hints)
+                        batch_index, approved, expected, arriving, hints=hints,
+                        typed=None if columnar is None else columnar[1])
     assert existing is not None
     seen = SparkObservation(
         one.tally.summary, one.tally.profile, len(one.aside), next(iter(one.aside), None),
@@ -345,7 +372,8 @@ def _ingest_batch(
     )
     try:
         return _planned(df, mode, seen, existing, catalog, spark, table, batch_id, opts,
-                        batch_index, approved, expected, arriving, one, hints=hints)
+                        batch_index, approved, expected, arriving, one, typed_seen,
+                        hints=hints)
     except BaseException:
         with contextlib.suppress(Exception):  # the error on the way is the one to see
             drop_staged(existing, one.write_id)  # its staged rows go
@@ -367,13 +395,15 @@ def _planned(
     expected: TableState | None,
     arriving: bool,
     one: OnePass | None = None,
+    typed: TypedSeen | None = None,
     *,
     hints: Mapping[str, str] | None = None,
 ) -> IngestReport:
     """Plan the batch ``seen`` observed, commit the plan, write the rows: those ``one``
     staged when its tally was planned against the very table it was routed into (the plan
     changes nothing, no other writer moved the table, the routing foresaw every kind),
-    else routed now. The same plan and the same checks either way."""
+    else routed now (``typed``: a batch of typed columns, by one projection when it
+    can). The same plan and the same checks either way."""
     policy = policy_of(opts)
     fail = opts.on_incompatible == "fail"
     if fail and seen.first_aside is not None:
@@ -442,7 +472,12 @@ def _planned(
             # replay routes these records by field ID from the schema they met
             quarantined = append_quarantined(catalog, table, aside, batch_id,
                                              schema_id=tbl.metadata.current_schema_id)
-        written = write_batch(
+        projected: Written | None = None
+        if typed is not None and not (seen.aside or plan.rare or plan.held) \
+                and not policy.sets_aside_under(plan):
+            projected = write_columnar(typed, opts, tbl, spark, f"{catalog.name}.{table}",
+                                       batch_id, plan, notes)
+        written = projected if projected is not None else write_batch(
             df, mode, opts, tbl, catalog, spark, table, batch_id, plan,
             # rare types and values the contracts refuse: routed by Python workers
             clean=not (seen.aside or plan.rare or plan.held),

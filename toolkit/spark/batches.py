@@ -388,3 +388,9 @@ def _routed_as(
             yield chunk
         else:
             yield pa.RecordBatch.from_pylist(chunk.to_pylist(), schema=target)
+
+
+#: for the columnar path of typed sources (``toolkit.pipeline.typed``): a write of its own
+#: projection, staged and published as :func:`write_batch` stages and publishes
+new_write = _new_write
+append_staged = _append_staged

@@ -1,0 +1,187 @@
+"""The columnar path of typed sources, as ``ingest`` takes it (``toolkit.spark.columnar``).
+
+A batch of typed columns (Parquet, ORC, CSV, a Spark DataFrame of typed columns, a pandas,
+Arrow or Polars frame) is profiled by one Spark aggregation and routed by one projection
+under the upsolver policy; anything the columnar path cannot do exactly (a column of
+drifting values, a nested column, a conversion Spark spells otherwise, the widening
+policy's per-record routing) takes the Python path, which gives the same table.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from pyiceberg.table import Table
+
+from toolkit.core.options import Options
+from toolkit.core.planner import Plan
+from toolkit.core.policies import policy_of
+from toolkit.core.typed_profile import foreseen_kinds, projection
+from toolkit.iceberg.ledger import drop_staged
+from toolkit.iceberg.schema import from_iceberg
+from toolkit.pipeline.sources import SourceKind
+from toolkit.spark.batches import (
+    OnePass,
+    SparkObservation,
+    Written,
+    append_staged,
+    new_write,
+    publish_write,
+    spark_schema,
+)
+from toolkit.spark.columnar import (
+    TypedSeen,
+    arrow_dataframe,
+    class_counts,
+    frame_table,
+    observe_typed,
+    observed_counts,
+    routed_typed,
+    typed_columns,
+)
+from toolkit.spark.progress import described
+from toolkit.spark.tally import Tallied
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+__all__ = [
+    "FRAME_KINDS", "columnar_source", "observe_columnar", "write_columnar",
+    "write_columnar_one_pass",
+]
+
+log = logging.getLogger(__name__)
+
+#: the in-memory frames that reach Spark through Arrow when every column is typed
+FRAME_KINDS = frozenset({"pandas", "arrow", "polars"})
+
+
+def columnar_source(
+    spark: SparkSession, source: Any, kind: SourceKind, options: Options
+) -> DataFrame | None:
+    """The source as a DataFrame of typed columns for the columnar path, or None (the
+    source kind's own DataFrame and the Python path then). A frame becomes a DataFrame
+    through Arrow; its rows travel as ``rows`` (typed Arrow columns) if the Python path
+    must route them after all, which reads them as the records path reads the frame."""
+    if not policy_of(options).jvm_routes:
+        return None  # the widening policy routes record by record, by its plan
+    if kind.name in FRAME_KINDS:
+        table = frame_table(source)
+        return None if table is None else arrow_dataframe(spark, table)
+    if kind.mode == "rows":
+        frame: DataFrame = kind.to_dataframe(spark, source)
+        return frame
+    return None
+
+
+@described(None, "Profiling")
+def observe_columnar(
+    df: DataFrame, options: Options, batch: int
+) -> tuple[SparkObservation, TypedSeen] | None:
+    """The observation of a DataFrame of typed columns by one aggregation, or None when the
+    Python path must observe it."""
+    cols = typed_columns(df)
+    if cols is None:
+        return None
+    found = observe_typed(cols, options, batch)
+    if found is None:
+        return None
+    summary, profile, seen = found
+    return SparkObservation(summary, profile), seen
+
+
+@described(None, "Writing")
+def write_columnar(
+    seen: TypedSeen,
+    options: Options,
+    table: Table,
+    spark: SparkSession,
+    spark_name: str,
+    batch_id: str,
+    plan: Plan,
+    notes: Callable[[int], Mapping[str, str]] | None = None,
+) -> Written | None:
+    """Route the batch as one projection into the plan's schema and stage then publish
+    it, as :func:`toolkit.spark.batches.write_batch` does; None (nothing written) when
+    the projection cannot route it exactly, or the table moved on from the plan's
+    schema: the Python router does it then."""
+    if not plan.after.fields:
+        return None  # rows without columns: what the Python path does with them stays
+    targets = projection(plan.after, seen.kinds, options)
+    if targets is None:
+        return None
+    planned = spark_schema(spark, plan.after)
+    if spark.table(spark_name).schema != planned:
+        return None  # another writer's columns: padding is the Python router's
+    frame = routed_typed(seen, targets, planned, options)
+    if frame is None:
+        return None
+    write_id = new_write(table, batch_id)
+    append_staged(frame, spark_name, batch_id, write_id)
+    return publish_write(table, write_id, batch_id, "jvm", notes)
+
+
+#: how long the counts of a one-pass write may take to reach the driver after the write
+#: (Spark hands them to a listener, on its listener thread)
+COUNTS_WAIT_S = 30.0
+
+
+@described(None, "Profiling and writing")
+def write_columnar_one_pass(
+    df: DataFrame,
+    options: Options,
+    table: Table,
+    spark_name: str,
+    batch_id: str,
+    batch: int,
+) -> tuple[OnePass, TypedSeen] | None:
+    """The steady state of typed sources: route the batch into ``table``'s current schema
+    as if it held only kinds the table takes (every class that has a kind foreseen), and
+    count its classes in the same pass (Spark's ``observe``), staging the rows. The
+    caller plans on the counts as on any observation and publishes the staged rows only
+    if the plan changes nothing (then the projection routed exactly what the two-pass
+    path routes: same schema, same classes, same rules), else drops them and routes
+    again with the counts in hand. None (nothing staged) when the projection cannot be
+    made, the write failed, or a class holds values typed one by one."""
+    import time
+
+    from pyspark.sql import Observation
+
+    spark = df.sparkSession
+    cols = typed_columns(df)
+    if cols is None:
+        return None
+    schema = from_iceberg(table.schema())
+    kinds = {n: foreseen_kinds(cols.source_type(n), options) for n in cols.names}
+    targets = projection(schema, kinds, options)
+    planned = spark_schema(spark, schema)
+    if targets is None or spark.table(spark_name).schema != planned:
+        return None
+    every = TypedSeen(cols, kinds, {n: dict.fromkeys(k, 1) for n, k in kinds.items()})
+    predicates, aggs, keys = class_counts(cols, options)
+    observation = Observation()
+    counted = replace(cols, frame=cols.frame.observe(observation, *aggs))
+    frame = routed_typed(replace(every, columns=counted), targets, planned, options)
+    if frame is None:
+        return None
+    write_id = new_write(table, batch_id)
+    try:
+        append_staged(frame, spark_name, batch_id, write_id)
+    except Exception as exc:  # noqa: BLE001 - a failed job stages nothing: two passes
+        log.info("batch %s: not written in one pass (%s)", batch_id, str(exc)[:300])
+        return None
+    deadline = time.monotonic() + COUNTS_WAIT_S
+    jo: Any = observation._jo
+    future: Any = jo.future()
+    while not future.isCompleted() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    found = observed_counts(cols, observation.get, keys, predicates, options, batch) \
+        if future.isCompleted() else None
+    if found is None:
+        drop_staged(table, write_id)
+        return None
+    summary, profile, seen = found
+    return OnePass(write_id, Tallied(summary, profile), foreseen=True), seen

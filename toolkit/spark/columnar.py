@@ -1,0 +1,600 @@
+"""Typed sources at Spark's own speed: profile in one aggregation, route as a projection.
+
+A typed column knows its type, so the kinds of its values (RULES 1) need no Python:
+:mod:`toolkit.core.typed_profile` splits each column into value classes whose values all
+have one kind, and here each class is a Spark predicate, counted for every column in ONE
+aggregation inside the JVM. The core plans on those counts as on any summary. Routing
+(RULES 3.1) is then a ``select`` of Spark expressions, one per column of the plan's
+schema: each class of values lands where the core's ``Router.rule`` says, converted by an
+expression that is exactly the core's conversion (RULES 2) for every value of the class:
+:data:`_CONVERSIONS` lists them, and a conversion not listed (a double into a string
+column: Python's shortest round-trip text is not Spark's) sends the batch to the Python
+router, never to a guess. The same goes for a class whose values do not share a kind.
+
+Frames (pandas, Arrow, Polars) reach Spark as Arrow record batches (the transport Spark's
+``spark.sql.execution.arrow.pyspark.enabled`` uses), not as pickled records:
+:func:`arrow_dataframe`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+import pyarrow as pa
+
+from toolkit.arrow import records as arrow_records
+from toolkit.core.observe import Classifier
+from toolkit.core.options import Options
+from toolkit.core.profile import SAMPLES_PER_TYPE, FieldStats, Profile
+from toolkit.core.summary import Summary
+from toolkit.core.typed_profile import (
+    Landing,
+    Target,
+    class_kinds,
+    decimal_source,
+    typed_summary,
+    value_classes,
+)
+from toolkit.core.types import DECIMAL_TYPE, Kind, Shape
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql.types import DataType, StructType
+
+__all__ = [
+    "TypedColumns",
+    "class_counts",
+    "observed_counts",
+    "TypedSeen",
+    "arrow_dataframe",
+    "observe_typed",
+    "routed_typed",
+    "typed_columns",
+]
+
+log = logging.getLogger(__name__)
+
+#: rows read from the head of a batch for the profile's samples (rarer kinds: a query each)
+HEAD_ROWS: Final = 64
+_TWO_53: Final = 2**53
+_INT64_MIN: Final = -(2**63)
+
+
+@dataclass(frozen=True)
+class TypedColumns:
+    """A DataFrame of typed columns under positional names (``c0``, ``c1``...: a name
+    from data never enters an expression), with each column's name and source type."""
+
+    frame: DataFrame
+    names: tuple[str, ...]
+    types: tuple[str, ...]
+    #: whether a column holds timestamps without a zone (read as UTC, RULES 1)
+    naive: tuple[bool, ...]
+
+    def column(self, name: str) -> Column:
+        from pyspark.sql import functions as F
+
+        i = self.names.index(name)
+        c = F.col(f"c{i}")
+        # a timestamp without zone is an instant in UTC (toolkit.arrow); the session's
+        # zone is UTC (checked in typed_columns), so the cast keeps its wall clock
+        return c.cast("timestamp") if self.naive[i] else c
+
+    def source_type(self, name: str) -> str:
+        return self.types[self.names.index(name)]
+
+
+def _source_type(data_type: DataType, utc: bool) -> tuple[str, bool] | None:
+    """The source type of a Spark column (:data:`toolkit.core.typed_profile.SOURCE_TYPES`)
+    and whether it is a timestamp without zone; None for the others (nested, binary...)."""
+    from pyspark.sql import types as T
+
+    simple: dict[type, str] = {
+        T.BooleanType: "boolean", T.ByteType: "byte", T.ShortType: "short",
+        T.IntegerType: "int", T.LongType: "long", T.FloatType: "float",
+        T.DoubleType: "double", T.StringType: "string", T.DateType: "date",
+        T.TimestampType: "timestamp",
+    }
+    found = simple.get(type(data_type))
+    if found is not None:
+        return found, False
+    if isinstance(data_type, T.TimestampNTZType) and utc:
+        return "timestamp", True
+    if isinstance(data_type, T.DecimalType) and decimal_source(
+            data_type.precision, data_type.scale):
+        return "decimal", False
+    return None
+
+
+def typed_columns(df: DataFrame) -> TypedColumns | None:
+    """``df`` as :class:`TypedColumns`, or None when a column is of a type the columnar
+    path does not type (records, lists, maps, binary...) or two names differ only in case
+    (Spark resolves names without case)."""
+    spark = df.sparkSession
+    utc = spark.conf.get("spark.sql.session.timeZone") in ("UTC", "Etc/UTC", "GMT", "Z")
+    names, types, naive = [], [], []
+    for f in df.schema.fields:
+        found = _source_type(f.dataType, utc)
+        if found is None:
+            return None
+        names.append(f.name)
+        types.append(found[0])
+        naive.append(found[1])
+    if not names or len({n.lower() for n in names}) != len(names):
+        return None
+    frame = df.toDF(*(f"c{i}" for i in range(len(names))))
+    return TypedColumns(frame, tuple(names), tuple(types), tuple(naive))
+
+
+# ------------------------------------------------------------------ value classes
+
+
+def _exact_double(c: Column) -> Column:
+    """RULES 2: whether a long converts exactly to a double (its odd part holds in 53
+    bits), computed in decimals so nothing overflows."""
+    from pyspark.sql import functions as F
+
+    low = c.bitwiseAND(-c).cast("decimal(38,0)")
+    fits = F.abs(c).cast("decimal(38,0)") <= low * F.lit(_TWO_53).cast("decimal(38,0)")
+    # most longs are within 2**53: a comparison decides them, the decimals only the rest
+    return F.when(c.between(-_TWO_53, _TWO_53), F.lit(True)) \
+        .when(c == F.lit(_INT64_MIN), F.lit(True)).otherwise(fits)
+
+
+def _date_parts(c: Column) -> tuple[Column, Column, Column]:
+    """Year, month and day of a ``YYYY-MM-DD`` text (numbers cast from its digits)."""
+    from pyspark.sql import functions as F
+
+    return tuple(F.substring(c, at, n).cast("int") for at, n in ((1, 4), (6, 2), (9, 2)))  # type: ignore[return-value]
+
+
+def _iso_date(c: Column) -> Column:
+    """A text ``YYYY-MM-DD`` of ASCII digits naming a real date of years 1-9999, as
+    ``toolkit.core.conversions.parse_date`` reads it. Told by arithmetic, not by Spark's
+    date parser, which raises on texts its legacy parser would read otherwise."""
+    from pyspark.sql import functions as F
+
+    y, m, d = _date_parts(c)
+    leap = (y % 4 == 0) & ((y % 100 != 0) | (y % 400 == 0))
+    days = F.when(m == 2, F.when(leap, 29).otherwise(28)) \
+        .when(m.isin(4, 6, 9, 11), 30).otherwise(31)
+    valid = (y >= 1) & m.between(1, 12) & (d >= 1) & (d <= days)
+    return F.when(c.rlike("^[0-9]{4}-[0-9]{2}-[0-9]{2}$"), valid).otherwise(F.lit(False))
+
+
+def _class_predicates(
+    cols: TypedColumns, name: str, options: Options
+) -> dict[str, Column]:
+    """A Spark predicate per value class of column ``name`` (nulls in none)."""
+    from pyspark.sql import functions as F
+
+    c = cols.column(name)
+    present = c.isNotNull()
+    source = cols.source_type(name)
+    classes = value_classes(source, options)
+    if source == "long":
+        exact = _exact_double(c)
+        return {"exact": present & exact, "lossy": present & ~exact}
+    if source == "string" and "date" in classes:
+        # Classifier._str_kind: a text whose first four characters are digits and fifth a
+        # dash is a date when it is one, a string when it is ten characters long and no
+        # date, else maybe a date-time (value by value in Python). Digits: any Unicode
+        # number, so the test takes in all Python's str.isdigit takes.
+        looks = (F.substring(c, 5, 1) == F.lit("-")) & F.substring(c, 1, 4).rlike(
+            "^\\p{N}{4}$")
+        date = looks & _iso_date(c)
+        other = looks & ~date & ((F.length(c) != F.lit(10)) | c.rlike("[^\\x00-\\x7f]"))
+        return {"text": present & ~date & ~other, "date": present & date,
+                "other": present & other}
+    if source == "timestamp":
+        micros = F.unix_micros(c)
+        # Python's years 1-9999 in UTC, compared as epoch microseconds (no calendar work)
+        inside = micros.between(_FIRST_MICROS, _LAST_MICROS)
+        if "fraction" in classes:
+            per = _MICROS_PER[options.timestamp_unit]
+            whole = micros % F.lit(per) == F.lit(0)
+            return {"whole": present & inside & whole, "fraction": present & inside & ~whole,
+                    "far": present & ~inside}
+        whole = (micros % F.lit(1_000_000) == F.lit(0)) | _exact_double(micros)
+        return {"whole": present & inside & whole, "far": present & ~(inside & whole)}
+    (only,) = classes
+    return {only: present}
+
+
+_MICROS_PER: Final = {"s": 1_000_000, "ms": 1_000, "us": 1}
+_EPOCH: Final = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+#: the first and last microsecond of Python's years 1-9999, in UTC, since the epoch
+_FIRST_MICROS: Final = (dt.datetime(1, 1, 1, tzinfo=dt.UTC) - _EPOCH) // dt.timedelta(
+    microseconds=1)
+_LAST_MICROS: Final = (dt.datetime.max.replace(tzinfo=dt.UTC) - _EPOCH) // dt.timedelta(
+    microseconds=1)
+
+
+# ------------------------------------------------------------------ observation
+
+
+@dataclass(frozen=True)
+class TypedSeen:
+    """A batch of typed columns observed: the kind of every class that holds values."""
+
+    columns: TypedColumns
+    kinds: Mapping[str, Mapping[str, Kind]]
+    counts: Mapping[str, Mapping[str, int]]
+
+
+def class_counts(
+    cols: TypedColumns, options: Options
+) -> tuple[dict[str, Mapping[str, Column]], list[Column], list[tuple[str, str]]]:
+    """The class predicates of every column, the aggregations counting the rows and each
+    class (``rows``, ``k0``, ``k1``...), and the (column, class) each ``k`` counts."""
+    from pyspark.sql import functions as F
+
+    predicates: dict[str, Mapping[str, Column]] = {
+        n: _class_predicates(cols, n, options) for n in cols.names}
+    aggs = [F.count(F.lit(1)).alias("rows")]
+    keys: list[tuple[str, str]] = []
+    for name in cols.names:
+        for cls, pred in predicates[name].items():
+            aggs.append(F.count_if(pred).alias(f"k{len(keys)}"))
+            keys.append((name, cls))
+    return predicates, aggs, keys
+
+
+def observe_typed(
+    cols: TypedColumns, options: Options, batch: int
+) -> tuple[Summary, Profile, TypedSeen] | None:
+    """The summary and profile of a batch of typed columns, from one Spark aggregation
+    (and, for kinds the batch's first rows do not show, a small query for the profile's
+    samples); None when a class holding values has no single kind (the Python path
+    observes the batch)."""
+    predicates, aggs, keys = class_counts(cols, options)
+    row = cols.frame.agg(*aggs).collect()[0]
+    return observed_counts(cols, row.asDict(), keys, predicates, options, batch)
+
+
+def observed_counts(
+    cols: TypedColumns,
+    row: Mapping[str, Any],
+    keys: Sequence[tuple[str, str]],
+    predicates: Mapping[str, Mapping[str, Column]],
+    options: Options,
+    batch: int,
+) -> tuple[Summary, Profile, TypedSeen] | None:
+    """:func:`observe_typed` from the counts its aggregation gave (``row``)."""
+    counts: dict[str, dict[str, int]] = {n: {} for n in cols.names}
+    for j, (name, cls) in enumerate(keys):
+        counts[name][cls] = int(row[f"k{j}"])
+    kinds: dict[str, dict[str, Kind]] = {}
+    for name in cols.names:
+        found = class_kinds(cols.source_type(name), counts[name], options)
+        if found is None:
+            log.info("column %r holds values typed one by one: the Python path observes "
+                     "the batch", name)
+            return None
+        kinds[name] = found
+    rows = int(row["rows"])
+    summary = typed_summary(kinds, counts, rows)
+    seen = TypedSeen(cols, kinds, counts)
+    return summary, _profile(seen, predicates, options, batch, rows), seen
+
+
+def _profile(
+    seen: TypedSeen, predicates: Mapping[str, Mapping[str, Column]], options: Options,
+    batch: int, rows: int,
+) -> Profile:
+    """The profile the Python path makes of the same rows: counts per shape, and the
+    first values of each shape in source order (``toolkit.core.profile``)."""
+    cols = seen.columns
+    classifier = Classifier(options)
+    wanted: dict[str, dict[Shape, int]] = {}
+    for name in cols.names:
+        shapes: dict[Shape, int] = {}
+        for cls, n in seen.counts[name].items():
+            if n:
+                shape = seen.kinds[name][cls].shape
+                shapes[shape] = shapes.get(shape, 0) + n
+        wanted[name] = shapes
+    samples: dict[str, dict[Shape, list[Any]]] = {n: {} for n in cols.names}
+    head = _records(cols.frame.limit(HEAD_ROWS), cols.names)
+    for record in head:
+        for name, value in record.items():
+            _add_sample(samples[name], classifier.kind(value), value)
+    for name in cols.names:
+        for shape, n in wanted[name].items():
+            have = len(samples[name].get(shape, ()))
+            if have >= min(n, SAMPLES_PER_TYPE):
+                continue
+            # a rarer kind: its first values, in source order (a limit keeps the order)
+            from functools import reduce
+
+            preds = [predicates[name][c] for c, k in seen.kinds[name].items()
+                     if k.shape == shape]
+            where = reduce(lambda a, b: a | b, preds)
+            i = cols.names.index(name)
+            found = _records(cols.frame.where(where).select(f"c{i}").limit(SAMPLES_PER_TYPE),
+                             (name,))
+            samples[name][shape] = [r[name] for r in found]
+    fields: dict[tuple[str, ...], FieldStats] = {}
+    for name in cols.names:
+        counts = wanted[name]
+        at = batch if counts else None
+        fields[(name,)] = FieldStats(
+            (name,), counts, at, at, {s: tuple(v) for s, v in samples[name].items()},
+            {batch: counts} if counts else {},
+        )
+    return Profile(fields, rows)
+
+
+def _add_sample(found: dict[Shape, list[Any]], kind: Kind | None, value: Any) -> None:
+    if kind is None:
+        return
+    bucket = found.setdefault(kind.shape, [])
+    if len(bucket) < SAMPLES_PER_TYPE:
+        bucket.append(value)
+
+
+def _records(frame: DataFrame, names: Sequence[str]) -> list[dict[str, Any]]:
+    """The rows of ``frame`` as the Python path reads them (Arrow, ``toolkit.arrow``),
+    under the source's names."""
+    batches = frame._collect_as_arrow()
+    if not batches:
+        return []
+    table = pa.Table.from_batches(batches).rename_columns(list(names))
+    return arrow_records(table)
+
+
+# ------------------------------------------------------------------ routing
+
+#: RULES 2 conversions a Spark expression does exactly as ``toolkit.core.conversions`` does
+#: for every value of a class that reaches it: ``(kind's type, column's Iceberg type)`` ->
+#: the expression on the value in its own type. A pair not here (a double or a timestamp
+#: into a string column: Spark spells them otherwise; a long into a timestamp column,
+#: the routing exception, read by magnitude) goes to the Python router.
+Conversion = Callable[[Any, Options], Any]
+
+
+def _same(v: Column, o: Options) -> Column:
+    return v
+
+
+def _as(type_name: str) -> Conversion:
+    def cast(v: Column, o: Options) -> Column:
+        return v.cast(type_name)
+
+    return cast
+
+
+def _epoch_days(v: Column) -> Column:
+    from pyspark.sql import functions as F
+
+    return F.unix_date(v).cast("long")
+
+
+def _date_to_long(v: Column, o: Options) -> Column:
+    # the date's midnight in UTC, in epoch units (always whole)
+    from pyspark.sql import functions as F
+
+    return _epoch_days(v) * F.lit(86_400 * 1_000_000 // _MICROS_PER[o.timestamp_unit])
+
+
+def _date_to_timestamp(v: Column, o: Options) -> Column:
+    from pyspark.sql import functions as F
+
+    return F.timestamp_seconds(_epoch_days(v) * F.lit(86_400))
+
+
+def _timestamp_to_long(v: Column, o: Options) -> Column:
+    from pyspark.sql import functions as F
+
+    unit = {"s": F.unix_seconds, "ms": F.unix_millis, "us": F.unix_micros}
+    return unit[o.timestamp_unit](v)
+
+
+def _to_double(to_long: Conversion) -> Conversion:
+    def convert(v: Column, o: Options) -> Column | None:
+        # below 2**53 epoch units for every date and timestamp only in seconds and ms
+        return None if o.timestamp_unit == "us" else to_long(v, o).cast("double")
+
+    return convert
+
+
+_CONVERSIONS: Final[dict[tuple[str, str], Conversion]] = {
+    ("boolean", "boolean"): _same,
+    ("boolean", "long"): _as("long"),
+    ("boolean", "double"): _as("double"),
+    ("boolean", "string"): _as("string"),  # true / false
+    ("long", "long"): _same,
+    ("long", "double"): _as("double"),  # the class that lands here is exact (RULES 2)
+    ("long", "string"): _as("string"),  # decimal digits
+    ("double", "double"): _same,
+    ("string", "string"): _same,
+    ("date", "date"): _same,
+    ("date", "timestamptz"): _date_to_timestamp,
+    ("date", "long"): _date_to_long,
+    ("date", "double"): _to_double(_date_to_long),
+    ("date", "string"): _as("string"),  # YYYY-MM-DD
+    ("timestamp", "timestamptz"): _same,
+    ("timestamp", "long"): _timestamp_to_long,  # whole units: the class that lands here
+    ("timestamp", "double"): _to_double(_timestamp_to_long),
+    ("decimal", DECIMAL_TYPE): _same,
+}
+
+
+def _own(cols: TypedColumns, landing: Landing) -> Column:
+    """A source value in its kind's own type (RULES 1: ints as longs, floats as doubles,
+    an ISO date text as its date)."""
+    from pyspark.sql import functions as F
+
+    c = cols.column(landing.source)
+    source = cols.source_type(landing.source)
+    if source == "string" and landing.value_class == "date" and landing.to_type != "string":
+        return F.make_date(*_date_parts(c))
+    if source in ("byte", "short", "int"):
+        return c.cast("long")
+    if source == "float":
+        return c.cast("double")
+    return c
+
+
+def _landed(cols: TypedColumns, landing: Landing, options: Options) -> Column | None:
+    from pyspark.sql import functions as F
+
+    source = cols.source_type(landing.source)
+    if landing.to_type == "string" and source == "string":
+        value: Column | None = cols.column(landing.source)  # a text keeps its spelling
+    else:
+        convert = _CONVERSIONS.get((landing.from_type, landing.to_type))
+        value = None if convert is None else convert(_own(cols, landing), options)
+    if value is None or landing.wrap > 1:
+        return None
+    return F.array(value) if landing.wrap else value
+
+
+def routed_typed(
+    seen: TypedSeen,
+    targets: Sequence[Target],
+    schema: StructType,
+    options: Options,
+) -> DataFrame | None:
+    """The batch's rows routed into ``schema`` (the Spark schema of the plan's table, one
+    field per target) as one projection; None when a landing has no exact expression (the
+    Python router does the batch)."""
+    from pyspark.sql import functions as F
+
+    cols = seen.columns
+    predicates = {n: _class_predicates(cols, n, options) for n in cols.names}
+    exprs = []
+    for target, field in zip(targets, schema.fields, strict=True):
+        out: Column | None = None
+        for landing in target.landings:
+            value = _landed(cols, landing, options)
+            if value is None:
+                log.info("%s -> %s (%s): no exact Spark expression; routing in Python",
+                         landing.from_type, landing.to_type, target.name)
+                return None
+            held = [c for c, n in seen.counts[landing.source].items() if n]
+            if _lands_alike(target, held):  # every value of the column, one way: no test
+                out = value
+                break
+            pred = predicates[landing.source][landing.value_class]
+            out = F.when(pred, value) if out is None else out.when(pred, value)
+        expr = F.lit(None) if out is None else out
+        exprs.append(expr.cast(field.dataType).alias(field.name))
+    return cols.frame.select(*exprs)
+
+
+def _lands_alike(target: Target, held: Sequence[str]) -> bool:
+    """Whether every class the column holds lands in ``target`` by one conversion (the
+    column's values then need no class test there)."""
+    ways = {(x.from_type, x.to_type, x.wrap) for x in target.landings}
+    return len(ways) == 1 and set(held) <= {x.value_class for x in target.landings} \
+        and not (_DATE_TEXTS & set(held))
+
+
+#: classes whose values' own form depends on the class (a date text read as its date)
+_DATE_TEXTS: Final = frozenset({"date"})
+
+
+# ------------------------------------------------------------------ frames through Arrow
+
+
+def _spark_ready(column: pa.ChunkedArray) -> pa.DataType | None:
+    """The Arrow type a frame's column travels to Spark as, its values unchanged (a cast
+    that would change one fails); None: a type it does not travel as (the records path)."""
+    t = column.type
+    T = pa.types
+    if T.is_boolean(t) or T.is_int8(t) or T.is_int16(t) or T.is_int32(t) or T.is_int64(t):
+        return t
+    if T.is_uint8(t):
+        return pa.int16()
+    if T.is_uint16(t):
+        return pa.int32()
+    if T.is_uint32(t):
+        return pa.int64()
+    if T.is_float32(t) or T.is_float64(t):
+        return t
+    if T.is_string(t) or T.is_large_string(t) or T.is_string_view(t):
+        return pa.string()
+    if T.is_date(t):
+        return pa.date32()
+    if T.is_timestamp(t):
+        # a zone or none: an instant in UTC either way (toolkit.arrow); nanoseconds only
+        # when every value is a whole microsecond (the cast refuses otherwise)
+        return pa.timestamp("us", "UTC")
+    if T.is_decimal128(t) and decimal_source(t.precision, t.scale):
+        return t
+    return None
+
+
+def frame_table(source: Any) -> pa.Table | None:
+    """A pandas, Arrow or Polars frame as an Arrow table whose every column travels to
+    Spark with its values unchanged; None when one does not (an ``object`` column of
+    drifting values, nested or binary columns, nanoseconds...): the records path then."""
+    try:
+        table = _as_arrow(source)
+    except (pa.ArrowException, TypeError, ValueError):
+        return None
+    if table is None or table.num_columns == 0:
+        return None
+    fields = []
+    for name, column in zip(table.column_names, table.columns, strict=True):
+        if not isinstance(name, str):
+            return None
+        target = _spark_ready(column)
+        if target is None:
+            return None
+        fields.append(pa.field(name, target))
+    try:
+        return table.cast(pa.schema(fields), safe=True)
+    except (pa.ArrowException, ValueError):
+        return None
+
+
+def _as_arrow(source: Any) -> pa.Table | None:
+    module = type(source).__module__.split(".")[0]
+    if module == "pandas":
+        if any(str(d) == "object" for d in source.dtypes):
+            return None  # drifting values live there: typed one by one in Python
+        if len(set(map(str, source.columns))) != source.shape[1]:
+            return None
+        # pandas' missing values (NaN, NaT, None) are nulls, as toolkit.arrow reads them
+        return pa.Table.from_pandas(source, preserve_index=False)
+    if module == "polars":
+        frame = source.collect() if hasattr(source, "collect") else source
+        return frame.to_arrow()
+    if module == "pyarrow":
+        if isinstance(source, pa.RecordBatch):
+            return pa.Table.from_batches([source])
+        if isinstance(source, pa.Table):
+            return source
+    return None
+
+
+def arrow_dataframe(spark: SparkSession, table: pa.Table) -> DataFrame:
+    """A Spark DataFrame of an Arrow table's rows, sent as Arrow record batches (one a
+    partition, of Spark's ``arrowMaxRecordsPerBatch`` rows), the way Spark's Arrow
+    conversion of pandas frames sends them, without pandas in between."""
+    from pyspark.serializers import Serializer
+    from pyspark.sql import DataFrame
+    from pyspark.sql.pandas.serializers import ArrowStreamSerializer
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    schema = from_arrow_schema(table.schema)
+    jconf: Any = spark._jconf
+    step = int(jconf.arrowMaxRecordsPerBatch()) or table.num_rows
+    batches = table.combine_chunks().to_batches(max_chunksize=max(step, 1))
+    if not batches:
+        batches = [pa.RecordBatch.from_pylist([], schema=table.schema)]
+    jvm: Any = spark._jvm
+    serializer: Serializer = ArrowStreamSerializer()
+    jiter = spark.sparkContext._serialize_to_jvm(
+        batches, serializer,
+        lambda path: jvm.PythonSQLUtils.readArrowStreamFromFile(path),
+        lambda: jvm.ArrowIteratorServer(),
+    )
+    jdf = jvm.PythonSQLUtils.toDataFrame(jiter, schema.json(), spark._jsparkSession)
+    return DataFrame(jdf, spark)
