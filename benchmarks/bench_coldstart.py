@@ -39,7 +39,7 @@ MASTER = "local[2]"
 # the children print one JSON line of step -> seconds since their first line
 _TOOLKIT_CHILD = """
 import time; t0 = time.perf_counter(); steps = {}
-import json, sys, orjson
+import json, os, sys, orjson
 import toolkit
 steps["import"] = time.perf_counter() - t0
 lines = open(sys.argv[2], "rb").read().splitlines()
@@ -50,12 +50,15 @@ steps["session"] = time.perf_counter() - t0
 report = toolkit.ingest(day1, "db.events", cat, spark)
 assert report.rows_written == len(day1), report
 steps["commit"] = time.perf_counter() - t0
+from pyspark import SparkContext
+jvm = open(f"/proc/{SparkContext._gateway.proc.pid}/stat").read().rsplit(")", 1)[1].split()
+steps["cpu"] = sum(os.times()[:2]) + (int(jvm[11]) + int(jvm[12])) / os.sysconf("SC_CLK_TCK")
 print(json.dumps(steps), flush=True)
 """
 
 _PLAIN_CHILD = """
 import time; t0 = time.perf_counter(); steps = {}
-import json, sys
+import json, os, sys
 from pyspark.sql import SparkSession
 steps["import"] = time.perf_counter() - t0
 builder = SparkSession.builder
@@ -66,6 +69,9 @@ steps["session"] = time.perf_counter() - t0
 spark.sql("CREATE NAMESPACE IF NOT EXISTS db")
 spark.read.json(sys.argv[2]).writeTo("db.events").using("iceberg").create()
 steps["commit"] = time.perf_counter() - t0
+from pyspark import SparkContext
+jvm = open(f"/proc/{SparkContext._gateway.proc.pid}/stat").read().rsplit(")", 1)[1].split()
+steps["cpu"] = sum(os.times()[:2]) + (int(jvm[11]) + int(jvm[12])) / os.sysconf("SC_CLK_TCK")
 print(json.dumps(steps), flush=True)
 """
 
@@ -139,7 +145,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     + ", ".join(f"{k} {v:.2f}" for k, v in steps.items()))
     load1 = load_average()
 
-    rows = [["fresh process to first commit", "import", "session", "first write", "total"]]
+    rows = [["fresh process to first commit", "import", "session", "first write", "total",
+             "CPU s"]]
     labels = {"toolkit": "toolkit.spark_session + toolkit.ingest(day1)",
               "plain": "plain session + read.json + writeTo.create",
               "no archive": "toolkit, TOOLKIT_CLASS_ARCHIVE=off (info)"}
@@ -150,13 +157,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         ses = med([s["session"] - s["import"] for s in runs[what]])
         wr = med([s["commit"] - s["session"] for s in runs[what]])
         tot = med([s["commit"] for s in runs[what]])
-        rows.append([label, f"{imp:.2f}", f"{ses:.2f}", f"{wr:.2f}", f"{tot:.2f}"])
+        cpu = med([s["cpu"] for s in runs[what]])
+        rows.append([label, f"{imp:.2f}", f"{ses:.2f}", f"{wr:.2f}", f"{tot:.2f}", f"{cpu:.1f}"])
     ratios = [t["commit"] / p["commit"] for t, p in zip(runs["toolkit"], runs["plain"],
                                                          strict=True)]
     r = med(ratios)
     each = ", ".join(f"{v:.2f}" for v in ratios)
     print(f"cold start, the quickstart's day 1 (20 records), {MASTER}, median of "
-          f"{args.repeat} (seconds from a fresh interpreter's first line)")
+          f"{args.repeat} (seconds from a fresh interpreter's first line; CPU s: its Python "
+          "and its JVM, what a busy machine inflates least)")
     print("\n".join(table_text(rows)))
     if runs["no archive"]:
         off = [n["commit"] / p["commit"] for n, p in zip(runs["no archive"], runs["plain"],
