@@ -73,7 +73,7 @@ def _java() -> str | None:
 
 def archive_key(jars: Iterable[str]) -> str | None:
     """What a class archive is valid for: the Java binary (resolved, so a new JDK is a new
-    key), pyspark's version (its jars are the JVM's class path) and each jar on
+    key) and its build, pyspark's version (its jars are the JVM's class path) and each jar on
     ``spark.jars`` by name and size. None without Java."""
     java = _java()
     if java is None:
@@ -82,7 +82,15 @@ def archive_key(jars: Iterable[str]) -> str | None:
         import pyspark
     except ImportError:
         return None
-    parts = [os.path.realpath(java), pyspark.__version__]
+    binary = Path(os.path.realpath(java))
+    parts = [str(binary), pyspark.__version__]
+    # an update of the same JDK keeps the binary's path: the JVM library and the module
+    # image tell builds apart (the JVM would refuse another build's archive, silently)
+    for part in (binary.parent.parent / "lib" / "server" / "libjvm.so",
+                 binary.parent.parent / "lib" / "modules"):
+        if part.is_file():
+            info = part.stat()
+            parts.append(f"{part.name}:{info.st_size}:{info.st_mtime_ns}")
     for jar in sorted(j for j in jars if j):
         path = Path(jar)
         parts.append(f"{path.name}:{path.stat().st_size if path.is_file() else -1}")
