@@ -11,11 +11,14 @@ In a Jupyter kernel (``import toolkit`` installs this, as it installs the progre
   background (:func:`start_spark`), so the panel shows at once and the Approve finds the
   session ready. An error starting it is printed under the cell when it happens, and
   raised by the Approve (and by ``toolkit.spark_session``) rather than swallowed.
+
+``TOOLKIT_WARMUP=off`` in the kernel's environment turns both off.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import threading
 from typing import TYPE_CHECKING
@@ -37,6 +40,8 @@ def install() -> None:
     """Warm the first write after each fresh Spark start, and let a preview start Spark
     in the background (done once per kernel)."""
     global _installed
+    if os.environ.get("TOOLKIT_WARMUP", "").lower() == "off":  # a kernel that wants neither
+        return
     set_after_start(_warm_in_background)
     _installed = True
 
