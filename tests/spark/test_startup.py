@@ -193,3 +193,23 @@ def test_warming_the_first_write_leaves_the_session_as_it_was(
     assert seen == []  # nothing under the user's cell
     assert spark.catalog.currentCatalog() == lakehouse.name
     assert spark.conf.get(f"spark.sql.catalog.{WARM_CATALOG}") is not None
+
+
+def test_prepare_compiles_the_helpers_into_its_folder(fake_javac: Path, tmp_path: Path) -> None:
+    from toolkit.pipeline.prepare import prepare
+
+    (said,) = prepare(tmp_path / "share", archive=False)
+    jar = tally.build_helper_jar(tmp_path / "share")  # up to date: found, not compiled
+    assert said == f"JVM helpers: {jar}"
+    assert _calls(fake_javac) == 1
+
+
+def test_prepare_without_a_jdk_says_the_toolkit_compiles_at_first_use(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from toolkit.pipeline.prepare import prepare
+
+    monkeypatch.setattr(tally, "_javac", lambda: None)
+    (said,) = prepare(tmp_path)
+    assert "compiles them at first use" in said
+    assert not list(tmp_path.iterdir())

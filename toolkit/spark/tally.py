@@ -162,6 +162,7 @@ def build_helper_jar(folder: Path) -> Path | None:
             fd, dest = tempfile.mkstemp(dir=jar.parent, suffix=".jar")
             os.close(fd)
             shutil.copyfile(partial, dest)
+            os.chmod(dest, 0o644)  # mkstemp's 0600 would keep other users of a venv out
             os.replace(dest, jar)
     except (OSError, subprocess.SubprocessError) as exc:
         detail = getattr(exc, "stderr", None) or exc
