@@ -5,7 +5,9 @@ typed sources (a Parquet file, a pandas frame) against plain Spark
 (:mod:`benchmarks.bench_sources`); ``python -m benchmarks --stream``: ingest in the steady
 state, over 200 batches and at 4M records, against plain appends
 (:mod:`benchmarks.bench_stream`); ``python -m benchmarks --kafka``: a Kafka topic through
-``toolkit.stream`` against the same client and plain Spark (:mod:`benchmarks.bench_kafka`).
+``toolkit.stream`` against the same client and plain Spark (:mod:`benchmarks.bench_kafka`);
+``python -m benchmarks --coldstart``: a fresh process to its first commit, against plain
+Spark (:mod:`benchmarks.bench_coldstart`).
 Other options go to the chosen one."""
 
 from __future__ import annotations
@@ -31,6 +33,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from benchmarks.bench_kafka import main as kafka_main
 
         return kafka_main(args)
+    if "--coldstart" in args:
+        args.remove("--coldstart")
+        from benchmarks.bench_coldstart import main as coldstart_main
+
+        return coldstart_main(args)
     if "--sources" in args:
         args.remove("--sources")
         from benchmarks.bench_sources import main as sources_main

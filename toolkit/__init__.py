@@ -75,8 +75,10 @@ def _in_kernel() -> bool:
 
 if _in_kernel():  # Spark's progress under the running cell (toolkit.notebook.progress)
     from toolkit.notebook.progress import install as _show_progress
+    from toolkit.notebook.warmup import install as _warm_spark
 
     _show_progress()
+    _warm_spark()  # Spark started and warmed before the first Approve (issue 29)
 
 
 def __getattr__(name: str) -> Any:

@@ -5,7 +5,7 @@ once, and the table equals ``toolkit.simulate`` of the messages.
 
 The kill comes from the child's own script (``kafka_crash_child.py``); SIGKILL goes to the
 child's whole process group, so Spark's JVM dies with it. One child per stage crashes
-(each on its own topic and table of one catalog), then one child per table resumes.
+(each on its own topic and table of one catalog), then one child resumes every table.
 """
 
 from __future__ import annotations
@@ -91,15 +91,12 @@ def run(tmp_path_factory: pytest.TempPathFactory, kafka_broker: KafkaBroker) -> 
     offsets = {s: group_offset(kafka_broker, s) for s in STAGES}
     staged = {s: len(cat.load_table(table_name(s)).metadata.snapshots) for s in STAGES}
     logs = {s: c.output() for s, c in zip(STAGES, crashing, strict=True)}
-    resuming = [
-        children.start("kafka_crash_child.py",
-                       [str(folder), kafka_broker.url(topic(s)), table_name(s)],
-                       work, f"resume-{s}")
-        for s in STAGES
-    ]
-    for s, child, code in zip(STAGES, resuming, children.wait(resuming, timeout=300),
-                              strict=True):
-        assert code == 0, f"resuming {s} failed ({code}):\n{child.output()[-6000:]}"
+    # one child resumes every stream, one after the other: one JVM, not one a table
+    pairs = [a for s in STAGES for a in (kafka_broker.url(topic(s)), table_name(s))]
+    resuming = children.start("kafka_crash_child.py", [str(folder), "--resume", *pairs],
+                              work, "resume")
+    (code,) = children.wait([resuming], timeout=300)
+    assert code == 0, f"resuming failed ({code}):\n{resuming.output()[-6000:]}"
     return Run(str(folder), codes, landed, offsets, staged, logs)
 
 

@@ -78,8 +78,21 @@ def _rest(work: Path, s3: servers.S3Server, server: servers.RestCatalogServer) -
     return Rest(settings, props, work)
 
 
-def test_batch_by_batch_equals_the_simulation(rest: Rest) -> None:
-    out = rest.run("batches", "ingest:bronze.events:0,1,2", "ingest:bronze.events:0")
+@pytest.fixture(scope="module")
+def solo(rest: Rest, kafka_broker: KafkaBroker) -> str:
+    """The output of one child that runs, one after the other, the steps each test below
+    reads (a JVM with the S3 jars takes seconds to start: one, not one a test): three
+    batches and one again; the first writer's batch; a Kafka topic, a batch, upkeep and a
+    view on a third table."""
+    kafka_broker.produce("rest-events", [json.dumps(r) for r in CORPUS[0]])
+    return rest.run("solo", "ingest:bronze.events:0,1,2", "ingest:bronze.events:0",
+                    "ingest:gold.shared:0:w",
+                    f"kafka:{kafka_broker.url('rest-events')}:silver.events",
+                    "ingest:silver.events:1", "upkeep:silver.events", "view:silver.events")
+
+
+def test_batch_by_batch_equals_the_simulation(rest: Rest, solo: str) -> None:
+    out = solo
     assert "ingest:bronze.events:0 -> b0 rows=0 skipped=True" in out  # once only
     table = rest.catalog().load_table("bronze.events")  # type: ignore[attr-defined]
     sim = toolkit.simulate(CORPUS)
@@ -91,8 +104,8 @@ def test_batch_by_batch_equals_the_simulation(rest: Rest) -> None:
         as_pyiceberg_reads_it(sim.rows, sim.table_schema, written))
 
 
-def test_two_writers_lose_nothing(rest: Rest) -> None:
-    rest.run("first", "ingest:gold.shared:0:w")
+def test_two_writers_lose_nothing(rest: Rest, solo: str) -> None:
+    # the first writer's batch is in (solo): the two below meet a table that exists
     both = [rest.start(f"writer{i}", f"ingest:gold.shared:{i}:w") for i in (1, 2)]
     for child, code in zip(both, children.wait(both, timeout=400), strict=True):
         assert code == 0, child.output()[-6000:]
@@ -100,12 +113,8 @@ def test_two_writers_lose_nothing(rest: Rest) -> None:
     assert sorted(rows.column("writer").to_pylist()) == [0, 0, 1, 1, 2, 2]
 
 
-def test_kafka_statistics_lineage_undo_maintenance_and_views(
-    rest: Rest, kafka_broker: KafkaBroker
-) -> None:
-    kafka_broker.produce("rest-events", [json.dumps(r) for r in CORPUS[0]])
-    out = rest.run("upkeep", f"kafka:{kafka_broker.url('rest-events')}:silver.events",
-                   "ingest:silver.events:1", "upkeep:silver.events", "view:silver.events")
+def test_kafka_statistics_lineage_undo_maintenance_and_views(solo: str) -> None:
+    out = solo
     assert "silver.events -> rows=2" in out, out[-4000:]
     assert "-> statistics=WrittenDataStatistics" in out
     assert "-> undo=" in out and "-> maintain=" in out

@@ -198,7 +198,8 @@ def ingest_commit(
     """The default commit of a preview: :func:`toolkit.pipeline.ingest` of exactly the
     previewed records, held to the approved plan and the previewed table state, under the
     request's batch id. Without ``spark``, a session on ``catalog`` is started (or the
-    running one reused) when a plan is approved."""
+    running one reused) when a plan is approved; in a notebook :func:`preview` has started
+    it in the background already (toolkit.notebook.warmup), and the Approve waits for it."""
 
     def commit(request: CommitRequest) -> IngestReport:
         from toolkit.pipeline.ingest import ingest
@@ -336,6 +337,8 @@ def preview(
         plan_preview(_records_to_preview(src, fmt, name), name, cat, **options),
         plan=saved.plan, state=saved.state,
     )
+    if spark is None and commit is None:
+        _start_spark_early(cat)
     return PreviewPanel(
         first,
         commit if commit is not None else ingest_commit(cat, spark, **options),
@@ -346,6 +349,21 @@ def preview(
         repreview=make,
         table_size=lambda: TableSize.of(cat.load_table(name)),
     )
+
+
+def _start_spark_early(cat: Catalog) -> None:
+    """In a notebook, the session the Approve will need starts now, in the background
+    (toolkit.notebook.warmup), unless one runs already or pyspark is not installed."""
+    from toolkit.notebook.warmup import installed, start_spark
+
+    if not installed():
+        return
+    try:
+        from pyspark import SparkContext
+    except ImportError:
+        return
+    if SparkContext._active_spark_context is None:
+        start_spark(cat)
 
 
 @takes_options(leave_out=("policy", "allow_rewrites"))  # what it compares

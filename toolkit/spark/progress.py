@@ -55,6 +55,7 @@ __all__ = [
     "reporter",
     "seconds_text",
     "set_reporter",
+    "silenced",
     "tracking",
 ]
 
@@ -330,6 +331,18 @@ def _quietly(call: Callable[..., Any], *args: Any) -> Any:
         return None
 
 
+@contextlib.contextmanager
+def silenced() -> Iterator[None]:
+    """Blocks of this thread report nothing meanwhile: work the user did not ask for (the
+    warm-up of a first write, toolkit.pipeline.prepare) keeps out of their cell."""
+    before = getattr(_local, "silent", False)
+    _local.silent = True
+    try:
+        yield
+    finally:
+        _local.silent = before
+
+
 def _active() -> _Tracker | None:
     tracker: _Tracker | None = getattr(_local, "tracker", None)
     return tracker
@@ -348,7 +361,7 @@ def tracking(
     installed nothing at all happens.
     """
     outer = _active()
-    report = _reporter
+    report = None if getattr(_local, "silent", False) else _reporter
     if report is None:
         yield Track()
         return

@@ -11,6 +11,7 @@ import glob
 import os
 import shutil
 import sys
+import threading
 from contextlib import nullcontext
 from importlib import resources
 from pathlib import Path
@@ -25,6 +26,7 @@ from toolkit.iceberg.catalog import S3_SCHEMES, embedded
 from toolkit.spark.cluster import SHARED_DISK, check_reachable, is_local_master, package_zip
 from toolkit.spark.logs import quiet_java_option
 from toolkit.spark.progress import Track, tracking
+from toolkit.spark.startup import after_start, class_archive_options, forget, pending
 from toolkit.spark.views import SUBSTITUTE
 
 if TYPE_CHECKING:
@@ -305,6 +307,20 @@ def spark_conf(
     return settings
 
 
+def _await_background(cat: Catalog) -> None:
+    """A session for ``cat`` being started in the background (a notebook's preview,
+    :func:`toolkit.spark.startup.start_in_background`): wait for it rather than start a
+    second; its error, if it failed, is raised here (once: a later call starts afresh)."""
+    started = pending(cat.name)
+    if started is None or threading.current_thread().name == started.name:
+        return
+    try:
+        started.result()
+    except SparkSetupError:
+        forget(cat.name)
+        raise
+
+
 def spark_session(
     cat: Catalog, *, master: str | None = None, shared_disk: bool = False, quiet: bool = True,
     **conf: str,
@@ -361,12 +377,18 @@ def spark_session(
     ready (N s)", through the progress reporter (:mod:`toolkit.spark.progress`: under a
     notebook cell, on a terminal running ``toolkit``; nowhere by default).
 
+    The driver JVM maps the classes a first ingest loads from the class archive ``make
+    install`` recorded (:mod:`toolkit.spark.startup`), when one matches this Java, pyspark
+    and jars; ``TOOLKIT_CLASS_ARCHIVE=off`` starts without it. A session being started in
+    the background for ``cat`` (a notebook's preview) is waited for, not started twice.
+
     Keyword settings override all of the above, e.g.
     ``spark_session(cat, **{"spark.sql.shuffle.partitions": "8"})``. If a session
     already runs, Spark keeps it and applies only the runtime SQL settings (catalogs
     included); jars, the master and JVM options need a fresh process.
     """
     _check_java()
+    _await_background(cat)
     # Workers run the toolkit's own engine, so they need this interpreter (its venv).
     # PySpark reads the environment, not spark.pyspark.python, when it starts the context.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -385,6 +407,11 @@ def spark_session(
         if jar is not None:
             settings["spark.jars"] = ",".join(
                 j for j in (settings.get("spark.jars"), str(jar)) if j)
+        if fresh:  # the classes a first ingest loads, mapped from an archive (startup.py)
+            options = settings.get("spark.driver.extraJavaOptions", "")
+            archive = class_archive_options(settings["spark.jars"].split(","), options)
+            if archive:
+                settings["spark.driver.extraJavaOptions"] = " ".join([options, *archive])
         builder = SparkSession.builder
         for key, value in settings.items():
             builder = builder.config(key, value)
@@ -392,4 +419,6 @@ def spark_session(
         track.finish("Spark ready")
     if quiet:  # a session that already ran keeps its JVM's logging: quieten it from now
         spark.sparkContext.setLogLevel("ERROR")
+    if fresh:
+        after_start(spark, cat)
     return spark

@@ -1,4 +1,4 @@
-"""The profile's type tally inside the JVM: ``jvm/Tally.java``, compiled at first use.
+"""The profile's type tally inside the JVM: ``jvm/Tally.java``, compiled at install.
 
 Observing JSON lines in Spark's Python workers spends most of its time walking values in
 Python. ``Tally.java`` walks the lines with Jackson inside the executors and sends back,
@@ -14,8 +14,10 @@ JSON object, malformed JSON, duplicate keys...) is observed again by the Python 
 (:func:`toolkit.spark.workers.observe_partition`), which sets such lines aside or fails
 as it always does: the JVM path never skips a line the Python path would not skip.
 
-The jar is compiled with ``javac`` against pyspark's jars and cached by source hash under
-``$TOOLKIT_CACHE_DIR`` (default ``$XDG_CACHE_HOME/toolkit`` or ``~/.cache/toolkit``);
+The jar is compiled with ``javac`` against pyspark's jars at install (``make install``, into
+``<venv>/share/toolkit/jvm``: :mod:`toolkit.spark.startup`), or at first use into
+``$TOOLKIT_CACHE_DIR`` (default ``$XDG_CACHE_HOME/toolkit`` or ``~/.cache/toolkit``), named
+by the hash of its sources either way;
 :func:`toolkit.spark.spark_session` puts it on ``spark.jars``. Without ``javac`` the
 toolkit keeps the Python path (exact, slower) and logs a warning once.
 """
@@ -50,7 +52,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 __all__ = [
-    "TALLY_CLASS", "Tallied", "is_array_code", "jvm_class", "jvm_tally_ready",
+    "TALLY_CLASS", "Tallied", "build_helper_jar", "is_array_code", "jvm_class", "jvm_tally_ready",
     "observe_json", "tallied_payloads", "tally_jar",
 ]
 
@@ -121,21 +123,26 @@ def _javac() -> str | None:
     return shutil.which("javac")
 
 
-@functools.cache
-def tally_jar() -> Path | None:
-    """The compiled jar of ``jvm/`` (the tally and the router; compiled now if these sources
-    and pyspark have none yet), or None with a warning when it cannot be built: profiling
-    and routing stay in Python workers then."""
+def _helper_key(jars: Path) -> str:
+    """The jar's name for these sources, compiled against these pyspark jars: a changed
+    source or a new pyspark gets its own jar."""
+    source = b"".join(p.read_bytes() for p in SOURCES)
+    key = hashlib.sha256(source + str(sorted(p.name for p in jars.glob("*.jar"))).encode())
+    return f"toolkit-tally-{key.hexdigest()[:16]}.jar"
+
+
+def build_helper_jar(folder: Path) -> Path | None:
+    """Compile ``jvm/*.java`` into ``folder`` (unless the jar for these sources is there
+    already): what ``make install`` runs (``python -m toolkit.pipeline.prepare``), and
+    :func:`tally_jar` at first use when install did not. None, with a warning, when it
+    cannot be built."""
     jars = _pyspark_jars()
     javac = _javac()
     if jars is None or javac is None:
         log.warning("javac or pyspark's jars not found: profiling stays in Python workers "
                     "(exact, several times slower); install a JDK (make sysdeps)")
         return None
-    source = b"".join(p.read_bytes() for p in SOURCES)
-    # compiled against this pyspark's jars: a new pyspark gets its own jar
-    key = hashlib.sha256(source + str(sorted(p.name for p in jars.glob("*.jar"))).encode())
-    jar = cache_dir() / f"toolkit-tally-{key.hexdigest()[:16]}.jar"
+    jar = folder / _helper_key(jars)
     if jar.is_file():
         return jar
     try:
@@ -155,6 +162,7 @@ def tally_jar() -> Path | None:
             fd, dest = tempfile.mkstemp(dir=jar.parent, suffix=".jar")
             os.close(fd)
             shutil.copyfile(partial, dest)
+            os.chmod(dest, 0o644)  # mkstemp's 0600 would keep other users of a venv out
             os.replace(dest, jar)
     except (OSError, subprocess.SubprocessError) as exc:
         detail = getattr(exc, "stderr", None) or exc
@@ -162,6 +170,22 @@ def tally_jar() -> Path | None:
                     SOURCE.parent, detail)
         return None
     return jar
+
+
+@functools.cache
+def tally_jar() -> Path | None:
+    """The compiled jar of ``jvm/`` (the tally and the router), or None with a warning when
+    it cannot be built: profiling and routing stay in Python workers then. The one ``make
+    install`` compiled (:func:`toolkit.spark.startup.share_dir`) when it is there for these
+    sources; else the user's cache's, compiled now if needed (2-3 s, once)."""
+    from toolkit.spark.startup import share_dir
+
+    jars = _pyspark_jars()
+    if jars is not None:
+        installed = share_dir() / _helper_key(jars)
+        if installed.is_file():
+            return installed
+    return build_helper_jar(cache_dir())
 
 
 #: per JVM gateway, the classes looked up in it (None: not there)
