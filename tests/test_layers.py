@@ -331,9 +331,6 @@ def wide_functions() -> list[str]:
     return wide
 
 
-@pytest.mark.xfail(
-    strict=True, reason="holds once #27's batch context (and the wings branch) lands"
-)
 def test_at_most_three_functions_take_more_than_eight_parameters() -> None:
     wide = wide_functions()
     assert len(wide) <= MAX_WIDE_FUNCTIONS, (

@@ -108,8 +108,11 @@ class PreviewPanel(StaticHtmlPanel):
     a rewrite states; without it the question states the rows and bytes the plan's
     rewrites carry. ``sample``: how many records the grid of landings shows at least (see
     :meth:`PlanModel.from_preview <toolkit.notebook.preview_model.PlanModel.from_preview>`);
-    ``landing_page_size``: its rows per page.
+    :attr:`landing_page_size`: its rows per page.
     """
+
+    #: the rows per page of the grid of landings (set on a panel to change its own)
+    landing_page_size: int = 25
 
     def __init__(
         self,
@@ -122,11 +125,9 @@ class PreviewPanel(StaticHtmlPanel):
         statistics: Callable[[], WrittenDataStatistics] | None = None,
         repreview: Callable[[], Preview] | None = None,
         table_size: Callable[[], TableSize] | None = None,
-        landing_page_size: int = 25,
     ) -> None:
         self.options = options or Options()
         self.sample = sample
-        self.landing_page_size = landing_page_size
         self._batch_id = batch_id
         self._commit = commit
         self._statistics = statistics
