@@ -14,15 +14,17 @@ Example (notebook cells)::
 Both return panels whose view-model (``panel.model``) holds everything shown, so a
 notebook run headless can read it and call ``panel.approve()`` as the button does.
 
-Every panel is three modules: ``<panel>_model`` (the view-model: plain data, neither
-ipywidgets nor plotly), ``<panel>_html`` (its HTML, as strings) and ``<panel>_widget`` (a
-thin ipywidgets shell; ipywidgets and plotly come with the ``notebook`` extra)::
+Every panel is a package of three modules under :mod:`toolkit.notebook.panels`:
+``model`` (the view-model: plain data, neither ipywidgets nor plotly), ``html`` (its HTML,
+as strings) and ``widget`` (a thin ipywidgets shell; ipywidgets and plotly come with the
+``notebook`` extra)::
 
-    explore_model     explore_html     explore_widget     toolkit.explore: fields, type drift
-    preview_model     preview_html     preview_widget     toolkit.preview: a plan, commit it
-    policies_model    policies_html    policies_widget    toolkit.compare_policies
-    editor_model      editor_html      editor_widget      toolkit.edit_schema: RULES 6
-    quarantine_model  quarantine_html  quarantine_widget  toolkit.inspect_quarantine
+    panels/explore/      toolkit.explore: fields, type drift
+    panels/preview/      toolkit.preview: a plan, commit it
+    panels/policies/     toolkit.compare_policies
+    panels/editor/       toolkit.edit_schema: RULES 6
+    panels/quarantine/   toolkit.inspect_quarantine
+    panels/maintenance/  toolkit.preview_maintenance
 
 Shared by several panels: ``common`` (values as short texts, the stylesheet),
 ``schema_tree`` (a schema as a tree, and its HTML), ``outcome`` (what a commit did, and
@@ -42,8 +44,8 @@ from toolkit.core.options import REWRITES_WHEN_APPROVED, make_options, takes_opt
 from toolkit.core.profile import Profile, profile_of
 from toolkit.core.types import Struct
 from toolkit.core.wording import counted
-from toolkit.notebook.explore_model import StatisticsModel
-from toolkit.notebook.preview_model import CommitRequest
+from toolkit.notebook.panels.explore.model import StatisticsModel
+from toolkit.notebook.panels.preview.model import CommitRequest
 from toolkit.pipeline.sources import SourceKind, kind_of, records_of, source_kind
 
 if TYPE_CHECKING:
@@ -51,11 +53,11 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from toolkit.iceberg.statistics import WrittenDataStatistics
-    from toolkit.notebook.editor_widget import EvolutionEditor, edit_schema
-    from toolkit.notebook.explore_widget import ExplorePanel
-    from toolkit.notebook.maintenance_widget import MaintenancePanel, preview_maintenance
-    from toolkit.notebook.policies_widget import PolicyComparisonPanel
-    from toolkit.notebook.preview_widget import PreviewPanel
+    from toolkit.notebook.panels.editor.widget import EvolutionEditor, edit_schema
+    from toolkit.notebook.panels.explore.widget import ExplorePanel
+    from toolkit.notebook.panels.maintenance.widget import MaintenancePanel, preview_maintenance
+    from toolkit.notebook.panels.policies.widget import PolicyComparisonPanel
+    from toolkit.notebook.panels.preview.widget import PreviewPanel
     from toolkit.pipeline.ingest import IngestReport
     from toolkit.pipeline.preview import Preview
 
@@ -79,23 +81,23 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     # the widget classes load ipywidgets and plotly: only when asked for
     if name == "ExplorePanel":
-        from toolkit.notebook.explore_widget import ExplorePanel
+        from toolkit.notebook.panels.explore.widget import ExplorePanel
 
         return ExplorePanel
     if name == "PreviewPanel":
-        from toolkit.notebook.preview_widget import PreviewPanel
+        from toolkit.notebook.panels.preview.widget import PreviewPanel
 
         return PreviewPanel
     if name == "PolicyComparisonPanel":
-        from toolkit.notebook.policies_widget import PolicyComparisonPanel
+        from toolkit.notebook.panels.policies.widget import PolicyComparisonPanel
 
         return PolicyComparisonPanel
     if name in ("EvolutionEditor", "edit_schema"):
-        from toolkit.notebook import editor_widget
+        from toolkit.notebook.panels.editor import widget as editor_widget
 
         return getattr(editor_widget, name)
     if name in ("MaintenancePanel", "preview_maintenance"):
-        from toolkit.notebook import maintenance_widget
+        from toolkit.notebook.panels.maintenance import widget as maintenance_widget
 
         return getattr(maintenance_widget, name)
     raise AttributeError(f"module 'toolkit.notebook' has no attribute {name!r}")
@@ -185,7 +187,7 @@ def explore(
     """A panel of fields and their types for ``source`` (see :func:`statistics_model`):
     a search box, a paged table with evolved fields highlighted, the type mix of the
     ``top`` most drifted fields, and one field's types batch by batch."""
-    from toolkit.notebook.explore_widget import ExplorePanel
+    from toolkit.notebook.panels.explore.widget import ExplorePanel
 
     model = statistics_model(source, spark=spark, batch=batch, **options)
     return ExplorePanel(model, page_size=page_size, top=top)
@@ -298,7 +300,7 @@ def preview(
 
     from toolkit.iceberg.statistics import statistics
     from toolkit.notebook.outcome import TableSize
-    from toolkit.notebook.preview_widget import PreviewPanel
+    from toolkit.notebook.panels.preview.widget import PreviewPanel
     from toolkit.pipeline.preview import plan_preview
 
     saved, fmt = None, None
@@ -357,8 +359,9 @@ def compare_policies(
     ``schema`` is where the table starts: None (a new table), a PyIceberg table (then each
     rewrite shows the rows and bytes it touches) or schema. Every number comes from
     :func:`toolkit.simulate`; ``panel.model`` holds them
-    (:class:`~toolkit.notebook.policies_model.PolicyComparison`, printable as a text table)."""
-    from toolkit.notebook.policies_model import policy_comparison
-    from toolkit.notebook.policies_widget import PolicyComparisonPanel
+    (:class:`~toolkit.notebook.panels.policies.model.PolicyComparison`, printable as a
+    text table)."""
+    from toolkit.notebook.panels.policies.model import policy_comparison
+    from toolkit.notebook.panels.policies.widget import PolicyComparisonPanel
 
     return PolicyComparisonPanel(policy_comparison(sample, schema, **options))

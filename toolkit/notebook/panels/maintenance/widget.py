@@ -1,5 +1,5 @@
 """The maintenance panel: a thin ipywidgets shell over
-:class:`~toolkit.notebook.maintenance_model.MaintenanceModel`.
+:class:`~toolkit.notebook.panels.maintenance.model.MaintenanceModel`.
 
 Example (notebook cells)::
 
@@ -21,8 +21,8 @@ import ipywidgets as widgets
 
 from toolkit.core.maintenance import STEPS, MaintenancePlan, MaintenanceReport
 from toolkit.notebook.common import StaticHtmlPanel
-from toolkit.notebook.maintenance_html import maintenance_outcome_html, plan_html
-from toolkit.notebook.maintenance_model import MaintenanceModel, MaintenanceOutcome
+from toolkit.notebook.panels.maintenance.html import maintenance_outcome_html, plan_html
+from toolkit.notebook.panels.maintenance.model import MaintenanceModel, MaintenanceOutcome
 from toolkit.notebook.report_html import maintenance_report_html
 
 if TYPE_CHECKING:

@@ -1,8 +1,8 @@
 """The preview panel: a thin ipywidgets shell (ipywidgets 8) over
-:class:`~toolkit.notebook.preview_model.PlanModel`.
+:class:`~toolkit.notebook.panels.preview.model.PlanModel`.
 
 The panel keeps its model (``panel.model``), assigns the HTML of
-:mod:`toolkit.notebook.preview_html`, embeds an explore panel for the profile, and wires
+:mod:`toolkit.notebook.panels.preview.html`, embeds an explore panel for the profile, and wires
 its buttons to plain methods, so a notebook run headless (or a test) calls
 ``panel.approve()`` to commit as the button does. A plan that rewrites data files (a
 widening Iceberg cannot do in place, RULES 5) is never committed by one click: the button
@@ -30,8 +30,6 @@ from toolkit.core.wording import counted
 from toolkit.errors import ExportError
 from toolkit.notebook.common import StaticHtmlPanel
 from toolkit.notebook.confirm import rewrite_confirmation
-from toolkit.notebook.explore_model import StatisticsModel
-from toolkit.notebook.explore_widget import ExplorePanel
 from toolkit.notebook.landings import LandingGrid, LandingPage, LandingRow, Show
 from toolkit.notebook.outcome import (
     CommitOutcome,
@@ -41,7 +39,9 @@ from toolkit.notebook.outcome import (
     rewrite_question_html,
 )
 from toolkit.notebook.paging_widget import Filters, Pager
-from toolkit.notebook.preview_html import (
+from toolkit.notebook.panels.explore.model import StatisticsModel
+from toolkit.notebook.panels.explore.widget import ExplorePanel
+from toolkit.notebook.panels.preview.html import (
     SHOW_TEXT,
     code_html,
     landing_grid_html,
@@ -51,7 +51,7 @@ from toolkit.notebook.preview_html import (
     sql_html,
     widenings_html,
 )
-from toolkit.notebook.preview_model import CommitRequest, PlanModel
+from toolkit.notebook.panels.preview.model import CommitRequest, PlanModel
 from toolkit.notebook.report_html import preview_report_html
 from toolkit.notebook.schema_tree import schema_tree_html
 
@@ -99,15 +99,15 @@ class PreviewPanel(StaticHtmlPanel):
     and by what happened, and paged), the view's SQL per dialect, the profile; then
     "Approve and commit", and what the commit did.
 
-    ``commit`` receives a :class:`~toolkit.notebook.preview_model.CommitRequest` (the approved
-    plan, the table state it was made against, a stable batch id) and returns an
+    ``commit`` receives a :class:`~toolkit.notebook.panels.preview.model.CommitRequest`
+    (the approved plan, the table state it was made against, a stable batch id) and returns an
     ``IngestReport``; without one the panel is read-only. ``statistics`` (optional) returns
     the table's written data statistics after a commit; ``repreview`` (optional) makes a new
     preview when the table moved. ``table_size`` (optional) reads the rows, data files and
     bytes of the table's current snapshot (:meth:`TableSize.of`), which the question before
     a rewrite states; without it the question states the rows and bytes the plan's
     rewrites carry. ``sample``: how many records the grid of landings shows at least (see
-    :meth:`PlanModel.from_preview <toolkit.notebook.preview_model.PlanModel.from_preview>`);
+    :meth:`PlanModel.from_preview <toolkit.notebook.panels.preview.model.PlanModel.from_preview>`);
     :attr:`landing_page_size`: its rows per page.
     """
 

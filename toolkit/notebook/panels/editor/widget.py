@@ -1,5 +1,5 @@
 """The evolution editor: a thin ipywidgets shell over
-:class:`~toolkit.notebook.editor_model.EvolutionEditorModel`.
+:class:`~toolkit.notebook.panels.editor.model.EvolutionEditorModel`.
 
 Example (notebook cells)::
 
@@ -41,14 +41,15 @@ from toolkit.notebook.confirm import (
     drop_question_html,
     rewrite_confirmation,
 )
-from toolkit.notebook.editor_html import (
+from toolkit.notebook.outcome import outcome_html, rewrite_question, rewrite_question_html
+from toolkit.notebook.panels.editor.html import (
     lineage_entry_html,
     lineage_status_html,
     no_lineage_html,
     plan_html,
     trees_html,
 )
-from toolkit.notebook.editor_model import (
+from toolkit.notebook.panels.editor.model import (
     OPERATION_KINDS,
     EvolutionEditorModel,
     EvolutionOutcome,
@@ -59,7 +60,6 @@ from toolkit.notebook.editor_model import (
     editor_model,
     form_of,
 )
-from toolkit.notebook.outcome import outcome_html, rewrite_question, rewrite_question_html
 from toolkit.notebook.report_html import editor_report_html
 
 if TYPE_CHECKING:

@@ -6,7 +6,7 @@ RULES 2-4), the ``widen`` policy with rewrites approved, and without them (RULES
 given a rare-type threshold (``rare_type_percent``), the ``upsolver`` policy with it too,
 as its own column right after the one without it (:func:`rare_type_setup`). Pure: no
 widget, no
-Spark; the HTML (:mod:`toolkit.notebook.policies_html`) and the text table are
+Spark; the HTML (:mod:`toolkit.notebook.panels.policies.html`) and the text table are
 renderings of the model.
 
 >>> day1 = [{"n": 1, "flag": True}]

@@ -2,7 +2,7 @@
 schema before and after, new columns and why, widenings, records set aside, where sample
 values land, the view's SQL), and what "Approve and commit" sends.
 
-Pure: no widget. The HTML is :mod:`toolkit.notebook.preview_html`; what a commit did is
+Pure: no widget. The HTML is :mod:`toolkit.notebook.panels.preview.html`; what a commit did is
 :class:`~toolkit.notebook.outcome.CommitOutcome`.
 """
 
@@ -27,7 +27,6 @@ from toolkit.core.views import DIALECTS, Dialect, coalesce_sql
 from toolkit.core.widen_policy import WidenRouter
 from toolkit.core.wording import counted
 from toolkit.notebook.common import clip
-from toolkit.notebook.explore_model import made_up_short_id
 from toolkit.notebook.landings import (
     LandingGrid,
     Look,
@@ -38,6 +37,7 @@ from toolkit.notebook.landings import (
     sample_records,
     widen_landings,
 )
+from toolkit.notebook.panels.explore.model import made_up_short_id
 from toolkit.notebook.schema_tree import SchemaNode, schema_tree
 
 if TYPE_CHECKING:
@@ -139,7 +139,7 @@ def preview_batch_id(table: str, records: Iterable[Mapping[str, Any]]) -> str:
 def batch_text(batch_id: str, records: int) -> str:
     """A preview's batch as a person reads it: the id the user gave, else the records and
     a short id, which the table's statistics show again once it is committed (as
-    :func:`~toolkit.notebook.explore_model.batch_label` does).
+    :func:`~toolkit.notebook.panels.explore.model.batch_label` does).
 
     >>> batch_text("day-2", 20), batch_text("preview-c0dadcddb24bbb1e991a", 20)
     ('batch day-2', 'unnamed batch of 20 records (c0da)')

@@ -4,7 +4,7 @@ table after them, the plan's text or the error that stops it, and the table's li
 Pure: no widget. A form is a list of :class:`FormField` per operation kind; the values a
 user fills in become an operation with :func:`build_operation`, and the operations' own
 validation (:mod:`toolkit.core.operations`) decides whether the plan holds. The HTML is
-:mod:`toolkit.notebook.editor_html`, the shell :mod:`toolkit.notebook.editor_widget`.
+:mod:`toolkit.notebook.panels.editor.html`, the shell :mod:`toolkit.notebook.panels.editor.widget`.
 
 >>> from toolkit.core.types import Column, Struct
 >>> from toolkit.core.layout import TableLayout

@@ -1,5 +1,5 @@
 """The quarantine inspector: a thin ipywidgets shell over
-:class:`~toolkit.notebook.quarantine_model.QuarantineModel`.
+:class:`~toolkit.notebook.panels.quarantine.model.QuarantineModel`.
 
 Example (notebook cells)::
 
@@ -23,13 +23,13 @@ import ipywidgets as widgets
 from toolkit.core.options import make_options, takes_options
 from toolkit.core.quarantine import Quarantine
 from toolkit.notebook.common import StaticHtmlPanel
-from toolkit.notebook.quarantine_html import (
+from toolkit.notebook.panels.quarantine.html import (
     groups_html,
     replay_outcome_html,
     replay_plan_html,
     samples_html,
 )
-from toolkit.notebook.quarantine_model import (
+from toolkit.notebook.panels.quarantine.model import (
     QuarantineModel,
     ReplayOutcome,
     ReplayPlan,
