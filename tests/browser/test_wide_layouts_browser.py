@@ -31,8 +31,9 @@ from toolkit.core.quarantine import Quarantined
 from toolkit.iceberg import catalog
 from toolkit.iceberg.quarantine import append_quarantined, quarantine
 from toolkit.notebook import compare_policies, explore, preview
+from toolkit.notebook.build import edit_schema
 from toolkit.notebook.common import StaticHtmlPanel
-from toolkit.notebook.panels.editor.widget import EvolutionEditor, edit_schema
+from toolkit.notebook.panels.editor.widget import EvolutionEditor
 from toolkit.notebook.panels.explore.widget import ExplorePanel
 from toolkit.notebook.panels.maintenance.widget import MaintenancePanel
 from toolkit.notebook.panels.policies.widget import PolicyComparisonPanel

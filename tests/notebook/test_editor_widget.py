@@ -27,6 +27,7 @@ from toolkit.core.state import ABSENT
 from toolkit.core.types import Column, ListOf, Struct
 from toolkit.iceberg import catalog
 from toolkit.iceberg.lineage import lineage
+from toolkit.notebook.build import edit_schema
 from toolkit.notebook.panels.editor.model import (
     OPERATION_KINDS,
     EvolutionEditorModel,
@@ -34,7 +35,7 @@ from toolkit.notebook.panels.editor.model import (
     build_operation,
     editor_model,
 )
-from toolkit.notebook.panels.editor.widget import EvolutionEditor, edit_schema
+from toolkit.notebook.panels.editor.widget import EvolutionEditor
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 

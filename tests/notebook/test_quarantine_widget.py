@@ -16,8 +16,9 @@ from toolkit.core.state import TableState
 from toolkit.errors import StalePlanError
 from toolkit.iceberg import catalog
 from toolkit.iceberg.quarantine import append_quarantined, quarantine
+from toolkit.notebook.build import inspect_quarantine
 from toolkit.notebook.panels.quarantine.model import ReplayRequest
-from toolkit.notebook.panels.quarantine.widget import QuarantinePanel, inspect_quarantine
+from toolkit.notebook.panels.quarantine.widget import QuarantinePanel
 from toolkit.pipeline.replay import ReplayReport, replay_batch_id, replay_preview
 
 TABLE = "db.events"
