@@ -35,7 +35,6 @@ from toolkit.notebook.outcome import (
     CommitOutcome,
     TableSize,
     outcome_html,
-    rewrite_question,
     rewrite_question_html,
 )
 from toolkit.notebook.paging_widget import Filters, Pager
@@ -51,7 +50,13 @@ from toolkit.notebook.panels.preview.html import (
     sql_html,
     widenings_html,
 )
-from toolkit.notebook.panels.preview.model import CommitRequest, PlanModel
+from toolkit.notebook.panels.preview.model import (
+    Approval,
+    CommitRequest,
+    PlanModel,
+    commit_request,
+    rewrite_size,
+)
 from toolkit.notebook.report_html import preview_report_html
 from toolkit.notebook.schema_tree import schema_tree_html
 
@@ -133,9 +138,8 @@ class PreviewPanel(StaticHtmlPanel):
         self._statistics = statistics
         self._repreview = repreview
         self._table_size = table_size
-        self.outcome: CommitOutcome | None = None
-        self.question: str | None = None
-        """The question shown before a rewrite is committed (None: none is shown)."""
+        #: where approving stands: the question asked before a rewrite, the last outcome
+        self.approval = Approval()
         self.statistics: WrittenDataStatistics | None = None
         self.statistics_panel: ExplorePanel | None = None
 
@@ -200,7 +204,7 @@ class PreviewPanel(StaticHtmlPanel):
         self.model = PlanModel.from_preview(
             preview, self.options, sample=self.sample, batch_id=self._batch_id
         )
-        self.outcome = None
+        self.approval = Approval()
         self.statistics = None
         self.statistics_panel = None
         m = self.model
@@ -376,15 +380,19 @@ class PreviewPanel(StaticHtmlPanel):
         self.code_box.value = code_html(self.code, label, self.code_refusal)
 
     @property
+    def outcome(self) -> CommitOutcome | None:
+        """What the last commit did (None: nothing yet)."""
+        return self.approval.outcome
+
+    @property
+    def question(self) -> str | None:
+        """The question shown before a rewrite is committed (None: none is shown)."""
+        return self.approval.question
+
+    @property
     def request(self) -> CommitRequest:
         """What "Approve and commit" sends to the commit function."""
-        return CommitRequest(
-            self.model.table,
-            self.model.batch_id,
-            self.preview.plan,
-            self.preview.state,
-            self.preview.records,
-        )
+        return commit_request(self.model, self.preview)
 
     # --- the buttons ----------------------------------------------------------------------
 
@@ -400,7 +408,7 @@ class PreviewPanel(StaticHtmlPanel):
         if self._commit is None or not self.rewrites:
             return self.approve()
         size = self._size()
-        self.question = rewrite_question(self.model.table, size)
+        self.approval = self.approval.asked(self.model.table, size)
         self.rewrite_text.value = rewrite_question_html(
             self.model.table,
             size,
@@ -429,20 +437,14 @@ class PreviewPanel(StaticHtmlPanel):
     def _size(self) -> TableSize | None:
         """What the rewrite touches: the table's current snapshot (``table_size``), else
         the rows and bytes the plan's rewrites carry (files unknown)."""
-        if self._table_size is not None:
-            try:
-                return self._table_size()
-            except Exception:  # the question is still asked, with what the plan knows
-                pass
-        costs = {(r.rows, r.bytes) for r in self.preview.plan.rewrites}
-        if len(costs) == 1:
-            ((rows, size),) = costs
-            if rows is not None and size is not None:
-                return TableSize(rows, None, size)
-        return None
+        try:
+            measured = None if self._table_size is None else self._table_size()
+        except Exception:  # the question is still asked, with what the plan knows
+            measured = None
+        return rewrite_size(self.preview, measured)
 
     def _hide_question(self) -> None:
-        self.question = None
+        self.approval = self.approval.answered()
         self.rewrite_text.value = ""
         self.rewrite_confirmation.layout.display = "none"
 
@@ -484,7 +486,7 @@ class PreviewPanel(StaticHtmlPanel):
         self.rebuild(fresh)
 
     def _show_outcome(self, outcome: CommitOutcome) -> None:
-        self.outcome = outcome
+        self.approval = self.approval.ended(outcome)
         self.message.value = outcome_html(outcome)
         children: list[widgets.Widget] = []
         if outcome.kind == "committed" and self._statistics is not None:
