@@ -563,8 +563,8 @@ def ingest_topic_batch(
     max_messages, upto, intent = reading.max_messages, reading.upto, reading.intent
     topic = reader.source.topic
     fields = provenance_fields(reading.provenance)
-    existing = load_table(catalog, table)
-    resume = resume_offsets(() if existing is None else ingested_batches(existing), topic)
+    loaded = load_table(catalog, table)
+    resume = resume_offsets(() if loaded is None else ingested_batches(loaded), topic)
     marks = reader.watermarks()
     ranges = plan_ranges(resume, marks, reader.committed(), max_messages, upto)
     ranges = _intended(intent, topic, ranges, marks)
@@ -577,7 +577,7 @@ def ingest_topic_batch(
         part.write_text(bid)
         os.replace(part, intent)
     lines, aside = to_lines(topic, reader.read(ranges), bid, fields)
-    if existing is None and not lines:
+    if loaded is None and not lines:
         return None  # no table to mark the batch in: read again once records come
     aside_count = append_quarantined(catalog, table, aside, bid + ASIDE_SUFFIX)
     if lines:
@@ -585,7 +585,7 @@ def ingest_topic_batch(
         report = ingest(frame, table, catalog, spark, bid, format="jsonl-dataframe",
                         **options)
     else:
-        assert existing is not None
-        report = _mark_batch(existing, bid)
+        assert loaded is not None
+        report = _mark_batch(loaded, bid)
     reader.commit(ranges)
     return dataclasses.replace(report, quarantined=report.quarantined + aside_count)
