@@ -27,13 +27,12 @@ from toolkit.core.state import ABSENT
 from toolkit.core.types import Column, ListOf, Struct
 from toolkit.iceberg import catalog
 from toolkit.iceberg.lineage import lineage
-from toolkit.notebook.build import edit_schema
+from toolkit.notebook.build import edit_schema, editor_model
 from toolkit.notebook.panels.editor.model import (
     OPERATION_KINDS,
     EvolutionEditorModel,
     EvolutionRequest,
     build_operation,
-    editor_model,
 )
 from toolkit.notebook.panels.editor.widget import EvolutionEditor
 
