@@ -163,6 +163,52 @@ def test_no_import_circle() -> None:
     assert not circles, "import circles: " + "; ".join(" <-> ".join(c) for c in circles)
 
 
+#: what the face of the notebook is made of: its widgets, the module that builds panels
+#: from sources, and the widget libraries (a panel's model is plain data, STYLE.md)
+WIDGET_LIBRARIES = ("ipywidgets", "plotly", "anywidget", "IPython")
+
+
+def panel_models() -> list[str]:
+    """The view-model of each notebook panel: ``toolkit.notebook.panels.<panel>.model``."""
+    return [m for m in MODULES if m.startswith("toolkit.notebook.panels.") and
+            m.endswith(".model")]
+
+
+def is_face_or_widget(target: str) -> bool:
+    """A face (the ``toolkit`` namespace, ``toolkit.api``, ``toolkit.ops``, the command
+    line), a widget of the notebook (or the module that builds them), or a widget library."""
+    return (
+        target in ("toolkit", "toolkit.api", "toolkit.ops", "toolkit.notebook",
+                   "toolkit.notebook.build")
+        or target.startswith("toolkit.cli")
+        or (target.startswith("toolkit.notebook.") and target.endswith("widget"))
+        or target.split(".")[0] in WIDGET_LIBRARIES
+    )
+
+
+def test_a_face_or_a_widget_is_told_apart() -> None:
+    assert is_face_or_widget("toolkit.api") and is_face_or_widget("plotly.graph_objects")
+    assert is_face_or_widget("toolkit.notebook.panels.preview.widget")
+    assert is_face_or_widget("toolkit.notebook.paging_widget")
+    assert not is_face_or_widget("toolkit.notebook.panels.preview.html")
+    assert not is_face_or_widget("toolkit.core.engine")
+
+
+def test_panel_models_import_no_face_and_no_widget() -> None:
+    """A panel's model is the panel as data: the core and the adapters' readers it needs,
+    never a face (``toolkit.api``, the command line, the notebook's widgets) nor a widget
+    library (docs/layout.md)."""
+    models = panel_models()
+    assert len(models) >= 6, models
+    found = [
+        f"{MODULES[m].relative_to(ROOT.parent)}:{line}: {m} imports {target}"
+        for m in models
+        for target, line in imports_of(m)
+        if is_face_or_widget(target)
+    ]
+    assert not found, "panel models that import a face or a widget:\n" + "\n".join(found)
+
+
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_no_module_is_over_800_lines(module: str) -> None:
     lines = MODULES[module].read_text().count("\n")
@@ -331,9 +377,6 @@ def wide_functions() -> list[str]:
     return wide
 
 
-@pytest.mark.xfail(
-    strict=True, reason="holds once #27's batch context (and the wings branch) lands"
-)
 def test_at_most_three_functions_take_more_than_eight_parameters() -> None:
     wide = wide_functions()
     assert len(wide) <= MAX_WIDE_FUNCTIONS, (

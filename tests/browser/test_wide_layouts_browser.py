@@ -31,13 +31,14 @@ from toolkit.core.quarantine import Quarantined
 from toolkit.iceberg import catalog
 from toolkit.iceberg.quarantine import append_quarantined, quarantine
 from toolkit.notebook import compare_policies, explore, preview
+from toolkit.notebook.build import edit_schema
 from toolkit.notebook.common import StaticHtmlPanel
-from toolkit.notebook.editor_widget import EvolutionEditor, edit_schema
-from toolkit.notebook.explore_widget import ExplorePanel
-from toolkit.notebook.maintenance_widget import MaintenancePanel
-from toolkit.notebook.policies_widget import PolicyComparisonPanel
-from toolkit.notebook.preview_widget import PreviewPanel
-from toolkit.notebook.quarantine_widget import QuarantinePanel
+from toolkit.notebook.panels.editor.widget import EvolutionEditor
+from toolkit.notebook.panels.explore.widget import ExplorePanel
+from toolkit.notebook.panels.maintenance.widget import MaintenancePanel
+from toolkit.notebook.panels.policies.widget import PolicyComparisonPanel
+from toolkit.notebook.panels.preview.widget import PreviewPanel
+from toolkit.notebook.panels.quarantine.widget import QuarantinePanel
 from toolkit.pipeline.maintain import plan_maintenance
 
 if TYPE_CHECKING:

@@ -162,7 +162,7 @@ def test_a_tables_panel_shows_samples_as_a_profiles_does() -> None:
     import datetime as dt
 
     from toolkit.iceberg.statistics import SnapshotStatistics, WrittenDataStatistics
-    from toolkit.notebook.explore_model import StatisticsModel
+    from toolkit.notebook.panels.explore.model import StatisticsModel
 
     rows: list[dict[str, Any]] = [
         {"x": 1}, {"x": 2}, {"x": 3}, {"x": 4}, {"x": "a " * 40}, {"x": {"k": "v" * 70}},

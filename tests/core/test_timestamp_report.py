@@ -18,8 +18,8 @@ from toolkit.core.conversions import Conversions, epoch_unit_of
 from toolkit.core.profile import FieldStats, Profile, profile
 from toolkit.core.timestamps import EPOCH_WINDOW, epoch_label, tally
 from toolkit.core.types import Kind, Shape
-from toolkit.notebook.explore_html import field_table_html
-from toolkit.notebook.explore_model import StatisticsModel
+from toolkit.notebook.panels.explore.html import field_table_html
+from toolkit.notebook.panels.explore.model import StatisticsModel
 
 UTC = dt.UTC
 SECONDS = 1_717_315_254  # 2024-06-02T08:00:54Z

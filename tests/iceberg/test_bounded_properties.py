@@ -29,7 +29,7 @@ import toolkit
 from toolkit.core.arrivals import Arrivals
 from toolkit.core.engine import Engine
 from toolkit.core.folding import PROPERTIES_BOUND, WINDOW_BYTES, pointer_key
-from toolkit.core.lineage import _entry_properties
+from toolkit.core.lineage import LineageEntry, _entry_properties, next_seq
 from toolkit.core.operations import AddField, DropField
 from toolkit.core.profile import profile
 from toolkit.core.state import TableState
@@ -179,12 +179,12 @@ def test_a_batch_adding_ten_thousand_columns_keeps_properties_bounded(tmp_path: 
     # the 10,000-column batch's entry itself (2.35 MB as logged), set as a commit sets it
     adds = [AddField((f"f{i:05d}",), "string", f"upsolver_evolved_from:f{i:05d}")
             for i in range(10_000)]
-    huge = _entry_properties(
-        table.properties, at_ms=0, decided_by="RULES 3", batch="huge", reason=None,
-        operations=adds, reasons=["a new field of the batch (RULES 3.2)"] * len(adds),
-        inverse=[DropField(op.path) for op in adds], irreversible=(),
-        guard=list(range(302, 302 + len(adds))), schema_id=None,
-    )
+    huge = _entry_properties(LineageEntry(
+        next_seq(table.properties), at_ms=0, decided_by="RULES 3", batch="huge", reason=None,
+        operations=tuple(adds), reasons=("a new field of the batch (RULES 3.2)",) * len(adds),
+        inverse_operations=tuple(DropField(op.path) for op in adds), irreversible=(),
+        guard=tuple(range(302, 302 + len(adds))), schema_id=None,
+    ))
     assert len(next(iter(huge.values()))) > 1_000_000
     sets, removes = bounded_updates(table, huge)
     assert not removes and set(sets) == {pointer_key("lineage")}

@@ -20,8 +20,8 @@ from toolkit.iceberg.statistics import (
     fold_arrivals,
     stale_arrivals_properties,
 )
-from toolkit.notebook.explore_html import field_table_html
-from toolkit.notebook.explore_model import StatisticsModel
+from toolkit.notebook.panels.explore.html import field_table_html
+from toolkit.notebook.panels.explore.model import StatisticsModel
 
 pytestmark = pytest.mark.spark
 

@@ -13,13 +13,13 @@ from toolkit.core.state import TableState
 from toolkit.errors import StalePlanError
 from toolkit.notebook import statistics_model
 from toolkit.notebook.common import PANEL_CLASS, STYLE, clip_middle, fixed_table, scroll_box
-from toolkit.notebook.editor_model import EvolutionOutcome
-from toolkit.notebook.explore_model import StatisticsModel
 from toolkit.notebook.figures import TICK_WIDTH, type_drift_figure, type_mix_figure
-from toolkit.notebook.maintenance_html import maintenance_outcome_html
-from toolkit.notebook.maintenance_model import MaintenanceOutcome
 from toolkit.notebook.outcome import CommitOutcome, headline_html, outcome_html
-from toolkit.notebook.policies_model import policy_comparison
+from toolkit.notebook.panels.editor.model import EvolutionOutcome
+from toolkit.notebook.panels.explore.model import StatisticsModel
+from toolkit.notebook.panels.maintenance.html import maintenance_outcome_html
+from toolkit.notebook.panels.maintenance.model import MaintenanceOutcome
+from toolkit.notebook.panels.policies.model import policy_comparison
 from toolkit.notebook.report_html import explore_report_html, type_drift_svg, type_mix_svg
 from toolkit.notebook.schema_tree import schema_tree, schema_tree_html
 

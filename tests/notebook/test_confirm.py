@@ -19,9 +19,9 @@ from tests.notebook.test_widen_preview import BATCH, RecordingCommit, declared_t
 from toolkit.core.maintenance import size_text
 from toolkit.iceberg import catalog
 from toolkit.iceberg.lineage import lineage
-from toolkit.notebook.editor_widget import edit_schema
+from toolkit.notebook.build import edit_schema
 from toolkit.notebook.outcome import TableSize
-from toolkit.notebook.preview_widget import PreviewPanel
+from toolkit.notebook.panels.preview.widget import PreviewPanel
 from toolkit.pipeline.preview import plan_preview
 
 MORE = [

@@ -16,7 +16,7 @@ import toolkit
 from tests.notebook.panel_tables import make_table
 from toolkit.iceberg import catalog
 from toolkit.iceberg.lineage import lineage
-from toolkit.notebook.editor_widget import edit_schema
+from toolkit.notebook.build import edit_schema
 
 
 @pytest.fixture

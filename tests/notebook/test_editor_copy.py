@@ -17,8 +17,9 @@ from pyiceberg.types import StringType
 import toolkit
 from tests.notebook.panel_tables import make_table
 from toolkit.iceberg import catalog
-from toolkit.notebook.editor_model import EvolutionOutcome
-from toolkit.notebook.editor_widget import EvolutionEditor, edit_schema
+from toolkit.notebook.build import edit_schema
+from toolkit.notebook.panels.editor.model import EvolutionOutcome
+from toolkit.notebook.panels.editor.widget import EvolutionEditor
 
 
 @pytest.fixture
@@ -134,7 +135,7 @@ def test_the_rewrite_question_puts_its_buttons_under_it(lake: Catalog) -> None:
 
 
 def test_a_read_only_editor_offers_no_reload(lake: Catalog) -> None:
-    from toolkit.notebook.editor_model import editor_model
+    from toolkit.notebook.build import editor_model
 
     make_table(lake)
     editor = EvolutionEditor(editor_model(lake, "db.people"))

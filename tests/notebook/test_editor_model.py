@@ -1,5 +1,5 @@
 """The evolution editor's pure model (RULES 6): forms, choices, the checked plan, errors in
-the operations' own words (toolkit.notebook.editor_model)."""
+the operations' own words (toolkit.notebook.panels.editor.model)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ import pytest
 
 import toolkit
 import toolkit.notebook
-import toolkit.notebook.editor_model
+import toolkit.notebook.panels.editor.model
 from toolkit.core.layout import TableLayout
 from toolkit.core.state import ABSENT
 from toolkit.core.types import Column, ListOf, Struct
 from toolkit.errors import OperationError
-from toolkit.notebook.editor_model import (
+from toolkit.notebook.panels.editor.model import (
     OPERATION_KINDS,
     EvolutionEditorModel,
     build_operation,
@@ -30,7 +30,7 @@ PEOPLE = Struct((
 
 
 def test_docstring_examples() -> None:
-    result = doctest.testmod(toolkit.notebook.editor_model, optionflags=doctest.ELLIPSIS)
+    result = doctest.testmod(toolkit.notebook.panels.editor.model, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted > 0
 
 

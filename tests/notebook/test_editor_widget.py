@@ -1,5 +1,6 @@
 """The evolution editor's widget (RULES 6), clicked in-process against a real catalog: add
-operations, see the schema after and the plan, commit, undo (toolkit.notebook.editor_widget)."""
+operations, see the schema after and the plan, commit, undo
+(toolkit.notebook.panels.editor.widget)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pyiceberg.types import StringType
 
 import toolkit
 import toolkit.notebook
-import toolkit.notebook.editor_model
+import toolkit.notebook.panels.editor.model
 from tests.notebook.panel_tables import make_table
 from toolkit.core.layout import TableLayout
 from toolkit.core.operations import (
@@ -26,14 +27,14 @@ from toolkit.core.state import ABSENT
 from toolkit.core.types import Column, ListOf, Struct
 from toolkit.iceberg import catalog
 from toolkit.iceberg.lineage import lineage
-from toolkit.notebook.editor_model import (
+from toolkit.notebook.build import edit_schema, editor_model
+from toolkit.notebook.panels.editor.model import (
     OPERATION_KINDS,
     EvolutionEditorModel,
     EvolutionRequest,
     build_operation,
-    editor_model,
 )
-from toolkit.notebook.editor_widget import EvolutionEditor, edit_schema
+from toolkit.notebook.panels.editor.widget import EvolutionEditor
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
@@ -244,7 +245,7 @@ def test_every_form_builds_an_operation_of_the_core_vocabulary() -> None:
     """The editor's menu names operations in plain words; what each form builds is one of
     the core's operations, by the name the core gives it (one vocabulary)."""
     from toolkit.core.operations import OPERATIONS
-    from toolkit.notebook.editor_model import FORM_OPERATION
+    from toolkit.notebook.panels.editor.model import FORM_OPERATION
 
     assert set(FORM_OPERATION) == set(OPERATION_KINDS)
     assert set(FORM_OPERATION.values()) == set(OPERATIONS)

@@ -1,4 +1,4 @@
-"""The explore panel's view-model (toolkit.notebook.explore_model), checked in memory:
+"""The explore panel's view-model (toolkit.notebook.panels.explore.model), checked in memory:
 statistics of fields, filtered and paged, from a profile or a committed table."""
 
 from __future__ import annotations
@@ -10,14 +10,14 @@ import pytest
 from pyiceberg.catalog import Catalog
 
 import toolkit
-import toolkit.notebook.explore_model
-import toolkit.notebook.preview_model
+import toolkit.notebook.panels.explore.model
+import toolkit.notebook.panels.preview.model
 from tests.notebook.panel_tables import sample_day, write_batches
 from toolkit.core.engine import Engine
 from toolkit.core.profile import profile
 from toolkit.iceberg import catalog
 from toolkit.iceberg.statistics import statistics
-from toolkit.notebook.explore_model import StatisticsModel
+from toolkit.notebook.panels.explore.model import StatisticsModel
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""The explore panel, in-process (toolkit.notebook.explore_widget): ``Button.click()`` fires
+"""The explore panel, in-process (toolkit.notebook.panels.explore.widget): ``Button.click()`` fires
 the handlers (no Spark here); and the notebook's lazy public names."""
 
 from __future__ import annotations

@@ -12,8 +12,8 @@ from toolkit.core.engine import Engine
 from toolkit.core.profile import profile
 from toolkit.iceberg import catalog
 from toolkit.iceberg.statistics import statistics
-from toolkit.notebook.explore_model import StatisticsModel
 from toolkit.notebook.figures import type_color, type_drift_figure, type_mix_figure
+from toolkit.notebook.panels.explore.model import StatisticsModel
 
 
 @pytest.fixture(scope="module")

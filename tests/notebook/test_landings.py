@@ -21,8 +21,8 @@ from toolkit.core.options import make_options
 from toolkit.iceberg import catalog
 from toolkit.notebook import preview
 from toolkit.notebook.landings import COVER_LIMIT, cover_sample
-from toolkit.notebook.preview_html import landing_rows_html, landings_html, plan_header_html
-from toolkit.notebook.preview_model import PlanModel
+from toolkit.notebook.panels.preview.html import landing_rows_html, landings_html, plan_header_html
+from toolkit.notebook.panels.preview.model import PlanModel
 from toolkit.pipeline.preview import plan_preview
 
 TABLE = "db.orders"

@@ -1,4 +1,4 @@
-"""The maintenance panel's view-model and HTML (toolkit.notebook.maintenance_model,
+"""The maintenance panel's view-model and HTML (toolkit.notebook.panels.maintenance.model,
 maintenance_html), from a plan of a real table (written by PyIceberg alone, planned without
 Spark). Applying through Iceberg's procedures needs Spark: tests/integration/test_maintenance.py."""
 
@@ -12,12 +12,12 @@ import pyarrow as pa
 import pytest
 from pyiceberg.catalog import Catalog
 
-import toolkit.notebook.maintenance_model as model_module
+import toolkit.notebook.panels.maintenance.model as model_module
 from toolkit.core.maintenance import MaintenancePlan
 from toolkit.iceberg import catalog
 from toolkit.iceberg.ledger import BATCH_ID_PROPERTY
-from toolkit.notebook.maintenance_html import maintenance_outcome_html, plan_html
-from toolkit.notebook.maintenance_model import MaintenanceModel, MaintenanceOutcome
+from toolkit.notebook.panels.maintenance.html import maintenance_outcome_html, plan_html
+from toolkit.notebook.panels.maintenance.model import MaintenanceModel, MaintenanceOutcome
 from toolkit.pipeline.maintain import plan_maintenance
 
 TABLE = "db.events"

@@ -1,4 +1,4 @@
-"""The maintenance panel's widget, headless (toolkit.notebook.maintenance_widget): "Apply
+"""The maintenance panel's widget, headless (toolkit.notebook.panels.maintenance.widget): "Apply
 this plan" hands exactly the plan shown to the injected apply function and shows what was
 done; a refused (stale) plan is said in plain words and "Plan again" re-plans."""
 
@@ -17,7 +17,7 @@ from toolkit.core.state import TableState
 from toolkit.errors import StalePlanError
 from toolkit.iceberg import catalog
 from toolkit.iceberg.ledger import BATCH_ID_PROPERTY
-from toolkit.notebook.maintenance_widget import MaintenancePanel
+from toolkit.notebook.panels.maintenance.widget import MaintenancePanel
 from toolkit.pipeline.maintain import plan_maintenance
 
 TABLE = "db.events"

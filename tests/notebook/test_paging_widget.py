@@ -10,9 +10,9 @@ import pytest
 
 from tests.notebook.panel_tables import sample_day
 from toolkit.notebook import explore
-from toolkit.notebook.explore_model import StatisticsModel
 from toolkit.notebook.paging import Page, page_of
 from toolkit.notebook.paging_widget import Filters, Pager
+from toolkit.notebook.panels.explore.model import StatisticsModel
 
 
 def counting_filters() -> tuple[Filters, widgets.Text, widgets.Checkbox, list[tuple[str, bool]]]:

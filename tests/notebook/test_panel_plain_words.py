@@ -11,13 +11,13 @@ from toolkit.core.engine import Engine
 from toolkit.core.lineage import LINEAGE_PREFIX, plan_lineage_properties, read_lineage
 from toolkit.core.quarantine import Quarantine, QuarantinedRow
 from toolkit.core.types import Struct
-from toolkit.notebook.editor_html import lineage_entry_html
-from toolkit.notebook.editor_model import LineageRow
-from toolkit.notebook.explore_html import statistics_header_html
-from toolkit.notebook.explore_model import StatisticsModel
 from toolkit.notebook.paging import page_of
-from toolkit.notebook.policies_model import POLICY_SETUPS, policy_comparison
-from toolkit.notebook.quarantine_model import QuarantineModel
+from toolkit.notebook.panels.editor.html import lineage_entry_html
+from toolkit.notebook.panels.editor.model import LineageRow
+from toolkit.notebook.panels.explore.html import statistics_header_html
+from toolkit.notebook.panels.explore.model import StatisticsModel
+from toolkit.notebook.panels.policies.model import POLICY_SETUPS, policy_comparison
+from toolkit.notebook.panels.quarantine.model import QuarantineModel
 
 
 def size_plan() -> tuple[Struct, object]:

@@ -14,18 +14,18 @@ from pyiceberg.schema import Schema
 from pyiceberg.types import BooleanType, IntegerType, LongType, NestedField
 
 import toolkit
-import toolkit.notebook.policies_model
+import toolkit.notebook.panels.policies.model
 from tests.notebook.panel_tables import sample_day
 from toolkit.iceberg import catalog
 from toolkit.iceberg.operations import rewrite_cost
 from toolkit.notebook import PolicyComparisonPanel, compare_policies
-from toolkit.notebook.policies_model import POLICY_SETUPS, policy_comparison
+from toolkit.notebook.panels.policies.model import POLICY_SETUPS, policy_comparison
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
 
 def test_docstring_examples() -> None:
-    result = doctest.testmod(toolkit.notebook.policies_model)
+    result = doctest.testmod(toolkit.notebook.panels.policies.model)
     assert result.failed == 0 and result.attempted > 0
 
 

@@ -15,13 +15,13 @@ import pytest
 from toolkit.core.types import Column, Struct
 from toolkit.iceberg import catalog
 from toolkit.notebook import preview
-from toolkit.notebook.preview_html import (
+from toolkit.notebook.panels.preview.html import (
     code_report_html,
     new_columns_html,
     schema_tree_report_html,
     sql_report_html,
 )
-from toolkit.notebook.preview_widget import PreviewPanel
+from toolkit.notebook.panels.preview.widget import PreviewPanel
 from toolkit.notebook.schema_tree import schema_tree
 
 FIELDS = 5_000

@@ -1,4 +1,4 @@
-"""The preview panel's view-model (toolkit.notebook.preview_model), checked in memory: the
+"""The preview panel's view-model (toolkit.notebook.panels.preview.model), checked in memory: the
 plan's trees, where values land, the SQL per dialect, the batch id."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from toolkit.core.profile import profile
 from toolkit.core.state import ABSENT, TableState
 from toolkit.core.types import Struct
 from toolkit.iceberg import catalog
-from toolkit.notebook.preview_model import PlanModel, preview_batch_id
+from toolkit.notebook.panels.preview.model import PlanModel, preview_batch_id
 from toolkit.pipeline.preview import Preview, plan_preview
 
 

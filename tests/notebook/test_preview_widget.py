@@ -1,4 +1,4 @@
-"""The preview panel, in-process (toolkit.notebook.preview_widget): ``Button.click()`` fires
+"""The preview panel, in-process (toolkit.notebook.panels.preview.widget): ``Button.click()`` fires
 the handlers, and an injected commit function records what would be committed (no Spark
 here)."""
 
@@ -17,9 +17,9 @@ from toolkit.core.state import TableState
 from toolkit.errors import StalePlanError
 from toolkit.iceberg import catalog
 from toolkit.notebook import PreviewPanel, preview
-from toolkit.notebook.explore_html import field_table_html
-from toolkit.notebook.explore_model import FieldRow, Page, TypeCount
-from toolkit.notebook.preview_model import CommitRequest
+from toolkit.notebook.panels.explore.html import field_table_html
+from toolkit.notebook.panels.explore.model import FieldRow, Page, TypeCount
+from toolkit.notebook.panels.preview.model import CommitRequest
 from toolkit.pipeline.ingest import IngestReport
 from toolkit.pipeline.preview import plan_preview
 

@@ -1,4 +1,4 @@
-"""The quarantine inspector's view-model (toolkit.notebook.quarantine_model) and its HTML,
+"""The quarantine inspector's view-model (toolkit.notebook.panels.quarantine.model) and its HTML,
 over a real quarantine table in a real SQLite catalog."""
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ import pytest
 from pyiceberg.catalog import Catalog
 
 import toolkit
-import toolkit.notebook.quarantine_model as model_module
+import toolkit.notebook.panels.quarantine.model as model_module
 from toolkit.core.quarantine import Quarantine, Quarantined
 from toolkit.iceberg import catalog
 from toolkit.iceberg.quarantine import append_quarantined, quarantine
-from toolkit.notebook.quarantine_html import groups_html, samples_html
-from toolkit.notebook.quarantine_model import QuarantineModel
+from toolkit.notebook.panels.quarantine.html import groups_html, samples_html
+from toolkit.notebook.panels.quarantine.model import QuarantineModel
 
 TABLE = "db.events"
 

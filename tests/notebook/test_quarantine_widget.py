@@ -1,4 +1,4 @@
-"""The quarantine inspector's widget (toolkit.notebook.quarantine_widget), over a real
+"""The quarantine inspector's widget (toolkit.notebook.panels.quarantine.widget), over a real
 quarantine table in a real SQLite catalog. ``Button.click()`` fires the handlers; the replay
 function is injected and records what would be replayed (replay through ingest itself needs
 Spark: tests/integration/test_replay.py)."""
@@ -16,8 +16,9 @@ from toolkit.core.state import TableState
 from toolkit.errors import StalePlanError
 from toolkit.iceberg import catalog
 from toolkit.iceberg.quarantine import append_quarantined, quarantine
-from toolkit.notebook.quarantine_model import ReplayRequest
-from toolkit.notebook.quarantine_widget import QuarantinePanel, inspect_quarantine
+from toolkit.notebook.build import inspect_quarantine
+from toolkit.notebook.panels.quarantine.model import ReplayRequest
+from toolkit.notebook.panels.quarantine.widget import QuarantinePanel
 from toolkit.pipeline.replay import ReplayReport, replay_batch_id, replay_preview
 
 TABLE = "db.events"

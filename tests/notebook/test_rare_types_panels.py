@@ -11,11 +11,11 @@ from pyiceberg.catalog import Catalog
 
 from toolkit.core.options import make_options
 from toolkit.iceberg import catalog
-from toolkit.notebook.policies_html import comparison_html
-from toolkit.notebook.policies_model import policy_comparison
-from toolkit.notebook.policies_widget import PolicyComparisonPanel
-from toolkit.notebook.preview_html import landings_html, plan_header_html
-from toolkit.notebook.preview_model import PlanModel
+from toolkit.notebook.panels.policies.html import comparison_html
+from toolkit.notebook.panels.policies.model import policy_comparison
+from toolkit.notebook.panels.policies.widget import PolicyComparisonPanel
+from toolkit.notebook.panels.preview.html import landings_html, plan_header_html
+from toolkit.notebook.panels.preview.model import PlanModel
 from toolkit.pipeline.preview import plan_preview
 
 #: 400 amounts: 396 longs, 4 texts (1%, rare under 2%)

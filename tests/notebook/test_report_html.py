@@ -30,14 +30,14 @@ from toolkit.iceberg.ledger import BATCH_ID_PROPERTY
 from toolkit.iceberg.quarantine import append_quarantined, quarantine
 from toolkit.notebook import statistics_model
 from toolkit.notebook.common import html_document, panel_bundle
-from toolkit.notebook.editor_model import EvolutionEditorModel, build_operation
-from toolkit.notebook.explore_model import StatisticsModel
 from toolkit.notebook.figures import type_drift_figure, type_mix_figure
-from toolkit.notebook.maintenance_widget import MaintenancePanel
 from toolkit.notebook.outcome import CommitOutcome
-from toolkit.notebook.policies_model import policy_comparison
-from toolkit.notebook.preview_model import PlanModel
-from toolkit.notebook.quarantine_widget import QuarantinePanel
+from toolkit.notebook.panels.editor.model import EvolutionEditorModel, build_operation
+from toolkit.notebook.panels.explore.model import StatisticsModel
+from toolkit.notebook.panels.maintenance.widget import MaintenancePanel
+from toolkit.notebook.panels.policies.model import policy_comparison
+from toolkit.notebook.panels.preview.model import PlanModel
+from toolkit.notebook.panels.quarantine.widget import QuarantinePanel
 from toolkit.notebook.report_html import (
     editor_report_html,
     policies_report_html,

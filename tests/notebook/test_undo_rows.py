@@ -19,8 +19,9 @@ from toolkit.core.operations import AddField, RenameField
 from toolkit.errors import AlreadyUndoneError
 from toolkit.iceberg import catalog
 from toolkit.iceberg.lineage import lineage
-from toolkit.notebook.editor_model import LineageRow, editor_model
-from toolkit.notebook.editor_widget import EvolutionEditor, edit_schema
+from toolkit.notebook.build import edit_schema, editor_model
+from toolkit.notebook.panels.editor.model import LineageRow
+from toolkit.notebook.panels.editor.widget import EvolutionEditor
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from toolkit.iceberg import catalog
 from toolkit.iceberg.operations import rewrite_cost
 from toolkit.notebook import preview
 from toolkit.notebook.outcome import CommitOutcome
-from toolkit.notebook.preview_model import CommitRequest
+from toolkit.notebook.panels.preview.model import CommitRequest
 from toolkit.pipeline.ingest import IngestReport
 
 if TYPE_CHECKING:

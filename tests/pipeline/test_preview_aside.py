@@ -12,7 +12,7 @@ import pytest
 
 import toolkit
 from toolkit.errors import UnsupportedValueError
-from toolkit.notebook.preview_model import PlanModel
+from toolkit.notebook.panels.preview.model import PlanModel
 from toolkit.pipeline.preview import plan_preview
 
 

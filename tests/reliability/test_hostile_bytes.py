@@ -201,7 +201,7 @@ def test_the_issue_file_profiles(tmp_path: Path) -> None:
 def test_a_stored_row_gives_the_bytes_back_and_shows_them_escaped() -> None:
     q = Quarantined(b'{"v":"\xff"}', "not-utf8", None, None, None, "b1", "line 2: ...")
     (row,) = quarantine_tuples([q], "b1")
-    read = QuarantinedRow.stored_as(*row)
+    read = QuarantinedRow.stored_as(row)
     assert read.data == read.record == b'{"v":"\xff"}'
     assert read.raw == '{"v":"\\xff"}' and not read.replayable
 

@@ -21,11 +21,11 @@ from toolkit.core.profile import profile
 from toolkit.core.state import ABSENT
 from toolkit.core.types import Struct
 from toolkit.core.wording import lookalike_key, visible
-from toolkit.notebook.editor_model import field_choices
-from toolkit.notebook.explore_model import StatisticsModel
 from toolkit.notebook.figures import type_drift_figure, type_mix_figure
-from toolkit.notebook.preview_html import new_columns_html, plan_header_html
-from toolkit.notebook.preview_model import PlanModel
+from toolkit.notebook.panels.editor.model import field_choices
+from toolkit.notebook.panels.explore.model import StatisticsModel
+from toolkit.notebook.panels.preview.html import new_columns_html, plan_header_html
+from toolkit.notebook.panels.preview.model import PlanModel
 from toolkit.notebook.report_html import explore_report_html, preview_report_html
 from toolkit.pipeline.preview import Preview
 

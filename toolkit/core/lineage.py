@@ -115,50 +115,37 @@ def lineage_properties(
     ``properties`` are the table's current properties (to number the entry).
     """
     inverse = plan.inverse()
-    return _entry_properties(
-        properties,
-        at_ms=at_ms,
-        decided_by=plan.decided_by,
-        batch=plan.batch,
-        reason=plan.reason,
-        operations=plan.operations,
-        reasons=plan.reasons,
-        inverse=None if inverse is None else inverse.operations,
-        irreversible=plan.irreversible,
-        guard=None if inverse is None else inverse.subject_ids(),
-        schema_id=schema_id,
-    )
+    return _entry_properties(LineageEntry(
+        next_seq(properties), _now_ms(at_ms), plan.decided_by, plan.batch, plan.reason,
+        tuple(plan.operations), tuple(plan.reasons),
+        None if inverse is None else tuple(inverse.operations), tuple(plan.irreversible),
+        () if inverse is None else tuple(inverse.subject_ids()), schema_id,
+    ))
 
 
-def _entry_properties(
-    properties: Mapping[str, str],
-    *,
-    at_ms: int | None,
-    decided_by: str,
-    batch: str | None,
-    reason: str | None,
-    operations: Sequence[Operation],
-    reasons: Sequence[str | None],
-    inverse: Sequence[Operation] | None,
-    irreversible: Sequence[str],
-    guard: Sequence[int | None] | None,
-    schema_id: int | None,
-) -> dict[str, str]:
-    entry: dict[str, Any] = {
-        "at": int(time.time() * 1000) if at_ms is None else at_ms,
-        "by": decided_by,
-        "batch": batch,
-        "reason": reason,
-        "ops": [operation_to_json(op) for op in operations],
-        "why": list(reasons) if any(reasons) else None,
-        "inverse": None if inverse is None else [operation_to_json(op) for op in inverse],
-        "irreversible": list(irreversible) or None,
-        "guard": None if guard is None else list(guard),
-        "schema": schema_id,
+def _now_ms(at_ms: int | None) -> int:
+    return int(time.time() * 1000) if at_ms is None else at_ms
+
+
+def _entry_properties(entry: LineageEntry) -> dict[str, str]:
+    """The table property logging ``entry``, under its ``seq``."""
+    reversible = entry.inverse_operations is not None
+    data: dict[str, Any] = {
+        "at": entry.at_ms,
+        "by": entry.decided_by,
+        "batch": entry.batch,
+        "reason": entry.reason,
+        "ops": [operation_to_json(op) for op in entry.operations],
+        "why": list(entry.reasons) if any(entry.reasons) else None,
+        "inverse": [operation_to_json(op) for op in entry.inverse_operations or ()]
+        if reversible else None,
+        "irreversible": list(entry.irreversible) or None,
+        "guard": list(entry.guard) if reversible else None,
+        "schema": entry.schema_id,
     }
-    compact = {k: v for k, v in entry.items() if v is not None}
+    compact = {k: v for k, v in data.items() if v is not None}
     text = json.dumps(compact, separators=(",", ":"), ensure_ascii=False)
-    return {f"{LINEAGE_PREFIX}{next_seq(properties)}": text}
+    return {f"{LINEAGE_PREFIX}{entry.seq}": text}
 
 
 def evolution_of_plan(
@@ -221,21 +208,15 @@ def plan_lineage_properties(
     except OperationError as exc:
         # A plan the preview cannot replay is still logged (never a failed ingest for
         # want of a log line), without an inverse.
-        return _entry_properties(
-            properties,
-            at_ms=None,
-            decided_by=policy_of_reasons([c.reason for c in plan.changes]),
-            batch=str(plan.batch) if batch_id is None else batch_id,
-            reason=None,
-            operations=plan.changes,
-            reasons=[c.reason for c in plan.changes],
-            inverse=None,
-            irreversible=[
-                f"the toolkit could not work out how to reverse it when it was committed ({exc})"
-            ],
-            guard=None,
-            schema_id=schema_id,
-        )
+        changes = tuple(plan.changes)
+        return _entry_properties(LineageEntry(
+            next_seq(properties), _now_ms(None), policy_of_reasons([c.reason for c in changes]),
+            str(plan.batch) if batch_id is None else batch_id, None, changes,
+            tuple(c.reason for c in changes), None,
+            (f"the toolkit could not work out how to reverse it when it was committed "
+             f"({exc})",),
+            (), schema_id,
+        ))
 
 
 def read_lineage(properties: Mapping[str, str]) -> tuple[LineageEntry, ...]:

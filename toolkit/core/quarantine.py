@@ -173,6 +173,13 @@ UNREPLAYABLE: Final[frozenset[str]] = frozenset(
 )
 
 
+#: a quarantine table's row, its columns in order: id, raw (as stored), reason, field,
+#: observed, table_type, detail, batch_id, position, quarantined_at
+StoredRow: TypeAlias = tuple[
+    str, str, str, str | None, str | None, str | None, str, str, int, dt.datetime | None
+]
+
+
 @dataclass(frozen=True)
 class QuarantinedRow:
     """One row of a quarantine table: a :class:`~toolkit.core.quarantine.Quarantined` with
@@ -192,13 +199,12 @@ class QuarantinedRow:
     data: bytes | None = None
 
     @classmethod
-    def stored_as(
-        cls, id: str, stored: str, reason: str, field: str | None, observed: str | None,
-        table_type: str | None, detail: str, batch_id: str, position: int,
-        quarantined_at: dt.datetime | None,
-    ) -> QuarantinedRow:
-        """A row as the quarantine table holds it (:attr:`Quarantined.stored`): the
-        base64 of a line that is not UTF-8 becomes its bytes, shown escaped."""
+    def stored_as(cls, row: StoredRow) -> QuarantinedRow:
+        """A row as the quarantine table holds it (:data:`StoredRow`; its ``raw`` is
+        :attr:`Quarantined.stored`): the base64 of a line that is not UTF-8 becomes its
+        bytes, shown escaped."""
+        id, stored, reason, field, observed, table_type, detail, batch_id, position, \
+            quarantined_at = row
         data = base64.b64decode(stored) if reason == "not-utf8" else None
         raw = stored if data is None else shown_bytes(data)
         return cls(id, raw, reason, field, observed, table_type, detail, batch_id, position,

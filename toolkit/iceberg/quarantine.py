@@ -270,10 +270,10 @@ def set_aside_against(table: Table) -> dict[str, int]:
 
 
 def _row(d: dict[str, Any]) -> QuarantinedRow:
-    return QuarantinedRow.stored_as(
+    return QuarantinedRow.stored_as((
         d["id"], d["raw"], d["reason"], d["field"], d["observed"], d["table_type"],
         d["detail"] or "", d["batch_id"], int(d["position"] or 0), d["quarantined_at"],
-    )
+    ))
 
 
 def read_rows(table: Table) -> tuple[QuarantinedRow, ...]:

@@ -2,8 +2,8 @@
 key, value, arrived as, column, stored, what happened), over records chosen to cover every
 field-and-type pair of the batch, filtered and paged.
 
-Pure: no widget. The preview's model (:mod:`toolkit.notebook.preview_model`) builds the
-grid; :mod:`toolkit.notebook.preview_html` draws it.
+Pure: no widget. The preview's model (:mod:`toolkit.notebook.panels.preview.model`) builds the
+grid; :mod:`toolkit.notebook.panels.preview.html` draws it.
 """
 
 from __future__ import annotations

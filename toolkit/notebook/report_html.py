@@ -7,7 +7,7 @@ plotly figure of :mod:`toolkit.notebook.figures` plots (no plotly, no script, no
 fetched). A panel passes its current state (filter, picked field, outcome) in.
 
 >>> from toolkit.core.profile import profile
->>> from toolkit.notebook.explore_model import StatisticsModel
+>>> from toolkit.notebook.panels.explore.model import StatisticsModel
 >>> model = StatisticsModel.from_profile(profile([{"a": 1}, {"a": "x"}]))
 >>> html = explore_report_html(model, field="a")
 >>> "<svg" in html, "<script" in html, "a</code>" in html
@@ -28,24 +28,24 @@ from toolkit.notebook.common import (
     text_html,
     wrap,
 )
-from toolkit.notebook.editor_html import (
+from toolkit.notebook.outcome import Outcome, outcome_html
+from toolkit.notebook.panels.editor.html import (
     lineage_entry_html,
     lineage_status_html,
     no_lineage_html,
     plan_html,
     trees_html,
 )
-from toolkit.notebook.editor_model import EvolutionEditorModel, LineageRow
-from toolkit.notebook.explore_html import field_table_html, statistics_header_html
-from toolkit.notebook.explore_model import FieldRow, StatisticsModel, TypeCount
-from toolkit.notebook.maintenance_html import maintenance_outcome_html
-from toolkit.notebook.maintenance_html import plan_html as maintenance_plan_html
-from toolkit.notebook.maintenance_model import MaintenanceModel, MaintenanceOutcome
-from toolkit.notebook.outcome import Outcome, outcome_html
-from toolkit.notebook.policies_html import comparison_html
-from toolkit.notebook.policies_html import outcome_html as policy_html
-from toolkit.notebook.policies_model import PolicyComparison
-from toolkit.notebook.preview_html import (
+from toolkit.notebook.panels.editor.model import EvolutionEditorModel, LineageRow
+from toolkit.notebook.panels.explore.html import field_table_html, statistics_header_html
+from toolkit.notebook.panels.explore.model import FieldRow, StatisticsModel, TypeCount
+from toolkit.notebook.panels.maintenance.html import maintenance_outcome_html
+from toolkit.notebook.panels.maintenance.html import plan_html as maintenance_plan_html
+from toolkit.notebook.panels.maintenance.model import MaintenanceModel, MaintenanceOutcome
+from toolkit.notebook.panels.policies.html import comparison_html
+from toolkit.notebook.panels.policies.html import outcome_html as policy_html
+from toolkit.notebook.panels.policies.model import PolicyComparison
+from toolkit.notebook.panels.preview.html import (
     code_report_html,
     landings_html,
     new_columns_html,
@@ -56,14 +56,14 @@ from toolkit.notebook.preview_html import (
     view_folds_html,
     widenings_html,
 )
-from toolkit.notebook.preview_model import PlanModel
-from toolkit.notebook.quarantine_html import (
+from toolkit.notebook.panels.preview.model import PlanModel
+from toolkit.notebook.panels.quarantine.html import (
     groups_html,
     replay_outcome_html,
     replay_plan_html,
     samples_html,
 )
-from toolkit.notebook.quarantine_model import QuarantineModel, ReplayOutcome, ReplayPlan
+from toolkit.notebook.panels.quarantine.model import QuarantineModel, ReplayOutcome, ReplayPlan
 
 __all__ = [
     "TYPE_COLORS",

@@ -60,6 +60,7 @@ from toolkit.iceberg.quarantine import append_quarantined, quarantine_table_id
 from toolkit.iceberg.schema import from_iceberg, to_iceberg
 from toolkit.iceberg.statistics import arrivals_notes
 from toolkit.kafka import KafkaTopic, TopicReader, is_kafka_url, plan_ranges, to_lines
+from toolkit.pipeline.context import BatchContext
 from toolkit.pipeline.sources import as_dataframe, kind_of
 from toolkit.pipeline.typed import (
     columnar_source,
@@ -69,6 +70,7 @@ from toolkit.pipeline.typed import (
 )
 from toolkit.spark.batches import (
     OnePass,
+    SparkBatch,
     SparkObservation,
     Written,
     observe_on_spark,
@@ -84,7 +86,7 @@ from toolkit.spark.tally import jvm_tally_ready
 from toolkit.spark.workers import JVM_MODES, Mode
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import SparkSession
 
 #: how often a batch is re-planned when another writer changed the table first
 MAX_ATTEMPTS = 10
@@ -170,85 +172,88 @@ def _arrivals(seen: SparkObservation, arriving: bool) -> Arrivals:
 
 
 def _plan_and_commit(
-    catalog: Catalog,
-    identifier: str,
+    ctx: BatchContext,
     summary: Summary,
-    options: Options,
-    batch: int,
-    approved: Plan | None = None,
-    expected: TableState | None = None,
+    batch_index: int,
+    loaded: Table | None,
     check: Callable[[Plan], None] | None = None,
-    batch_id: str | None = None,
-    loaded: Table | None = None,
-    seen: Profile | None = None,
+    profile: Profile | None = None,
 ) -> tuple[Table, Plan, int]:
     """Plan against the table as it is, commit; re-plan when another writer got there
-    first (RULES 6: a stale plan is never applied as is). With ``expected`` (the state a
-    user previewed), a moved table is refused instead of re-planned; with ``approved``, a
-    plan other than the approved one is refused. ``check`` sees each plan before it is
-    committed, and may refuse it by raising. ``loaded``: the table as the caller just
-    loaded it, planned against on the first attempt."""
+    first (RULES 6: a stale plan is never applied as is). With ``ctx.expected`` (the state
+    a user previewed), a moved table is refused instead of re-planned; with
+    ``ctx.approved``, a plan other than the approved one is refused. ``check`` sees each
+    plan before it is committed, and may refuse it by raising. ``loaded``: the table as
+    the caller just loaded it, planned against on the first attempt; ``profile`` the
+    batch's (reasons then say where a new field starts in the batch)."""
     moved: StalePlanError | None = None
     for attempt in range(1, MAX_ATTEMPTS + 1):
         # loading parses the whole metadata, which grows with every schema a table keeps;
         # the first plan uses the caller's copy (the commit's requirements catch a table
         # that moved since), a re-plan loads it again
-        table = loaded if attempt == 1 and loaded is not None else load_table(
-            catalog, identifier)
-        if expected is not None and TableState.of(table) != expected:
-            raise StalePlanError(identifier, expected, TableState.of(table))
-        current = Struct() if table is None else from_iceberg(table.schema())
-        assigned = 0 if table is None else table.metadata.last_column_id
-        plan = make_plan(current, summary, options, batch, assigned, seen=seen)
-        if approved is not None and not plan.same_changes(approved):
-            raise PlanChangedError(identifier, approved, plan)
+        current = loaded if attempt == 1 and loaded is not None else load_table(
+            ctx.catalog, ctx.table)
+        if ctx.expected is not None and TableState.of(current) != ctx.expected:
+            raise StalePlanError(ctx.table, ctx.expected, TableState.of(current))
+        schema = Struct() if current is None else from_iceberg(current.schema())
+        assigned = 0 if current is None else current.metadata.last_column_id
+        plan = make_plan(schema, summary, ctx.options, batch_index, assigned, seen=profile)
+        if ctx.approved is not None and not plan.same_changes(ctx.approved):
+            raise PlanChangedError(ctx.table, ctx.approved, plan)
         if check is not None:
             check(plan)
-        if table is None:
-            namespace = identifier.rsplit(".", 1)[0]
-            ensure_namespace(catalog, namespace)
-            log = plan_lineage_properties(plan, {}, batch_id)  # RULES 6 lineage
-            # a lineage entry too big for the table's properties (a first batch of
-            # thousands of columns) goes to a fold file, which needs the table's folder:
-            # the table is created empty, then the plan is committed (bounded properties)
-            big = bool(choose_fold(tuple(log.items())))
-            try:
-                # batches are staged, then published once (toolkit.iceberg.ledger)
-                table = catalog.create_table(
-                    identifier, schema=to_iceberg(Struct() if big else plan.after),
-                    properties={**NEW_TABLE_PROPERTIES, **({} if big else log),
-                                STAGING_PROPERTY: "true"},
-                )
-            except TableAlreadyExistsError:
-                continue
-            if not big:
-                return table, plan, attempt
-            try:
-                return commit_plan(table, plan, TableState.of(table), batch_id=batch_id), \
-                    plan, attempt
-            except StalePlanError as exc:  # another writer committed to the new table first
-                if expected is not None:
-                    raise
-                moved = exc
-                continue
-        state = TableState.of(table)
         try:
-            if plan.rewrites:
-                # RULES 5: approved rewrites run after the plan's other changes, all in one
-                # commit (readers never see the columns added without the rewrite)
-                evolve(catalog, table, plan, expected=state, batch=batch_id)
-                table.refresh()
-            else:
-                table = commit_plan(table, plan, state, batch_id=batch_id)
-            return table, plan, attempt
-        except StalePlanError as exc:
-            if expected is not None:
+            committed = _commit(ctx, current, plan)
+        except StalePlanError as exc:  # another writer committed first
+            if ctx.expected is not None:
                 raise
             moved = exc
+            continue
+        if committed is not None:
+            return committed, plan, attempt
     raise RuntimeError(
-        f"{identifier}: other writers kept changing the table; gave up after "
+        f"{ctx.table}: other writers kept changing the table; gave up after "
         f"{MAX_ATTEMPTS} plans"
     ) from moved
+
+
+def _commit(ctx: BatchContext, loaded: Table | None, plan: Plan) -> Table | None:
+    """Commit ``plan`` to the table (``loaded``; None: create it); None when another
+    writer created the table first (plan again). Raises :class:`StalePlanError` when
+    another writer committed to it first."""
+    if loaded is None:
+        return _create(ctx, plan)
+    state = TableState.of(loaded)
+    if plan.rewrites:
+        # RULES 5: approved rewrites run after the plan's other changes, all in one
+        # commit (readers never see the columns added without the rewrite)
+        evolve(ctx.catalog, loaded, plan, expected=state, batch=ctx.batch_id)
+        loaded.refresh()
+        return loaded
+    return commit_plan(loaded, plan, state, batch_id=ctx.batch_id)
+
+
+def _create(ctx: BatchContext, plan: Plan) -> Table | None:
+    """Create the table with ``plan``'s schema (and its namespace); None when another
+    writer created it first."""
+    ensure_namespace(ctx.catalog, ctx.table.rsplit(".", 1)[0])
+    lineage = plan_lineage_properties(plan, {}, ctx.batch_id)  # RULES 6 lineage
+    # a lineage entry too big for the table's properties (a first batch of thousands of
+    # columns) goes to a fold file, which needs the table's folder: the table is created
+    # empty, then the plan is committed (bounded properties)
+    big = bool(choose_fold(tuple(lineage.items())))
+    try:
+        # batches are staged, then published once (toolkit.iceberg.ledger)
+        created = ctx.catalog.create_table(
+            ctx.table, schema=to_iceberg(Struct() if big else plan.after),
+            properties={**NEW_TABLE_PROPERTIES, **({} if big else lineage),
+                        STAGING_PROPERTY: "true"},
+        )
+    except TableAlreadyExistsError:
+        return None
+    if not big:
+        return created
+    return commit_plan(created, plan, TableState.of(created), batch_id=ctx.batch_id)
 
 
 @takes_options(defaults={"allow_rewrites": REWRITES_WHEN_APPROVED})  # RULES 5
@@ -295,138 +300,110 @@ def ingest(
                              options)
     if "allow_rewrites" not in options:  # RULES 5: a rewrite runs only when approved
         options["allow_rewrites"] = approved is not None and bool(approved.rewrites)
-    opts = make_options(**options)
-    batch_id = batch_id or uuid.uuid4().hex
-    with tracking(spark, f"Ingesting batch {batch_id} into {table}") as track:
-        report = _ingest_batch(source, table, catalog, spark, batch_id, opts, approved,
-                               expected, format, arriving)
-        track.finish(f"Batch {batch_id} was already in {table}" if report.skipped else
-                     f"Wrote batch {batch_id}: {report.rows_written:,} rows into {table}")
+    ctx = BatchContext(table, catalog, spark, make_options(**options),
+                       batch_id or uuid.uuid4().hex, approved, expected, arriving)
+    with tracking(spark, f"Ingesting batch {ctx.batch_id} into {table}") as track:
+        report = _ingest_batch(ctx, source, format)
+        track.finish(f"Batch {ctx.batch_id} was already in {table}" if report.skipped else
+                     f"Wrote batch {ctx.batch_id}: {report.rows_written:,} rows into {table}")
     if report.skipped or not report.rows_written:
         return report
-    warned = tuple(str(w) for w in conversion_warnings(report.plan, report.profile, opts))
+    warned = tuple(str(w) for w in conversion_warnings(report.plan, report.profile,
+                                                       ctx.options))
     return dataclasses.replace(report, warnings=warned) if warned else report
 
 
-def _ingest_batch(
-    source: Any,
-    table: str,
-    catalog: Catalog,
-    spark: SparkSession,
-    batch_id: str,
-    opts: Options,
-    approved: Plan | None,
-    expected: TableState | None,
-    format: str | None,
-    arriving: bool,
-) -> IngestReport:
-    existing = load_table(catalog, table)
-    # the field contracts the table keeps, when none are given (docs/rules.md, Contracts)
-    opts = with_table_contracts(opts, None if existing is None else existing.properties)
-    batch_index = 0 if existing is None else len(existing.snapshots())
-    # hints given replace those the table keeps; none given, the table's hold (docs/rules.md)
-    kept = {} if existing is None else existing.metadata.properties
-    opts = obeyed(opts, kept)
-    hints = hints_note(opts, kept)
+def _ingest_batch(ctx: BatchContext, source: Any, format: str | None) -> IngestReport:
+    """Read ``source`` on Spark and land it as one batch: written in one pass when it fits
+    the table (:func:`toolkit.spark.batches.write_one_pass`), else observed, then
+    planned, committed and written (:func:`_planned`)."""
+    loaded = load_table(ctx.catalog, ctx.table)
+    batch_index = 0 if loaded is None else len(loaded.snapshots())
+    # the field contracts and hints the table keeps hold when none are given (docs/rules.md,
+    # Contracts, Type hints)
+    kept = {} if loaded is None else loaded.metadata.properties
+    ctx = dataclasses.replace(ctx, options=obeyed(with_table_contracts(
+        ctx.options, None if loaded is None else loaded.properties), kept))
     # typed columns take the columnar path (toolkit.pipeline.typed); its DataFrame is
     # the one the Python path reads too when a step must be done value by value. Hints
     # and contracts are the Python path's (their conversions and refusals are per value)
-    typed = None if opts.hints or opts.contracts else columnar_source(
-        spark, source, kind_of(source, format), opts)
+    typed = None if ctx.options.hints or ctx.options.contracts else columnar_source(
+        ctx.spark, source, kind_of(source, format), ctx.options)
     mode: Mode
     if typed is not None:
         df, mode = typed, "rows"
     else:
-        df, kind = as_dataframe(spark, source, format)
+        df, kind = as_dataframe(ctx.spark, source, format)
         mode = kind.mode
-    if existing is not None and batch_id in ingested_batches(existing):
-        current = from_iceberg(existing.schema())
+    records = SparkBatch(df, mode, ctx.options, ctx.spark, ctx.batch_id)
+    if loaded is not None and ctx.batch_id in ingested_batches(loaded):
+        current = from_iceberg(loaded.schema())
         nothing = Plan(batch_index, current, current, ())
-        return IngestReport(table, batch_id, nothing, 0, None, Profile(), skipped=True)
+        return IngestReport(ctx.table, ctx.batch_id, nothing, 0, None, Profile(),
+                            skipped=True)
 
-    known = _one_pass_codes(existing, mode, opts, spark) \
-        if approved is None and expected is None else None
+    known = None if ctx.reviewed else _one_pass_codes(loaded, mode, ctx.options, ctx.spark)
     typed_seen: TypedSeen | None = None
     one = None
     if known is not None:
-        assert existing is not None
-        one = write_one_pass(df, opts, existing, f"{catalog.name}.{table}", batch_id,
+        assert loaded is not None
+        one = write_one_pass(df, ctx.options, loaded, ctx.spark_name, ctx.batch_id,
                              batch_index, known)
-    elif typed is not None and approved is None and expected is None \
-            and existing is not None and existing.schema().fields:
+    elif typed is not None and not ctx.reviewed and loaded is not None \
+            and loaded.schema().fields:
         # typed columns into a table that has columns: the steady state's one pass
-        both = write_columnar_one_pass(typed, opts, existing, f"{catalog.name}.{table}",
-                                       batch_id, batch_index)
+        both = write_columnar_one_pass(typed, ctx.options, loaded, ctx.spark_name,
+                                       ctx.batch_id, batch_index)
         one, typed_seen = (None, None) if both is None else both
     if one is None:
-        columnar = None if typed is None else observe_columnar(typed, opts, batch_index)
-        seen = observe_on_spark(df, mode, opts, batch_index) if columnar is None \
+        columnar = None if typed is None else observe_columnar(typed, ctx.options,
+                                                               batch_index)
+        seen = observe_on_spark(df, mode, ctx.options, batch_index) if columnar is None \
             else columnar[0]
-        return _planned(df, mode, seen, existing, catalog, spark, table, batch_id, opts,
-                        batch_index, approved, expected, arriving, hints=hints,
+        return _planned(ctx, records, seen, loaded, batch_index,
                         typed=None if columnar is None else columnar[1])
-    assert existing is not None
+    assert loaded is not None
     seen = SparkObservation(
         one.tally.summary, one.tally.profile, len(one.aside), next(iter(one.aside), None),
         one.tally.codes,
     )
     try:
-        return _planned(df, mode, seen, existing, catalog, spark, table, batch_id, opts,
-                        batch_index, approved, expected, arriving, one, typed_seen,
-                        hints=hints)
+        return _planned(ctx, records, seen, loaded, batch_index, one, typed_seen)
     except BaseException:
         with contextlib.suppress(Exception):  # the error on the way is the one to see
-            drop_staged(existing, one.write_id)  # its staged rows go
+            drop_staged(loaded, one.write_id)  # its staged rows go
         raise
 
 
 def _planned(
-    df: DataFrame,
-    mode: Mode,
+    ctx: BatchContext,
+    records: SparkBatch,
     seen: SparkObservation,
-    existing: Table | None,
-    catalog: Catalog,
-    spark: SparkSession,
-    table: str,
-    batch_id: str,
-    opts: Options,
+    loaded: Table | None,
     batch_index: int,
-    approved: Plan | None,
-    expected: TableState | None,
-    arriving: bool,
     one: OnePass | None = None,
     typed: TypedSeen | None = None,
-    *,
-    hints: Mapping[str, str] | None = None,
 ) -> IngestReport:
     """Plan the batch ``seen`` observed, commit the plan, write the rows: those ``one``
     staged when its tally was planned against the very table it was routed into (the plan
     changes nothing, no other writer moved the table, the routing foresaw every kind),
     else routed now (``typed``: a batch of typed columns, by one projection when it
     can). The same plan and the same checks either way."""
-    policy = policy_of(opts)
-    fail = opts.on_incompatible == "fail"
+    policy = policy_of(ctx.options)
+    fail = ctx.options.on_incompatible == "fail"
     if fail and seen.first_aside is not None:
         raise IncompatibleRecordError(seen.first_aside)
     # a policy whose routing sets records aside (the widening one) needs the quarantine
     # pass on every batch, and with on_incompatible="fail" refuses such records up front;
     # so does a plan with rare types (the upsolver policy's rare_type_percent)
     if seen.summary.rows == 0:
-        if one is not None and existing is not None:  # an empty batch publishes nothing
-            drop_staged(existing, one.write_id)
-        schema = Struct() if existing is None else from_iceberg(existing.schema())
-        plan = Plan(batch_index, schema, schema, ())
-        aside = quarantine_on_spark(df, mode, opts, plan, batch_id) if seen.aside else []
-        quarantined = append_quarantined(
-            catalog, table, aside, batch_id,
-            schema_id=None if existing is None else existing.metadata.current_schema_id)
-        return IngestReport(table, batch_id, plan, 0, None, seen.profile,
-                            quarantined=quarantined)
+        return _empty(ctx, records, seen, loaded, batch_index, one)
 
     def refuse_incompatible(plan: Plan) -> None:
         if not policy.sets_aside_under(plan) or not (fail or frozen(plan.held)):
             return
-        items = quarantine_on_spark(df, mode, opts, plan, batch_id)
+        items = quarantine_on_spark(records.frame, records.mode, ctx.options, plan,
+                                    ctx.batch_id)
         if frozen(plan.held):  # a freeze contract fails the batch before anything commits
             modes = {b.key: b.mode for b in plan.held}
             refused = next(q for q in items
@@ -437,59 +414,112 @@ def _planned(
         if items and fail:
             raise IncompatibleRecordError(items[0])
 
-    tbl, plan, attempts = _plan_and_commit(
-        catalog, table, seen.summary, opts, batch_index, approved, expected,
-        check=refuse_incompatible, batch_id=batch_id,
-        loaded=existing, seen=seen.profile,
+    committed, plan, attempts = _plan_and_commit(
+        ctx, seen.summary, batch_index, loaded, check=refuse_incompatible,
+        profile=seen.profile,
     )
-    arrived = arrivals_notes(_arrivals(seen, arriving))
-    # the array shapes this batch brought, kept for the one-pass routing of the next ones
-    codes = {} if seen.codes is None else codes_note(
-        kept_codes(tbl.metadata.properties), seen.codes)
-
-    # contracts given with the batch are kept with the table, for the batches after it
-    kept = Contracts.of_table(tbl.metadata.properties)
-    given = opts.contracts
-    contracts = {} if given is None or given == kept else {CONTRACTS_PROPERTY: given.to_json()}
-
-    def notes(snapshot_id: int) -> dict[str, str]:
-        return {**arrived(snapshot_id), **codes, **contracts, **(hints or {})}
-
-    quarantined = 0
+    notes = _notes(ctx, seen, committed)
     if one is not None and one.foreseen and attempts == 1 and not plan.changed \
             and not policy.sets_aside_under(plan):
         # planned against the table the rows were routed into, and nothing to change:
         # the staged rows are those the routing below would write, by the same rules
         # (planning read the table after the write: commit_plan looks before a no-op);
         # the lines the router set aside go to the quarantine first, as below
-        quarantined = append_quarantined(catalog, table, one.aside, batch_id)
-        written = publish_write(tbl, one.write_id, batch_id, "jvm", notes, fresh=True)
+        quarantined = append_quarantined(ctx.catalog, ctx.table, one.aside, ctx.batch_id)
+        written = publish_write(committed, one.write_id, ctx.batch_id, "jvm", notes,
+                                fresh=True)
     else:
         if one is not None:  # routed again, on the tally in hand
-            drop_staged(tbl, one.write_id)
+            drop_staged(committed, one.write_id)
+        quarantined = 0
         if policy.sets_aside_under(plan) or seen.aside:
-            aside = quarantine_on_spark(df, mode, opts, plan, batch_id)
-            # replay routes these records by field ID from the schema they met
-            quarantined = append_quarantined(catalog, table, aside, batch_id,
-                                             schema_id=tbl.metadata.current_schema_id)
-        projected: Written | None = None
-        if typed is not None and not (seen.aside or plan.rare or plan.held) \
-                and not policy.sets_aside_under(plan):
-            projected = write_columnar(typed, opts, tbl, spark, f"{catalog.name}.{table}",
-                                       batch_id, plan, notes)
-        written = projected if projected is not None else write_batch(
-            df, mode, opts, tbl, catalog, spark, table, batch_id, plan,
-            # rare types and values the contracts refuse: routed by Python workers
-            clean=not (seen.aside or plan.rare or plan.held),
-            codes=seen.codes, notes=notes,
-        )
+            quarantined = _set_aside(ctx, records, plan, committed)
+        written = _route_and_write(ctx, records, seen, committed, plan, notes, typed)
         one = None
-    one_pass = one is not None
+    return _report(ctx, plan, seen, written, attempts, quarantined, one_pass=one is not None)
+
+
+def _empty(
+    ctx: BatchContext, records: SparkBatch, seen: SparkObservation, loaded: Table | None,
+    batch_index: int, one: OnePass | None,
+) -> IngestReport:
+    """A batch without a record: nothing is published, and the items it set aside go to
+    the quarantine."""
+    if one is not None and loaded is not None:  # an empty batch publishes nothing
+        drop_staged(loaded, one.write_id)
+    schema = Struct() if loaded is None else from_iceberg(loaded.schema())
+    plan = Plan(batch_index, schema, schema, ())
+    aside = quarantine_on_spark(records.frame, records.mode, ctx.options, plan,
+                                ctx.batch_id) if seen.aside else []
+    quarantined = append_quarantined(
+        ctx.catalog, ctx.table, aside, ctx.batch_id,
+        schema_id=None if loaded is None else loaded.metadata.current_schema_id)
+    return IngestReport(ctx.table, ctx.batch_id, plan, 0, None, seen.profile,
+                        quarantined=quarantined)
+
+
+def _notes(
+    ctx: BatchContext, seen: SparkObservation, committed: Table
+) -> Callable[[int], dict[str, str]]:
+    """The table properties published with the batch, given its snapshot's id: what it
+    brought (for :func:`toolkit.statistics`) and the array shapes it brought (kept for
+    the one-pass routing of the next batches)."""
+    arrived = arrivals_notes(_arrivals(seen, ctx.arriving))
+    codes = {} if seen.codes is None else codes_note(
+        kept_codes(committed.metadata.properties), seen.codes)
+    # the contracts and hints given with the batch are kept with the table, for the
+    # batches after it (docs/rules.md, Contracts, Type hints)
+    kept = Contracts.of_table(committed.metadata.properties)
+    given = ctx.options.contracts
+    contracts = {} if given is None or given == kept else {CONTRACTS_PROPERTY: given.to_json()}
+    hints = hints_note(ctx.options, committed.metadata.properties)
+
+    def notes(snapshot_id: int) -> dict[str, str]:
+        return {**arrived(snapshot_id), **codes, **contracts, **hints}
+
+    return notes
+
+
+def _set_aside(ctx: BatchContext, records: SparkBatch, plan: Plan, committed: Table) -> int:
+    """Append the records the table cannot take under ``plan`` to its quarantine
+    (RULES 5); how many."""
+    aside = quarantine_on_spark(records.frame, records.mode, ctx.options, plan, ctx.batch_id)
+    # replay routes these records by field ID from the schema they met
+    return append_quarantined(ctx.catalog, ctx.table, aside, ctx.batch_id,
+                              schema_id=committed.metadata.current_schema_id)
+
+
+def _route_and_write(
+    ctx: BatchContext, records: SparkBatch, seen: SparkObservation, committed: Table,
+    plan: Plan, notes: Callable[[int], Mapping[str, str]], typed: TypedSeen | None = None,
+) -> Written:
+    """Route the batch's records by ``plan`` and write them, published under its id: by
+    one projection when its columns are typed (``typed``) and none is set aside."""
+    if typed is not None and not (seen.aside or plan.rare or plan.held) \
+            and not policy_of(ctx.options).sets_aside_under(plan):
+        projected = write_columnar(typed, ctx.options, committed, ctx.spark,
+                                   ctx.spark_name, ctx.batch_id, plan, notes)
+        if projected is not None:
+            return projected
+    return write_batch(
+        records, committed, ctx.spark_name, plan,
+        # rare types and values the contracts refuse: routed by Python workers
+        clean=not (seen.aside or plan.rare or plan.held),
+        codes=seen.codes, notes=notes,
+    )
+
+
+def _report(
+    ctx: BatchContext, plan: Plan, seen: SparkObservation, written: Written, attempts: int,
+    quarantined: int, *, one_pass: bool,
+) -> IngestReport:
+    """What the batch did, as :func:`ingest` reports it."""
     if written.snapshot is None:  # another process published this batch id first
-        return IngestReport(table, batch_id, plan, 0, None, seen.profile, attempts=attempts,
-                            quarantined=quarantined, skipped=True, one_pass=one_pass)
+        return IngestReport(ctx.table, ctx.batch_id, plan, 0, None, seen.profile,
+                            attempts=attempts, quarantined=quarantined, skipped=True,
+                            one_pass=one_pass)
     return IngestReport(
-        table, batch_id, plan, written.rows, written.snapshot.snapshot_id,
+        ctx.table, ctx.batch_id, plan, written.rows, written.snapshot.snapshot_id,
         seen.profile, attempts=attempts, quarantined=quarantined,
         routed_in=written.where, one_pass=one_pass,
     )
@@ -516,8 +546,8 @@ def _ingest_topic(
     make_options(**options)
     with TopicReader(KafkaTopic.parse(url), group, client) as reader:
         upto = {p: high for p, (_, high) in reader.watermarks().items()}
-        report = ingest_topic_batch(reader, table, catalog, spark, options, upto=upto,
-                                    provenance=provenance)
+        report = ingest_topic_batch(reader, table, catalog, spark, options,
+                                    TopicReading(upto=upto, provenance=provenance))
     if report is None:
         current = load_table(catalog, table)
         schema = Struct() if current is None else from_iceberg(current.schema())
@@ -572,17 +602,27 @@ def _mark_batch(table: Table, batch_id: str) -> IngestReport:
                         None if snap is None else snap.snapshot_id, Profile())
 
 
+@dataclass(frozen=True)
+class TopicReading:
+    """How the batches of a Kafka topic are read (:func:`ingest_topic_batch`): at most
+    ``max_messages`` per partition, up to the offsets ``upto`` (default: the high
+    watermarks), with the ``provenance`` columns asked for; ``intent``: a file naming the
+    batch under way, so a batch killed half-way is read again with the same ranges (a
+    checkpoint; without one, what such a batch set aside may be set aside twice)."""
+
+    max_messages: int | None = None
+    upto: Mapping[int, int] | None = None
+    provenance: bool | Sequence[str] = ()
+    intent: Path | None = None
+
+
 def ingest_topic_batch(
     reader: TopicReader,
     table: str,
     catalog: Catalog,
     spark: SparkSession,
     options: Mapping[str, Any],
-    *,
-    max_messages: int | None = None,
-    upto: Mapping[int, int] | None = None,
-    provenance: bool | Sequence[str] = (),
-    intent: Path | None = None,
+    reading: TopicReading | None = None,
 ) -> IngestReport | None:
     """Ingest the next batch of ``reader``'s topic into ``table``, exactly once; None when
     there is nothing new to read.
@@ -590,17 +630,17 @@ def ingest_topic_batch(
     The batch starts where the table's ledger says each partition stands (the batch ids
     of a topic are its offset ranges, ``toolkit.core.offsets``), so a run killed at any
     point resumes with no message lost or written twice; the consumer group's offsets
-    are committed after the table, as a hint for other tools. It reads up to the high
-    watermarks (or ``upto``), at most ``max_messages`` per partition. Messages whose value
-    is not a JSON object are set aside with their topic, partition and offset.
-    ``intent``: a file naming the batch under way, so a batch killed half-way is read
-    again with the same ranges (a checkpoint; without one, what such a batch set aside
-    may be set aside twice). ``options``: evolution options, as for :func:`ingest`.
+    are committed after the table, as a hint for other tools. It reads as ``reading``
+    says (:class:`TopicReading`). Messages whose value is not a JSON object are set aside
+    with their topic, partition and offset. ``options``: evolution options, as for
+    :func:`ingest`.
     """
+    reading = reading or TopicReading()
+    max_messages, upto, intent = reading.max_messages, reading.upto, reading.intent
     topic = reader.source.topic
-    fields = provenance_fields(provenance)
-    existing = load_table(catalog, table)
-    resume = resume_offsets(() if existing is None else ingested_batches(existing), topic)
+    fields = provenance_fields(reading.provenance)
+    loaded = load_table(catalog, table)
+    resume = resume_offsets(() if loaded is None else ingested_batches(loaded), topic)
     marks = reader.watermarks()
     ranges = plan_ranges(resume, marks, reader.committed(), max_messages, upto)
     ranges = _intended(intent, topic, ranges, marks)
@@ -613,7 +653,7 @@ def ingest_topic_batch(
         part.write_text(bid)
         os.replace(part, intent)
     lines, aside = to_lines(topic, reader.read(ranges), bid, fields)
-    if existing is None and not lines:
+    if loaded is None and not lines:
         return None  # no table to mark the batch in: read again once records come
     aside_count = append_quarantined(catalog, table, aside, bid + ASIDE_SUFFIX)
     if lines:
@@ -621,7 +661,7 @@ def ingest_topic_batch(
         report = ingest(frame, table, catalog, spark, bid, format="jsonl-dataframe",
                         **options)
     else:
-        assert existing is not None
-        report = _mark_batch(existing, bid)
+        assert loaded is not None
+        report = _mark_batch(loaded, bid)
     reader.commit(ranges)
     return dataclasses.replace(report, quarantined=report.quarantined + aside_count)

@@ -12,18 +12,24 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pyiceberg.catalog import Catalog
 
 from toolkit.kafka import KafkaTopic, TopicReader
-from toolkit.pipeline.ingest import IngestReport, ingest_topic_batch, provenance_fields
+from toolkit.pipeline.ingest import (
+    IngestReport,
+    TopicReading,
+    ingest_topic_batch,
+    provenance_fields,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["KafkaQuery", "start_topic_stream"]
+__all__ = ["KafkaQuery", "TopicStream", "start_topic_stream"]
 
 #: messages per partition in one micro-batch, unless ``max_messages`` says otherwise
 MAX_MESSAGES = 100_000
@@ -88,36 +94,50 @@ class KafkaQuery:
             self._thread.join()
 
 
+@dataclass(frozen=True)
+class TopicStream:
+    """A Kafka stream to start: the topic ``url`` (``kafka://HOST:PORT/TOPIC``), the
+    ``table`` it goes into, its catalog and Spark session, the query's ``name`` and
+    ``trigger``, the local ``checkpoint`` folder (None: none), the evolution ``options``,
+    how the topic is read (``max_messages``, ``provenance``) and the client's consumer
+    ``group`` and settings."""
+
+    url: str
+    table: str
+    catalog: Catalog
+    spark: SparkSession
+    name: str
+    trigger: Mapping[str, Any] | str | None
+    checkpoint: Path | None
+    options: Mapping[str, Any]
+    max_messages: int | None = None
+    provenance: bool | Sequence[str] = ()
+    group: str | None = None
+    client_options: Mapping[str, Any] | None = None
+
+
 def start_topic_stream(
-    url: str,
-    table: str,
-    catalog: Catalog,
-    spark: SparkSession,
-    *,
-    name: str,
-    trigger: Mapping[str, Any] | str | None,
+    stream: TopicStream,
     on_report: Callable[[int, IngestReport], None],
     after_batch: Callable[[int], None],
-    checkpoint: Path | None,
-    options: Mapping[str, Any],
-    max_messages: int | None = None,
-    provenance: bool | Sequence[str] = (),
-    group: str | None = None,
-    client_options: Mapping[str, Any] | None = None,
 ) -> KafkaQuery:
-    """Start streaming ``url`` into ``table`` (see :func:`toolkit.pipeline.stream.stream`).
+    """Start streaming ``stream.url`` into ``stream.table`` (see
+    :func:`toolkit.pipeline.stream.stream`); ``on_report`` sees each micro-batch's report,
+    ``after_batch`` runs after it.
 
     ``trigger``: ``{"availableNow": True}`` (or ``{"once": True}``) reads up to the end
     offsets the topic has now, then stops; ``{"processingTime": "10 seconds"}`` (or the
     string) one micro-batch per interval; default: the next micro-batch as soon as the
     previous one ends (waiting a second when there was nothing new)."""
-    source = KafkaTopic.parse(url)
-    provenance_fields(provenance)  # a wrong column name fails now
-    bounded, every = _trigger(trigger)
-    intent = None if checkpoint is None else checkpoint / "next-batch"
+    source = KafkaTopic.parse(stream.url)
+    provenance_fields(stream.provenance)  # a wrong column name fails now
+    bounded, every = _trigger(stream.trigger)
+    intent = None if stream.checkpoint is None else stream.checkpoint / "next-batch"
+    table, catalog, spark, options = stream.table, stream.catalog, stream.spark, stream.options
 
     def run(query: KafkaQuery) -> None:
-        with TopicReader(source, group or f"toolkit-{name}", client_options) as reader:
+        with TopicReader(source, stream.group or f"toolkit-{stream.name}",
+                         stream.client_options) as reader:
             upto = ({p: high for p, (_, high) in reader.watermarks().items()}
                     if bounded else None)
             epoch = 0
@@ -126,8 +146,8 @@ def start_topic_stream(
                 query._busy = True
                 try:
                     report = ingest_topic_batch(
-                        reader, table, catalog, spark, options, max_messages=max_messages,
-                        upto=upto, provenance=provenance, intent=intent)
+                        reader, table, catalog, spark, options,
+                        TopicReading(stream.max_messages, upto, stream.provenance, intent))
                 finally:
                     query._busy = False
                 if report is not None:
@@ -139,7 +159,7 @@ def start_topic_stream(
                 pause = (every if every is not None else 0.0 if report is not None else 1.0)
                 query.wait(max(0.0, pause - (time.monotonic() - began)))
 
-    return KafkaQuery(name, run).start()
+    return KafkaQuery(stream.name, run).start()
 
 
 def _trigger(trigger: Mapping[str, Any] | str | None) -> tuple[bool, float | None]:

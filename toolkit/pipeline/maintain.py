@@ -23,6 +23,7 @@ import datetime as dt
 import logging
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from toolkit.core.maintenance import (
@@ -51,7 +52,9 @@ if TYPE_CHECKING:
     from pyiceberg.table import Table
     from pyspark.sql import SparkSession
 
-__all__ = ["MaintenancePlan", "MaintenanceReport", "maintain", "plan_maintenance"]
+__all__ = [
+    "MaintenancePlan", "MaintenanceReport", "MaintenanceSettings", "maintain", "plan_maintenance",
+]
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +64,19 @@ OLDER_THAN = dt.timedelta(days=5)
 RETAIN_LAST = 5
 MIN_INPUT_FILES = 5
 ORPHANS_OLDER_THAN = dt.timedelta(days=3)
+
+
+@dataclass(frozen=True)
+class MaintenanceSettings:
+    """The keyword options of :func:`plan_maintenance`, as one value (a misspelt one is
+    refused with a ``TypeError`` naming it)."""
+
+    older_than: dt.timedelta | dt.datetime = OLDER_THAN
+    retain_last: int = RETAIN_LAST
+    target_file_size: int | None = None
+    min_input_files: int = MIN_INPUT_FILES
+    orphans_older_than: dt.timedelta | dt.datetime = ORPHANS_OLDER_THAN
+    steps: Iterable[str] = STEPS
 
 
 def _cutoff_ms(when: dt.timedelta | dt.datetime, now_ms: int, what: str, table: str) -> int:
@@ -82,13 +98,7 @@ def plan_maintenance(
     table: str,
     catalog: Catalog,
     spark: SparkSession | None = None,
-    *,
-    older_than: dt.timedelta | dt.datetime = OLDER_THAN,
-    retain_last: int = RETAIN_LAST,
-    target_file_size: int | None = None,
-    min_input_files: int = MIN_INPUT_FILES,
-    orphans_older_than: dt.timedelta | dt.datetime = ORPHANS_OLDER_THAN,
-    steps: Iterable[str] = STEPS,
+    **options: Any,
 ) -> MaintenancePlan:
     """What maintaining ``table`` would do, measured now, changing nothing.
 
@@ -107,8 +117,12 @@ def plan_maintenance(
       flight must survive), found by a dry run on ``spark``.
 
     ``steps`` chooses among them (default all); ``spark`` is needed only for the orphan
-    dry run. Pass the plan to :func:`maintain` to apply exactly it.
+    dry run. Pass the plan to :func:`maintain` to apply exactly it. ``options`` are the
+    fields of :class:`MaintenanceSettings`.
     """
+    settings = MaintenanceSettings(**options)
+    older_than, orphans_older_than = settings.older_than, settings.orphans_older_than
+    steps = settings.steps
     chosen = set(check_steps(steps))  # an unknown step is refused before anything runs
     now_ms = int(time.time() * 1000)
     tbl = catalog.load_table(table)
@@ -134,9 +148,9 @@ def plan_maintenance(
         facts,
         chosen,
         older_than_ms=_cutoff_ms(older_than, now_ms, "older_than", table),
-        retain_last=retain_last,
-        target_file_size=target_file_size,
-        min_input_files=min_input_files,
+        retain_last=settings.retain_last,
+        target_file_size=settings.target_file_size,
+        min_input_files=settings.min_input_files,
         orphans_older_than_ms=orphans_ms,
         orphans_found=found,
     )

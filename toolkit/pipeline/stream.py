@@ -37,7 +37,6 @@ A stream built by hand (here Kafka: its ``value`` as one string column of JSON l
 
 from __future__ import annotations
 
-import inspect
 import os
 import re
 import threading
@@ -60,8 +59,8 @@ from toolkit.iceberg.ledger import ingested_batches
 from toolkit.kafka import is_kafka_url
 from toolkit.pipeline.files import folder_format
 from toolkit.pipeline.ingest import IngestReport, ingest
-from toolkit.pipeline.kafka_stream import start_topic_stream
-from toolkit.pipeline.maintain import maintain, plan_maintenance
+from toolkit.pipeline.kafka_stream import TopicStream, start_topic_stream
+from toolkit.pipeline.maintain import MaintenanceSettings, maintain
 from toolkit.pipeline.sources import SOURCE_KINDS, SourceKind, source_named
 
 if TYPE_CHECKING:
@@ -307,10 +306,9 @@ def stream(
     if is_kafka_url(directory):
         # answers as a StreamingQuery does (isActive, awaitTermination, stop, exception)
         return _stream_topic(  # type: ignore[no-any-return]
-            str(directory), table, catalog, spark, checkpoint=checkpoint, trigger=trigger,
-            query_name=query_name, on_batch=on_batch, source_options=source_options,
-            maintain_every=maintain_every, maintenance=maintenance, provenance=provenance,
-            max_messages=max_messages, options=options)
+            str(directory), table, catalog, spark, options,
+            _TopicSettings(checkpoint, trigger, query_name, on_batch, source_options,
+                           maintain_every, maintenance, provenance, max_messages))
     if provenance or max_messages is not None:
         raise ValueError("provenance= and max_messages= are for Kafka topics")
     if not isinstance(directory, str | os.PathLike):
@@ -385,19 +383,33 @@ def stream(
     return query
 
 
+@dataclass(frozen=True)
+class _TopicSettings:
+    """The keywords of :func:`stream` a Kafka topic's stream takes, as given."""
+
+    checkpoint: str | Path | None
+    trigger: Mapping[str, Any] | str | None
+    query_name: str | None
+    on_batch: Callable[[IngestReport], Any] | None
+    source_options: Mapping[str, str] | None
+    maintain_every: int | None
+    maintenance: Mapping[str, Any] | None
+    provenance: bool | Sequence[str]
+    max_messages: int | None
+
+
 def _stream_topic(
-    url: str, table: str, catalog: Catalog, spark: SparkSession, *,
-    checkpoint: str | Path | None, trigger: Mapping[str, Any] | str | None,
-    query_name: str | None, on_batch: Callable[[IngestReport], Any] | None,
-    source_options: Mapping[str, str] | None, maintain_every: int | None,
-    maintenance: Mapping[str, Any] | None, provenance: bool | Sequence[str],
-    max_messages: int | None, options: Mapping[str, Any],
+    url: str, table: str, catalog: Catalog, spark: SparkSession,
+    options: Mapping[str, Any], settings: _TopicSettings,
 ) -> Any:
     """:func:`stream` of a Kafka topic (``toolkit.pipeline.kafka_stream``)."""
+    checkpoint, on_batch, max_messages = (
+        settings.checkpoint, settings.on_batch, settings.max_messages)
+    maintain_every = settings.maintain_every
     if max_messages is not None and (isinstance(max_messages, bool) or max_messages < 1):
         raise ValueError(f"max_messages must be 1 or more, not {max_messages!r}")
-    upkeep = _checked_upkeep(table, catalog, spark, maintain_every, maintenance)
-    name = query_name or _default_query_name(table)
+    upkeep = _checked_upkeep(table, catalog, spark, maintain_every, settings.maintenance)
+    name = settings.query_name or _default_query_name(table)
     if checkpoint is None:
         info = embedded(catalog)
         checkpoint = None if info is None else info.folder / CHECKPOINTS / table / name
@@ -405,7 +417,7 @@ def _stream_topic(
     if checkpoint is not None and local is None:
         raise ValueError(f"a Kafka stream keeps its checkpoint in a local folder, not "
                          f"{checkpoint}: the table itself says where the topic stands")
-    client = dict(source_options or {})
+    client = dict(settings.source_options or {})
     group = client.pop("group.id", None)
     log = StreamLog(name, table)
 
@@ -422,10 +434,9 @@ def _stream_topic(
                 log.add_maintenance(epoch, str(exc))
 
     query = start_topic_stream(
-        url, table, catalog, spark, name=name, trigger=trigger, on_report=on_report,
-        after_batch=after_batch, checkpoint=local, options=options,
-        max_messages=max_messages, provenance=provenance, group=group,
-        client_options=client)
+        TopicStream(url, table, catalog, spark, name, settings.trigger, local, options,
+                    max_messages, settings.provenance, group, client),
+        on_report, after_batch)
     _LOGS[str(query.id)] = log
     return query
 
@@ -441,6 +452,6 @@ def _checked_upkeep(
         raise ValueError(f"maintain_every must be a whole number of micro-batches (1 or more), "
                          f"not {maintain_every!r}")
     upkeep = dict(maintenance or {})
-    inspect.signature(plan_maintenance).bind(table, catalog, spark, **upkeep)
+    MaintenanceSettings(**upkeep)  # a misspelt option raises TypeError now
     check_steps(upkeep.get("steps", ()))
     return upkeep

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-from pyiceberg.catalog import Catalog
 from pyiceberg.table import Table
 from pyiceberg.table.snapshots import Snapshot
 
@@ -72,6 +71,7 @@ log = logging.getLogger(__name__)
 
 __all__ = [
     "OnePass",
+    "SparkBatch",
     "SparkObservation",
     "Written",
     "observe_on_spark",
@@ -81,6 +81,19 @@ __all__ = [
     "write_batch",
     "write_one_pass",
 ]
+
+
+@dataclass(frozen=True)
+class SparkBatch:
+    """One batch's records as Spark holds them: the frame, how its rows are read
+    (``mode``), the options that evolve them, the session that writes them and the id the
+    batch lands under."""
+
+    frame: DataFrame
+    mode: Mode
+    options: Options
+    spark: SparkSession
+    batch_id: str
 
 
 @dataclass(frozen=True)
@@ -173,21 +186,17 @@ class Written:
 
 @described(None, "Writing")
 def write_batch(
-    df: DataFrame,
-    mode: Mode,
-    options: Options,
+    batch: SparkBatch,
     table: Table,
-    catalog: Catalog,
-    spark: SparkSession,
-    identifier: str,
-    batch_id: str,
+    spark_name: str,
     plan: Plan | None = None,
     *,
     clean: bool = True,
     codes: Mapping[tuple[str, ...], frozenset[int]] | None = None,
     notes: Callable[[int], Mapping[str, str]] | None = None,
 ) -> Written:
-    """Route every record and append them in one Iceberg commit. ``plan`` is the batch's
+    """Route every record of ``batch`` and append them in one Iceberg commit to ``table``
+    (``spark_name``: the table as Spark's catalog names it). ``plan`` is the batch's
     plan (the widening policy routes by it); ``clean`` says no record of the batch is to
     be set aside; ``codes`` are the kind codes the JVM tally saw: with them, JSON lines
     are routed inside the JVM (``toolkit.spark.router``), else in Python workers.
@@ -195,13 +204,14 @@ def write_batch(
     (:func:`toolkit.iceberg.ledger.publish`).
 
     Spark stages the rows, and :func:`toolkit.iceberg.ledger.publish` publishes them
-    unless ``batch_id`` landed meanwhile: one batch id lands once, even when two
-    processes write it at the same moment. ``spark.wap.id`` is set on ``spark`` for the
-    append (a session setting: one batch at a time per session)."""
+    unless the batch id landed meanwhile: one batch id lands once, even when two
+    processes write it at the same moment. ``spark.wap.id`` is set on the batch's session
+    for the append (a session setting: one batch at a time per session)."""
     from pyspark.errors import AnalysisException
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    spark_name = f"{catalog.name}.{identifier}"
+    df, mode, options, spark, batch_id = (
+        batch.frame, batch.mode, batch.options, batch.spark, batch.batch_id)
     # RULES 6: the rows are routed against the schema the batch's own plan made, not the
     # table's schema now, which another writer may have moved on meanwhile
     schema = from_iceberg(table.schema()) if plan is None else plan.after

@@ -2,7 +2,7 @@
 schema before and after, new columns and why, widenings, records set aside, where sample
 values land, the view's SQL), and what "Approve and commit" sends.
 
-Pure: no widget. The HTML is :mod:`toolkit.notebook.preview_html`; what a commit did is
+Pure: no widget. The HTML is :mod:`toolkit.notebook.panels.preview.html`; what a commit did is
 :class:`~toolkit.notebook.outcome.CommitOutcome`.
 """
 
@@ -30,7 +30,6 @@ from toolkit.core.views import DIALECTS, Dialect, coalesce_sql, view_folds
 from toolkit.core.widen_policy import WidenRouter
 from toolkit.core.wording import counted
 from toolkit.notebook.common import clip
-from toolkit.notebook.explore_model import made_up_short_id
 from toolkit.notebook.landings import (
     LandingGrid,
     Look,
@@ -41,12 +40,15 @@ from toolkit.notebook.landings import (
     sample_records,
     widen_landings,
 )
+from toolkit.notebook.outcome import CommitOutcome, TableSize, rewrite_question
+from toolkit.notebook.panels.explore.model import made_up_short_id
 from toolkit.notebook.schema_tree import SchemaNode, schema_tree
 
 if TYPE_CHECKING:
     from toolkit.pipeline.preview import Preview
 
 __all__ = [
+    "Approval",
     "CommitRequest",
     "NewColumn",
     "PlanModel",
@@ -142,7 +144,7 @@ def preview_batch_id(table: str, records: Iterable[Mapping[str, Any]]) -> str:
 def batch_text(batch_id: str, records: int) -> str:
     """A preview's batch as a person reads it: the id the user gave, else the records and
     a short id, which the table's statistics show again once it is committed (as
-    :func:`~toolkit.notebook.explore_model.batch_label` does).
+    :func:`~toolkit.notebook.panels.explore.model.batch_label` does).
 
     >>> batch_text("day-2", 20), batch_text("preview-c0dadcddb24bbb1e991a", 20)
     ('batch day-2', 'unnamed batch of 20 records (c0da)')
@@ -425,3 +427,57 @@ class CommitRequest:
     approved: Plan
     expected: TableState
     records: tuple[dict[str, Any], ...]
+
+
+# --- approving: where it stands -----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Approval:
+    """Where approving a preview stands: the question asked before a plan that rewrites
+    data files is committed (RULES 5; None: none is asked now) and what the last commit
+    did (None: nothing yet). The panel shows it; each button makes the next one.
+
+    >>> asked = Approval().asked("db.t", TableSize(3, 1, 2048))
+    >>> asked.question
+    'This rewrites every data file of db.t: 3 rows in 1 file, 2 kB. Rewrite?'
+    >>> asked.answered().question is None
+    True
+    """
+
+    question: str | None = None
+    outcome: CommitOutcome | None = None
+
+    def asked(self, table: str, size: TableSize | None) -> Approval:
+        """Asked whether to rewrite ``table``'s data files (``size``: what that touches)."""
+        return Approval(rewrite_question(table, size), self.outcome)
+
+    def answered(self) -> Approval:
+        """The question answered (rewrite, or cancel): none is asked any more."""
+        return Approval(None, self.outcome)
+
+    def ended(self, outcome: CommitOutcome) -> Approval:
+        """A commit (or its refusal, or a cancel) ended with ``outcome``."""
+        return Approval(self.question, outcome)
+
+
+def commit_request(model: PlanModel, preview: Preview) -> CommitRequest:
+    """What "Approve and commit" sends to the commit function: the previewed plan, the
+    table state it was made against, the records, under the model's batch id."""
+    return CommitRequest(
+        model.table, model.batch_id, preview.plan, preview.state, preview.records
+    )
+
+
+def rewrite_size(preview: Preview, measured: TableSize | None) -> TableSize | None:
+    """What a rewrite touches, as the question states it: the table's current snapshot
+    (``measured``), else the rows and bytes the plan's rewrites carry (files unknown),
+    when they all carry the same."""
+    if measured is not None:
+        return measured
+    costs = {(r.rows, r.bytes) for r in preview.plan.rewrites}
+    if len(costs) == 1:
+        ((rows, size),) = costs
+        if rows is not None and size is not None:
+            return TableSize(rows, None, size)
+    return None

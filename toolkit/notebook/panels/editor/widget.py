@@ -1,5 +1,5 @@
 """The evolution editor: a thin ipywidgets shell over
-:class:`~toolkit.notebook.editor_model.EvolutionEditorModel`.
+:class:`~toolkit.notebook.panels.editor.model.EvolutionEditorModel`.
 
 Example (notebook cells)::
 
@@ -41,14 +41,15 @@ from toolkit.notebook.confirm import (
     drop_question_html,
     rewrite_confirmation,
 )
-from toolkit.notebook.editor_html import (
+from toolkit.notebook.outcome import outcome_html, rewrite_question, rewrite_question_html
+from toolkit.notebook.panels.editor.html import (
     lineage_entry_html,
     lineage_status_html,
     no_lineage_html,
     plan_html,
     trees_html,
 )
-from toolkit.notebook.editor_model import (
+from toolkit.notebook.panels.editor.model import (
     OPERATION_KINDS,
     EvolutionEditorModel,
     EvolutionOutcome,
@@ -56,18 +57,15 @@ from toolkit.notebook.editor_model import (
     FormField,
     LineageRow,
     build_operation,
-    editor_model,
     form_of,
 )
-from toolkit.notebook.outcome import outcome_html, rewrite_question, rewrite_question_html
 from toolkit.notebook.report_html import editor_report_html
 
 if TYPE_CHECKING:
-    from pyiceberg.catalog import Catalog
 
     from toolkit.core.lineage import LineageEntry
 
-__all__ = ["EvolutionEditor", "LineageRowView", "edit_schema"]
+__all__ = ["EvolutionEditor", "LineageRowView"]
 
 class CommitFunction(Protocol):
     """Commits a checked plan (the default: ``toolkit.evolve(..., expected=)``); called
@@ -508,24 +506,3 @@ class EvolutionEditor(StaticHtmlPanel):
         return editor_report_html(self.model, outcome=self.outcome)
 
 
-def edit_schema(catalog: Catalog, table: str) -> EvolutionEditor:
-    """An editor of ``table``'s evolution (RULES 6): rename, drop, move, make optional,
-    widen, add columns, add or remove partition fields, set the sort order; see the schema
-    after and the plan, commit it atomically (:func:`toolkit.evolve` with the previewed
-    state, so a table that moved meanwhile is refused), and undo logged plans."""
-    from toolkit.iceberg.lineage import undo as undo_entry
-    from toolkit.iceberg.operations import evolve
-
-    def commit(request: EvolutionRequest, /, *, drop_data: bool = False) -> LineageEntry:
-        return evolve(catalog, request.table, request.plan, expected=request.expected,
-                      drop_data=drop_data)
-
-    def undo(seq: int, expected: TableState, /, *, drop_data: bool = False) -> LineageEntry:
-        return undo_entry(catalog, table, seq, expected=expected, drop_data=drop_data)
-
-    return EvolutionEditor(
-        editor_model(catalog, table),
-        commit=commit,
-        undo=undo,
-        reload=lambda: editor_model(catalog, table),
-    )

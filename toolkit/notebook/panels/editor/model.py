@@ -4,7 +4,7 @@ table after them, the plan's text or the error that stops it, and the table's li
 Pure: no widget. A form is a list of :class:`FormField` per operation kind; the values a
 user fills in become an operation with :func:`build_operation`, and the operations' own
 validation (:mod:`toolkit.core.operations`) decides whether the plan holds. The HTML is
-:mod:`toolkit.notebook.editor_html`, the shell :mod:`toolkit.notebook.editor_widget`.
+:mod:`toolkit.notebook.panels.editor.html`, the shell :mod:`toolkit.notebook.panels.editor.widget`.
 
 >>> from toolkit.core.types import Column, Struct
 >>> from toolkit.core.layout import TableLayout
@@ -57,7 +57,6 @@ from toolkit.notebook.outcome import TableSize
 from toolkit.notebook.schema_tree import SchemaNode, schema_tree
 
 if TYPE_CHECKING:
-    from pyiceberg.catalog import Catalog
 
     from toolkit.core.lineage import LineageEntry
 
@@ -69,7 +68,6 @@ __all__ = [
     "FormField",
     "LineageRow",
     "build_operation",
-    "editor_model",
     "form_of",
     "lineage_rows",
 ]
@@ -650,24 +648,6 @@ class EvolutionEditorModel:
         )
         rewrites = f", {counted(len(self.rewrites), 'rewrite')}" if self.rewrites else ""
         return f"{self.where}; {status}{rewrites}"
-
-
-def editor_model(catalog: Catalog, table: str) -> EvolutionEditorModel:
-    """The editor's model of ``table`` as it is now: layout, state, rewrite cost, lineage."""
-    from toolkit.iceberg.lineage import lineage
-    from toolkit.iceberg.operations import layout_of, rewrite_cost
-
-    tbl = catalog.load_table(table)
-    tbl.refresh()
-    layout = layout_of(tbl)
-    return EvolutionEditorModel(
-        table,
-        layout,
-        TableState.of(tbl),
-        rewrite_cost=rewrite_cost(tbl),
-        lineage=lineage_rows(lineage(tbl), layout),
-        size=TableSize.of(tbl),
-    )
 
 
 # --- what a commit or an undo did ---------------------------------------------------------------

@@ -9,7 +9,12 @@ from toolkit.core.quarantine import reason_words
 from toolkit.core.wording import counted
 from toolkit.notebook.common import fixed_table, scroll_box, text_html, wrap
 from toolkit.notebook.outcome import headline_html
-from toolkit.notebook.quarantine_model import GroupRow, QuarantineModel, ReplayOutcome, ReplayPlan
+from toolkit.notebook.panels.quarantine.model import (
+    GroupRow,
+    QuarantineModel,
+    ReplayOutcome,
+    ReplayPlan,
+)
 
 __all__ = ["groups_html", "replay_outcome_html", "replay_plan_html", "samples_html"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from toolkit.core.wording import counted
 from toolkit.notebook.common import cell_box, fixed_table, text_html, wrap
-from toolkit.notebook.policies_model import PolicyComparison, PolicyOutcome
+from toolkit.notebook.panels.policies.model import PolicyComparison, PolicyOutcome
 
 __all__ = ["comparison_html", "outcome_html"]
 

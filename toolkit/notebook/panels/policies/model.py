@@ -6,7 +6,7 @@ RULES 2-4), the ``widen`` policy with rewrites approved, and without them (RULES
 given a rare-type threshold (``rare_type_percent``), the ``upsolver`` policy with it too,
 as its own column right after the one without it (:func:`rare_type_setup`). Pure: no
 widget, no
-Spark; the HTML (:mod:`toolkit.notebook.policies_html`) and the text table are
+Spark; the HTML (:mod:`toolkit.notebook.panels.policies.html`) and the text table are
 renderings of the model.
 
 >>> day1 = [{"n": 1, "flag": True}]
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from pyiceberg.table import Table as PyIcebergTable
 
-from toolkit.api import simulate
+from toolkit.core.engine import Run, simulate_batches
 from toolkit.core.families import families
 from toolkit.core.observe import Classifier
 from toolkit.core.options import POLICY_TERMS, Options, checked_rare_type_percent, make_options
@@ -33,13 +33,12 @@ from toolkit.core.quarantine import reason_words
 from toolkit.core.types import RECORD, Column, Kind, Shape, Struct
 from toolkit.core.widen_policy import primary_columns
 from toolkit.core.wording import batch_number, counted
-from toolkit.iceberg.schema import from_iceberg
+from toolkit.iceberg.schema import from_iceberg, to_iceberg
 from toolkit.pipeline.sources import source_kind
 
 if TYPE_CHECKING:
     from pyiceberg.schema import Schema
 
-    from toolkit.api import Simulation
 
 __all__ = [
     "POLICY_SETUPS",
@@ -259,22 +258,23 @@ def policy_comparison(
     outcomes = []
     for setup in setups:
         opts = {**options, **setup.options}
-        sim = simulate(batches, schema=start, **opts)
-        outcomes.append(_outcome(setup, batches, sim, make_options(**opts)))
+        # what toolkit.simulate runs (the panel's numbers are the simulation's)
+        run = simulate_batches(batches, start, make_options(**opts))
+        outcomes.append(_outcome(setup, batches, run, make_options(**opts)))
     return PolicyComparison(
         sum(len(b) for b in batches), len(batches), table_name, tuple(outcomes), rows, size
     )
 
 
 def _outcome(
-    setup: PolicySetup, batches: list[list[Any]], sim: Simulation, options: Options
+    setup: PolicySetup, batches: list[list[Any]], sim: Run, options: Options
 ) -> PolicyOutcome:
     plans = sim.plans
     aside = {id(q.record) for q in sim.quarantined}
     written = [r for b in batches for r in b if isinstance(r, Mapping) and id(r) not in aside]
     rows = sim.rows
     assert len(rows) == len(written), "every record is written or set aside"
-    schema = sim.table_schema
+    schema = sim.schema
     counter = _Converted(Classifier(options), widen=policy_of(options).widens)
     for record, row in zip(written, rows, strict=True):
         counter.record(record, row, schema, ())
@@ -300,7 +300,7 @@ def _outcome(
         counter.converted,
         len(sim.quarantined),
         tuple(sorted(by_reason.items(), key=lambda kv: (-kv[1], kv[0]))),
-        str(sim.schema),
+        str(to_iceberg(sim.schema)),
         tuple(str(p) for p in plans),
         options.rare_type_percent,
         tuple(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from toolkit.core.wording import counted
 from toolkit.notebook.common import text_html, wrap
-from toolkit.notebook.editor_model import EvolutionEditorModel, LineageRow
+from toolkit.notebook.panels.editor.model import EvolutionEditorModel, LineageRow
 from toolkit.notebook.schema_tree import schema_tree_html
 
 __all__ = [

@@ -1,8 +1,8 @@
 """The preview panel: a thin ipywidgets shell (ipywidgets 8) over
-:class:`~toolkit.notebook.preview_model.PlanModel`.
+:class:`~toolkit.notebook.panels.preview.model.PlanModel`.
 
 The panel keeps its model (``panel.model``), assigns the HTML of
-:mod:`toolkit.notebook.preview_html`, embeds an explore panel for the profile, and wires
+:mod:`toolkit.notebook.panels.preview.html`, embeds an explore panel for the profile, and wires
 its buttons to plain methods, so a notebook run headless (or a test) calls
 ``panel.approve()`` to commit as the button does. A plan that rewrites data files (a
 widening Iceberg cannot do in place, RULES 5) is never committed by one click: the button
@@ -30,18 +30,17 @@ from toolkit.core.wording import counted
 from toolkit.errors import ExportError
 from toolkit.notebook.common import StaticHtmlPanel
 from toolkit.notebook.confirm import rewrite_confirmation
-from toolkit.notebook.explore_model import StatisticsModel
-from toolkit.notebook.explore_widget import ExplorePanel
 from toolkit.notebook.landings import LandingGrid, LandingPage, LandingRow, Show
 from toolkit.notebook.outcome import (
     CommitOutcome,
     TableSize,
     outcome_html,
-    rewrite_question,
     rewrite_question_html,
 )
 from toolkit.notebook.paging_widget import Filters, Pager
-from toolkit.notebook.preview_html import (
+from toolkit.notebook.panels.explore.model import StatisticsModel
+from toolkit.notebook.panels.explore.widget import ExplorePanel
+from toolkit.notebook.panels.preview.html import (
     SHOW_TEXT,
     code_html,
     landing_grid_html,
@@ -52,7 +51,13 @@ from toolkit.notebook.preview_html import (
     view_folds_html,
     widenings_html,
 )
-from toolkit.notebook.preview_model import CommitRequest, PlanModel
+from toolkit.notebook.panels.preview.model import (
+    Approval,
+    CommitRequest,
+    PlanModel,
+    commit_request,
+    rewrite_size,
+)
 from toolkit.notebook.report_html import preview_report_html
 from toolkit.notebook.schema_tree import schema_tree_html
 
@@ -100,17 +105,20 @@ class PreviewPanel(StaticHtmlPanel):
     and by what happened, and paged), the view's SQL per dialect, the profile; then
     "Approve and commit", and what the commit did.
 
-    ``commit`` receives a :class:`~toolkit.notebook.preview_model.CommitRequest` (the approved
-    plan, the table state it was made against, a stable batch id) and returns an
+    ``commit`` receives a :class:`~toolkit.notebook.panels.preview.model.CommitRequest`
+    (the approved plan, the table state it was made against, a stable batch id) and returns an
     ``IngestReport``; without one the panel is read-only. ``statistics`` (optional) returns
     the table's written data statistics after a commit; ``repreview`` (optional) makes a new
     preview when the table moved. ``table_size`` (optional) reads the rows, data files and
     bytes of the table's current snapshot (:meth:`TableSize.of`), which the question before
     a rewrite states; without it the question states the rows and bytes the plan's
     rewrites carry. ``sample``: how many records the grid of landings shows at least (see
-    :meth:`PlanModel.from_preview <toolkit.notebook.preview_model.PlanModel.from_preview>`);
-    ``landing_page_size``: its rows per page.
+    :meth:`PlanModel.from_preview <toolkit.notebook.panels.preview.model.PlanModel.from_preview>`);
+    :attr:`landing_page_size`: its rows per page.
     """
+
+    #: the rows per page of the grid of landings (set on a panel to change its own)
+    landing_page_size: int = 25
 
     def __init__(
         self,
@@ -123,19 +131,16 @@ class PreviewPanel(StaticHtmlPanel):
         statistics: Callable[[], WrittenDataStatistics] | None = None,
         repreview: Callable[[], Preview] | None = None,
         table_size: Callable[[], TableSize] | None = None,
-        landing_page_size: int = 25,
     ) -> None:
         self.options = options or Options()
         self.sample = sample
-        self.landing_page_size = landing_page_size
         self._batch_id = batch_id
         self._commit = commit
         self._statistics = statistics
         self._repreview = repreview
         self._table_size = table_size
-        self.outcome: CommitOutcome | None = None
-        self.question: str | None = None
-        """The question shown before a rewrite is committed (None: none is shown)."""
+        #: where approving stands: the question asked before a rewrite, the last outcome
+        self.approval = Approval()
         self.statistics: WrittenDataStatistics | None = None
         self.statistics_panel: ExplorePanel | None = None
 
@@ -200,7 +205,7 @@ class PreviewPanel(StaticHtmlPanel):
         self.model = PlanModel.from_preview(
             preview, self.options, sample=self.sample, batch_id=self._batch_id
         )
-        self.outcome = None
+        self.approval = Approval()
         self.statistics = None
         self.statistics_panel = None
         m = self.model
@@ -378,15 +383,19 @@ class PreviewPanel(StaticHtmlPanel):
         self.code_box.value = code_html(self.code, label, self.code_refusal)
 
     @property
+    def outcome(self) -> CommitOutcome | None:
+        """What the last commit did (None: nothing yet)."""
+        return self.approval.outcome
+
+    @property
+    def question(self) -> str | None:
+        """The question shown before a rewrite is committed (None: none is shown)."""
+        return self.approval.question
+
+    @property
     def request(self) -> CommitRequest:
         """What "Approve and commit" sends to the commit function."""
-        return CommitRequest(
-            self.model.table,
-            self.model.batch_id,
-            self.preview.plan,
-            self.preview.state,
-            self.preview.records,
-        )
+        return commit_request(self.model, self.preview)
 
     # --- the buttons ----------------------------------------------------------------------
 
@@ -402,7 +411,7 @@ class PreviewPanel(StaticHtmlPanel):
         if self._commit is None or not self.rewrites:
             return self.approve()
         size = self._size()
-        self.question = rewrite_question(self.model.table, size)
+        self.approval = self.approval.asked(self.model.table, size)
         self.rewrite_text.value = rewrite_question_html(
             self.model.table,
             size,
@@ -431,20 +440,14 @@ class PreviewPanel(StaticHtmlPanel):
     def _size(self) -> TableSize | None:
         """What the rewrite touches: the table's current snapshot (``table_size``), else
         the rows and bytes the plan's rewrites carry (files unknown)."""
-        if self._table_size is not None:
-            try:
-                return self._table_size()
-            except Exception:  # the question is still asked, with what the plan knows
-                pass
-        costs = {(r.rows, r.bytes) for r in self.preview.plan.rewrites}
-        if len(costs) == 1:
-            ((rows, size),) = costs
-            if rows is not None and size is not None:
-                return TableSize(rows, None, size)
-        return None
+        try:
+            measured = None if self._table_size is None else self._table_size()
+        except Exception:  # the question is still asked, with what the plan knows
+            measured = None
+        return rewrite_size(self.preview, measured)
 
     def _hide_question(self) -> None:
-        self.question = None
+        self.approval = self.approval.answered()
         self.rewrite_text.value = ""
         self.rewrite_confirmation.layout.display = "none"
 
@@ -486,7 +489,7 @@ class PreviewPanel(StaticHtmlPanel):
         self.rebuild(fresh)
 
     def _show_outcome(self, outcome: CommitOutcome) -> None:
-        self.outcome = outcome
+        self.approval = self.approval.ended(outcome)
         self.message.value = outcome_html(outcome)
         children: list[widgets.Widget] = []
         if outcome.kind == "committed" and self._statistics is not None:

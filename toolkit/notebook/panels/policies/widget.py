@@ -1,14 +1,14 @@
 """The policy comparison panel: a thin ipywidgets shell (ipywidgets 8) over
-:class:`~toolkit.notebook.policies_model.PolicyComparison`, showing the HTML of
-:mod:`toolkit.notebook.policies_html`."""
+:class:`~toolkit.notebook.panels.policies.model.PolicyComparison`, showing the HTML of
+:mod:`toolkit.notebook.panels.policies.html`."""
 
 from __future__ import annotations
 
 import ipywidgets as widgets
 
 from toolkit.notebook.common import StaticHtmlPanel
-from toolkit.notebook.policies_html import comparison_html, outcome_html
-from toolkit.notebook.policies_model import PolicyComparison
+from toolkit.notebook.panels.policies.html import comparison_html, outcome_html
+from toolkit.notebook.panels.policies.model import PolicyComparison
 from toolkit.notebook.report_html import policies_report_html
 
 __all__ = ["PolicyComparisonPanel"]

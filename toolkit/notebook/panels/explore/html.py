@@ -9,7 +9,7 @@ from __future__ import annotations
 from toolkit.core.profile import share_text
 from toolkit.core.wording import counted
 from toolkit.notebook.common import badge, fixed_table, text_html, wrap
-from toolkit.notebook.explore_model import FieldRow, Page, StatisticsModel
+from toolkit.notebook.panels.explore.model import FieldRow, Page, StatisticsModel
 
 __all__ = ["field_table_html", "statistics_header_html"]
 

@@ -2,7 +2,7 @@
 the columns of its family, computed from a profile or a committed table's written data
 statistics; filtered and paged.
 
-The HTML (:mod:`toolkit.notebook.explore_html`), the figures
+The HTML (:mod:`toolkit.notebook.panels.explore.html`), the figures
 (:mod:`toolkit.notebook.figures`) and the widget only render it (STYLE: "statistics
 are data; HTML, widget and plot are renderings of the same model"), so everything the
 panel shows can be checked here, in memory, without a browser, a kernel, ipywidgets or

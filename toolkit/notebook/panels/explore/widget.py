@@ -1,8 +1,8 @@
 """The explore panel: a thin ipywidgets shell (ipywidgets 8) over
-:class:`~toolkit.notebook.explore_model.StatisticsModel`.
+:class:`~toolkit.notebook.panels.explore.model.StatisticsModel`.
 
 The panel keeps its model (``panel.model``), assigns the HTML of
-:mod:`toolkit.notebook.explore_html` and the figures of :mod:`toolkit.notebook.figures`,
+:mod:`toolkit.notebook.panels.explore.html` and the figures of :mod:`toolkit.notebook.figures`,
 and wires its controls to plain methods, so a notebook run headless (or a test) calls
 ``panel.filter(...)`` exactly as the search box does. Figures go into an ``Output`` widget
 as plotly's own mime bundle: a plain ``go.Figure``, no ``FigureWidget``.
@@ -15,10 +15,10 @@ import plotly.graph_objects as go
 
 from toolkit.core.wording import visible
 from toolkit.notebook.common import StaticHtmlPanel
-from toolkit.notebook.explore_html import field_table_html, statistics_header_html
-from toolkit.notebook.explore_model import FieldRow, Page, StatisticsModel
 from toolkit.notebook.figures import figure_output, type_drift_figure, type_mix_figure
 from toolkit.notebook.paging_widget import Filters, Pager
+from toolkit.notebook.panels.explore.html import field_table_html, statistics_header_html
+from toolkit.notebook.panels.explore.model import FieldRow, Page, StatisticsModel
 from toolkit.notebook.report_html import explore_report_html
 
 __all__ = ["ExplorePanel"]

@@ -1,5 +1,6 @@
-"""The preview panel's HTML: pure functions from :class:`~toolkit.notebook.preview_model.PlanModel`
-and its parts to strings (the schema trees are :mod:`toolkit.notebook.schema_tree`'s).
+"""The preview panel's HTML: pure functions from
+:class:`~toolkit.notebook.panels.preview.model.PlanModel` and its parts to strings (the
+schema trees are :mod:`toolkit.notebook.schema_tree`'s).
 
 Every text that came from data (field names, values, docs, SQL) is escaped, so a key such
 as ``<script>`` shows as text. The widget puts these strings into ``HTML`` widgets; the
@@ -26,7 +27,7 @@ from toolkit.notebook.common import (
     wrap,
 )
 from toolkit.notebook.landings import Happened, LandingGrid, LandingPage, LandingRow, Show
-from toolkit.notebook.preview_model import NewColumn, PlanModel, QuarantinePreview
+from toolkit.notebook.panels.preview.model import NewColumn, PlanModel, QuarantinePreview
 from toolkit.notebook.schema_tree import SchemaNode, schema_tree_html
 
 __all__ = [

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from toolkit.notebook.common import fixed_table, text_html, wrap
-from toolkit.notebook.maintenance_model import MaintenanceModel, MaintenanceOutcome
 from toolkit.notebook.outcome import headline_html
+from toolkit.notebook.panels.maintenance.model import MaintenanceModel, MaintenanceOutcome
 
 __all__ = ["maintenance_outcome_html", "plan_html"]
 

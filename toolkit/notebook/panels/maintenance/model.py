@@ -1,8 +1,8 @@
 """What the maintenance panel shows, as data: the plan as a table of steps with their
 sentences, what a run did, and why a run was refused, in plain words.
 
-Pure: no widget, no Spark. The HTML is :mod:`toolkit.notebook.maintenance_html`, the
-shell :mod:`toolkit.notebook.maintenance_widget`.
+Pure: no widget, no Spark. The HTML is :mod:`toolkit.notebook.panels.maintenance.html`, the
+shell :mod:`toolkit.notebook.panels.maintenance.widget`.
 
 >>> from toolkit.core.maintenance import MaintenancePlan
 >>> from toolkit.core.state import TableState

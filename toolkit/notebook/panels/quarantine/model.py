@@ -1,8 +1,8 @@
 """What the quarantine inspector shows, as data: groups of quarantined records with counts,
 sample raw records, the field and types involved; and what a replay did, in plain words.
 
-Pure: no widget, no Spark. The HTML is :mod:`toolkit.notebook.quarantine_html`, the
-shell :mod:`toolkit.notebook.quarantine_widget`.
+Pure: no widget, no Spark. The HTML is :mod:`toolkit.notebook.panels.quarantine.html`, the
+shell :mod:`toolkit.notebook.panels.quarantine.widget`.
 
 >>> from toolkit.iceberg.quarantine import Quarantine
 >>> QuarantineModel.from_quarantine(Quarantine("db.t", "db.t__quarantine", False, ())).summary

@@ -1,5 +1,5 @@
 """The maintenance panel: a thin ipywidgets shell over
-:class:`~toolkit.notebook.maintenance_model.MaintenanceModel`.
+:class:`~toolkit.notebook.panels.maintenance.model.MaintenanceModel`.
 
 Example (notebook cells)::
 
@@ -15,21 +15,20 @@ headless calls the same methods as the buttons.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import ipywidgets as widgets
 
-from toolkit.core.maintenance import STEPS, MaintenancePlan, MaintenanceReport
+from toolkit.core.maintenance import MaintenancePlan, MaintenanceReport
 from toolkit.notebook.common import StaticHtmlPanel
-from toolkit.notebook.maintenance_html import maintenance_outcome_html, plan_html
-from toolkit.notebook.maintenance_model import MaintenanceModel, MaintenanceOutcome
+from toolkit.notebook.panels.maintenance.html import maintenance_outcome_html, plan_html
+from toolkit.notebook.panels.maintenance.model import MaintenanceModel, MaintenanceOutcome
 from toolkit.notebook.report_html import maintenance_report_html
 
 if TYPE_CHECKING:
-    from pyiceberg.catalog import Catalog
-    from pyspark.sql import SparkSession
+    pass
 
-__all__ = ["ApplyFunction", "MaintenancePanel", "preview_maintenance"]
+__all__ = ["ApplyFunction", "MaintenancePanel"]
 
 #: applies exactly the plan shown (the default calls ``toolkit.pipeline.maintain.maintain``)
 ApplyFunction = Callable[[MaintenancePlan], MaintenanceReport]
@@ -130,39 +129,3 @@ class MaintenancePanel(StaticHtmlPanel):
         return maintenance_report_html(self.model, self.outcome)
 
 
-def preview_maintenance(
-    table: str,
-    catalog: Catalog,
-    *,
-    spark: SparkSession | None = None,
-    **options: Any,
-) -> MaintenancePanel:
-    """The maintenance panel of ``table``: the plan of
-    :func:`toolkit.pipeline.maintain.plan_maintenance` (``options``: ``older_than``,
-    ``retain_last``, ``target_file_size``, ``min_input_files``, ``orphans_older_than``,
-    ``steps``), and "Apply this plan", which runs exactly it with
-    :func:`toolkit.pipeline.maintain.maintain` (refused if the table moved meanwhile).
-    Without ``spark``, a session on ``catalog`` is started (or the running one reused)
-    when one is needed: for the orphan files' dry run, and to apply.
-    """
-    from toolkit.pipeline import maintain as m
-
-    def session() -> SparkSession:
-        if spark is not None:
-            return spark
-        from toolkit.spark import spark_session
-
-        return spark_session(catalog)
-
-    def needs_spark() -> bool:
-        return "remove_orphan_files" in set(options.get("steps", STEPS))
-
-    def replan() -> MaintenancePlan:
-        return m.plan_maintenance(
-            table, catalog, session() if needs_spark() else spark, **options
-        )
-
-    def apply(plan: MaintenancePlan) -> MaintenanceReport:
-        return m.maintain(table, catalog, session(), plan)
-
-    return MaintenancePanel(replan(), apply, replan=replan)

@@ -1,5 +1,5 @@
 """The quarantine inspector: a thin ipywidgets shell over
-:class:`~toolkit.notebook.quarantine_model.QuarantineModel`.
+:class:`~toolkit.notebook.panels.quarantine.model.QuarantineModel`.
 
 Example (notebook cells)::
 
@@ -16,20 +16,19 @@ would do and a notebook run headless calls the same methods as the buttons.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import ipywidgets as widgets
 
-from toolkit.core.options import make_options, takes_options
 from toolkit.core.quarantine import Quarantine
 from toolkit.notebook.common import StaticHtmlPanel
-from toolkit.notebook.quarantine_html import (
+from toolkit.notebook.panels.quarantine.html import (
     groups_html,
     replay_outcome_html,
     replay_plan_html,
     samples_html,
 )
-from toolkit.notebook.quarantine_model import (
+from toolkit.notebook.panels.quarantine.model import (
     QuarantineModel,
     ReplayOutcome,
     ReplayPlan,
@@ -39,12 +38,10 @@ from toolkit.notebook.report_html import quarantine_report_html
 from toolkit.pipeline.replay import ReplayReport
 
 if TYPE_CHECKING:
-    from pyiceberg.catalog import Catalog
-    from pyspark.sql import SparkSession
 
     from toolkit.pipeline.replay import ReplayPreview
 
-__all__ = ["QuarantinePanel", "inspect_quarantine"]
+__all__ = ["QuarantinePanel"]
 
 #: replays the chosen records (the default calls ``toolkit.iceberg.quarantine.replay``)
 ReplayFunction = Callable[[ReplayRequest], ReplayReport]
@@ -228,46 +225,3 @@ class QuarantinePanel(StaticHtmlPanel):
         )
 
 
-@takes_options
-def inspect_quarantine(
-    catalog: Catalog,
-    table: str,
-    *,
-    spark: SparkSession | None = None,
-    samples: int = 3,
-    **options: Any,
-) -> QuarantinePanel:
-    """The quarantine inspector of ``table``: its groups, and "Replay selected", which
-    replays the chosen records with :func:`toolkit.pipeline.replay.replay` under the
-    plan shown for them (refused if the table moved meanwhile). ``options`` (``policy=``,
-    ``on_incompatible=``...) are those of ``toolkit.ingest``. Without ``spark``, a session
-    on ``catalog`` is started (or the running one reused) when a replay is asked for.
-    """
-    make_options(**options)  # a misspelt option fails now, not when a replay is planned
-    from toolkit.iceberg.quarantine import discard as discard_rows
-    from toolkit.iceberg.quarantine import quarantine
-    from toolkit.pipeline import replay as r
-
-    def reload() -> Quarantine:
-        return quarantine(catalog, table)
-
-    def plan(ids: Sequence[str]) -> ReplayPreview:
-        return r.replay_preview(catalog, table, ids=ids, **options)
-
-    def replay(request: ReplayRequest) -> ReplayReport:
-        session = spark
-        if session is None:
-            from toolkit.spark import spark_session
-
-            session = spark_session(catalog)
-        return r.replay(
-            catalog, table, session, ids=request.ids, approved=request.approved,
-            expected=request.expected, **options,
-        )
-
-    def discard(ids: Sequence[str]) -> int:
-        return discard_rows(catalog, table, ids)
-
-    return QuarantinePanel(
-        reload(), replay, reload=reload, plan=plan, discard=discard, samples=samples
-    )

@@ -1,0 +1,1 @@
+"""Fields and their types, batch by batch: how they drift (toolkit.explore)."""

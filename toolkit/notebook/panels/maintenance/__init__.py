@@ -1,0 +1,1 @@
+"""Plan and run a table's maintenance (toolkit.preview_maintenance)."""

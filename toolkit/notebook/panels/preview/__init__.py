@@ -1,0 +1,1 @@
+"""Preview one batch's plan against a table, approve and commit it (toolkit.preview)."""
