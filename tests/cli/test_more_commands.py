@@ -25,7 +25,7 @@ from pyiceberg.exceptions import NamespaceAlreadyExistsError
 
 import toolkit
 from toolkit.cli import cli
-from toolkit.core.types import Column, Struct
+from toolkit.core.values.types import Column, Struct
 from toolkit.iceberg.catalog import embedded_folder
 from toolkit.iceberg.schema import to_iceberg
 

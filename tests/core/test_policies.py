@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from toolkit.core.batch.observe import Classifier, observe_struct
+from toolkit.core.batch.options import POLICIES, POLICY_TERMS, Options, make_options
+from toolkit.core.batch.routing import Router
 from toolkit.core.engine import Engine
-from toolkit.core.observe import Classifier, observe_struct
-from toolkit.core.options import POLICIES, POLICY_TERMS, Options, make_options
-from toolkit.core.planner import plan_batch
 from toolkit.core.policies import (
     BY_NAME,
     UPSOLVER,
@@ -18,9 +18,9 @@ from toolkit.core.policies import (
     policy_named,
     policy_of,
 )
-from toolkit.core.routing import Router
-from toolkit.core.types import Column, Struct
-from toolkit.core.widen_policy import plan_widen, route_widen
+from toolkit.core.policies.upsolver_planner import plan_batch
+from toolkit.core.policies.widen import plan_widen, route_widen
+from toolkit.core.values.types import Column, Struct
 
 BATCH = [{"n": 7, "flag": True}, {"n": 8.5, "flag": 1}, {"n": "x"}]
 TABLE = Struct((Column(1, "n", "long"), Column(2, "flag", "boolean")))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 import toolkit
-from toolkit.core.reasons import (
+from toolkit.core.evolution.reasons import (
     UPSOLVER_RULE,
     WIDEN_RULE,
     RuleReason,
@@ -17,8 +17,8 @@ from toolkit.core.reasons import (
     read_reason,
     reason_text,
 )
-from toolkit.core.types import Shape
-from toolkit.core.wording import a_shape, counted, ordinal, plural, shape_words
+from toolkit.core.values.types import Shape
+from toolkit.core.values.wording import a_shape, counted, ordinal, plural, shape_words
 
 
 def reasons(batches: list[list[dict[str, object]]], **options: object) -> list[list[str]]:

@@ -15,11 +15,11 @@ import toolkit
 import toolkit.notebook.explore_model
 import toolkit.notebook.preview_model
 from tests.notebook_ui.panel_tables import sample_day, write_batches
+from toolkit.core.batch.profile import profile
 from toolkit.core.engine import Engine
-from toolkit.core.jsonlines import read_jsonl
-from toolkit.core.profile import profile
-from toolkit.core.state import ABSENT, TableState
-from toolkit.core.types import Struct
+from toolkit.core.evolution.state import ABSENT, TableState
+from toolkit.core.values.jsonlines import read_jsonl
+from toolkit.core.values.types import Struct
 from toolkit.errors import MalformedLineError, NotARecordError, PlanChangedError, StalePlanError
 from toolkit.iceberg import catalog
 from toolkit.iceberg.statistics import statistics

@@ -14,8 +14,8 @@ from pyiceberg.catalog import Catalog
 import toolkit
 import toolkit.notebook
 from tests.notebook_ui.panel_tables import DATA, sample_day, write_batches
-from toolkit.core.profile import Profile, profile
-from toolkit.core.state import TableState
+from toolkit.core.batch.profile import Profile, profile
+from toolkit.core.evolution.state import TableState
 from toolkit.errors import StalePlanError
 from toolkit.iceberg import catalog
 from toolkit.notebook import ExplorePanel, PreviewPanel, explore, preview

@@ -13,8 +13,8 @@ from pyiceberg.catalog import Catalog
 
 import toolkit
 import toolkit.notebook.quarantine_model as model_module
-from toolkit.core.quarantine import Quarantine, Quarantined
-from toolkit.core.state import TableState
+from toolkit.core.batch.quarantine import Quarantine, Quarantined
+from toolkit.core.evolution.state import TableState
 from toolkit.errors import StalePlanError
 from toolkit.iceberg import catalog
 from toolkit.iceberg.quarantine import append_quarantined, quarantine

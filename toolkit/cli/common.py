@@ -18,15 +18,15 @@ from pyiceberg.catalog import Catalog
 
 from toolkit.cli.progress import status
 from toolkit.cli.terminal import echo
-from toolkit.core.options import (
+from toolkit.core.batch.options import (
     POLICIES,
     POLICY_TERMS,
     RARE_TYPE_PERCENT_MAX,
     checked_rare_type_percent,
     make_options,
 )
-from toolkit.core.planfile import PlanFile, loads
-from toolkit.core.secrets import MASK, masked
+from toolkit.core.evolution.planfile import PlanFile, loads
+from toolkit.core.values.secrets import MASK, masked
 
 if TYPE_CHECKING:
     from pyiceberg.table import Table
@@ -221,7 +221,7 @@ def duration_text(span: dt.timedelta) -> str:
 
 class CatalogChoice:
     """How ``--catalog`` was read: the catalog, and how a plan file records it (a folder
-    as an absolute path, a URL with its secrets masked (:func:`toolkit.core.secrets.masked`),
+    as an absolute path, a URL with its secrets masked (:func:`toolkit.core.values.secrets.masked`),
     a configured name as it is)."""
 
     def __init__(self, catalog: Catalog, recorded: str) -> None:

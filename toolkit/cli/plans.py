@@ -25,16 +25,16 @@ from toolkit.cli.common import (
     status,
 )
 from toolkit.cli.exits import ExitCode, guarded
-from toolkit.core.planfile import PlanFile, dumps, plan_file_name
-from toolkit.core.secrets import masked
-from toolkit.core.state import TableState
-from toolkit.core.wording import counted
+from toolkit.core.evolution.planfile import PlanFile, dumps, plan_file_name
+from toolkit.core.evolution.state import TableState
+from toolkit.core.values.secrets import masked
+from toolkit.core.values.wording import counted
 from toolkit.errors import PlanChangedError, StalePlanError
 
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
 
-    from toolkit.core.planner import Plan
+    from toolkit.core.policies.upsolver_planner import Plan
     from toolkit.pipeline.ingest import IngestReport
 
 __all__ = ["apply", "export", "ingest", "preview"]

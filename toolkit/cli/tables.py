@@ -17,8 +17,8 @@ from toolkit.cli.common import (
     table_argument,
 )
 from toolkit.cli.exits import guarded
-from toolkit.core.profile import FieldStats, Profile, share_text
-from toolkit.core.wording import a_shape, shape_words
+from toolkit.core.batch.profile import FieldStats, Profile, share_text
+from toolkit.core.values.wording import a_shape, shape_words
 
 __all__ = ["lineage", "profile", "stats", "view"]
 
@@ -27,7 +27,7 @@ def drift_line(path: tuple[str, ...], stats: FieldStats) -> str | None:
     """A drifting field in one sentence, its rarer types by their exact counts (None for
     a field of one type).
 
-    >>> from toolkit.core.profile import profile
+    >>> from toolkit.core.batch.profile import profile
     >>> p = profile([{"n": 1}] * 19_997 + [{"n": "x"}] * 3)
     >>> print(drift_line(("n",), p.fields[("n",)]))
     n: 3 of 20,000 values are strings (19,997 longs)
@@ -114,10 +114,10 @@ def profile(source: str, sample: int, source_format: str | None, detect_dates: b
             as_json: bool) -> None:
     """Statistics of a sample of SOURCE: per field, the types that arrived, how often
     (a rare type by its exact count, never a rounded 0%), nulls and sample values."""
-    from toolkit.core.jsonlines import UnreadLine
-    from toolkit.core.options import make_options
-    from toolkit.core.profile import profile as profile_records
-    from toolkit.core.quarantine import reason_name
+    from toolkit.core.batch.options import make_options
+    from toolkit.core.batch.profile import profile as profile_records
+    from toolkit.core.batch.quarantine import reason_name
+    from toolkit.core.values.jsonlines import UnreadLine
     from toolkit.pipeline.sources import records_of
 
     with status("Reading..."):

@@ -17,18 +17,18 @@ from dataclasses import dataclass
 from itertools import repeat
 from typing import Any, TypeVar, cast
 
-from toolkit.core.jsonlines import UnreadLine
-from toolkit.core.observe import Classifier, StructObservation, observe_struct
-from toolkit.core.observed import Observed
-from toolkit.core.options import Options
-from toolkit.core.planner import Plan
+from toolkit.core.batch.observe import Classifier, StructObservation, observe_struct
+from toolkit.core.batch.observed import Observed
+from toolkit.core.batch.options import Options
+from toolkit.core.batch.profile import Profile, profile_of
+from toolkit.core.batch.quarantine import Quarantined, Reason
+from toolkit.core.batch.routing import Router, conform, rows_of
+from toolkit.core.batch.summary import summarize
 from toolkit.core.policies import policy_of
-from toolkit.core.profile import Profile, profile_of
-from toolkit.core.quarantine import Quarantined, Reason
-from toolkit.core.routing import Router, conform, rows_of
-from toolkit.core.summary import summarize
-from toolkit.core.types import Struct
-from toolkit.core.values import has_foreign, plain_record
+from toolkit.core.policies.upsolver_planner import Plan
+from toolkit.core.values.jsonlines import UnreadLine
+from toolkit.core.values.scalars import has_foreign, plain_record
+from toolkit.core.values.types import Struct
 from toolkit.errors import NotARecordError
 
 T = TypeVar("T")

@@ -30,11 +30,11 @@ from typing import Literal, TypeAlias
 
 from sqlglot import exp
 
-from toolkit.core.conversions import EpochUnit
-from toolkit.core.lattice import UPSOLVER, Lattice
-from toolkit.core.naming import free_name
-from toolkit.core.profile import Profile
-from toolkit.core.types import RECORD, Column, Primitive, Shape, Struct
+from toolkit.core.batch.profile import Profile
+from toolkit.core.values.conversions import EpochUnit
+from toolkit.core.values.lattice import UPSOLVER, Lattice
+from toolkit.core.values.naming import free_name
+from toolkit.core.values.types import RECORD, Column, Primitive, Shape, Struct
 
 Dialect: TypeAlias = Literal["spark", "trino", "duckdb", "athena"]
 DIALECTS: tuple[Dialect, ...] = ("spark", "trino", "duckdb", "athena")
@@ -325,9 +325,9 @@ def _without_spark_variables(select: exp.Select, in_view: bool) -> exp.Select:
 
 def epoch_units_of(profile: Profile) -> dict[str, frozenset[str]]:
     """Per top-level field of a profile, the epoch units its whole numbers were seen in
-    (:mod:`toolkit.core.timestamps`): the ``epoch_units`` of :func:`coalesce_select`.
+    (:mod:`toolkit.core.values.timestamps`): the ``epoch_units`` of :func:`coalesce_select`.
 
-    >>> from toolkit.core.profile import profile
+    >>> from toolkit.core.batch.profile import profile
     >>> epoch_units_of(profile([{"ts": "2024-06-01T08:00:00Z"}, {"ts": 1717229009}]))
     {'ts': frozenset({'s'})}
     """

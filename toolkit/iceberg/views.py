@@ -15,9 +15,9 @@ from typing import Any
 
 from pyiceberg.schema import Schema
 
-from toolkit.core.options import make_options, takes_options
-from toolkit.core.profile import Profile
-from toolkit.core.types import Struct
+from toolkit.core.batch.options import make_options, takes_options
+from toolkit.core.batch.profile import Profile
+from toolkit.core.values.types import Struct
 from toolkit.core.views import Dialect, epoch_units_of
 from toolkit.core.views import coalesce_sql as _coalesce_sql
 from toolkit.iceberg.schema import from_iceberg

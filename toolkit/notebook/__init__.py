@@ -37,11 +37,11 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from toolkit.core.batch.options import REWRITES_WHEN_APPROVED, make_options, takes_options
+from toolkit.core.batch.profile import Profile, profile_of
 from toolkit.core.engine import Engine
-from toolkit.core.options import REWRITES_WHEN_APPROVED, make_options, takes_options
-from toolkit.core.profile import Profile, profile_of
-from toolkit.core.types import Struct
-from toolkit.core.wording import counted
+from toolkit.core.values.types import Struct
+from toolkit.core.values.wording import counted
 from toolkit.notebook.explore_model import StatisticsModel
 from toolkit.notebook.preview_model import CommitRequest
 from toolkit.pipeline.sources import SourceKind, kind_of, records_of, source_kind
@@ -303,7 +303,7 @@ def preview(
 
     saved, fmt = None, None
     if plan is not None:
-        from toolkit.core.planfile import loads
+        from toolkit.core.evolution.planfile import loads
         from toolkit.errors import PlanFileError
         from toolkit.iceberg.catalog import catalog as open_catalog
         from toolkit.pipeline.reviewed import check_reviewed

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ipywidgets as widgets
 import plotly.graph_objects as go
 
-from toolkit.core.wording import visible
+from toolkit.core.values.wording import visible
 from toolkit.notebook.common import StaticHtmlPanel
 from toolkit.notebook.explore_html import field_table_html, statistics_header_html
 from toolkit.notebook.explore_model import FieldRow, Page, StatisticsModel

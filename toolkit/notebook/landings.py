@@ -12,13 +12,13 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, get_args
 
-from toolkit.core.observe import Classifier, StructObservation
-from toolkit.core.planner import Plan
-from toolkit.core.quarantine import Quarantined, detail_text
-from toolkit.core.routing import Router, explain_record
-from toolkit.core.types import RECORD, Column, Kind, Struct
-from toolkit.core.widen_policy import WidenRouter, primary_columns
-from toolkit.core.wording import counted
+from toolkit.core.batch.observe import Classifier, StructObservation
+from toolkit.core.batch.quarantine import Quarantined, detail_text
+from toolkit.core.batch.routing import Router, explain_record
+from toolkit.core.policies.upsolver_planner import Plan
+from toolkit.core.policies.widen import WidenRouter, primary_columns
+from toolkit.core.values.types import RECORD, Column, Kind, Struct
+from toolkit.core.values.wording import counted
 from toolkit.notebook.common import clip, value_text
 from toolkit.notebook.paging import Page, page_of
 

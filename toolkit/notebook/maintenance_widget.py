@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
 
-from toolkit.core.maintenance import STEPS, MaintenancePlan, MaintenanceReport
+from toolkit.core.maintenance.steps import STEPS, MaintenancePlan, MaintenanceReport
 from toolkit.notebook.common import StaticHtmlPanel
 from toolkit.notebook.maintenance_html import maintenance_outcome_html, plan_html
 from toolkit.notebook.maintenance_model import MaintenanceModel, MaintenanceOutcome

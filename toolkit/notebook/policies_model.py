@@ -25,14 +25,19 @@ from typing import TYPE_CHECKING, Any, Final
 from pyiceberg.table import Table as PyIcebergTable
 
 from toolkit.api import simulate
-from toolkit.core.families import families
-from toolkit.core.observe import Classifier
-from toolkit.core.options import POLICY_TERMS, Options, checked_rare_type_percent, make_options
+from toolkit.core.batch.observe import Classifier
+from toolkit.core.batch.options import (
+    POLICY_TERMS,
+    Options,
+    checked_rare_type_percent,
+    make_options,
+)
+from toolkit.core.batch.quarantine import reason_words
 from toolkit.core.policies import policy_of
-from toolkit.core.quarantine import reason_words
-from toolkit.core.types import RECORD, Column, Kind, Shape, Struct
-from toolkit.core.widen_policy import primary_columns
-from toolkit.core.wording import batch_number, counted
+from toolkit.core.policies.widen import primary_columns
+from toolkit.core.values.families import families
+from toolkit.core.values.types import RECORD, Column, Kind, Shape, Struct
+from toolkit.core.values.wording import batch_number, counted
 from toolkit.iceberg.schema import from_iceberg
 from toolkit.pipeline.sources import source_kind
 
@@ -61,7 +66,7 @@ class PolicySetup:
 
 
 #: each column of the comparison, labelled by the name ``policy=`` takes (the one table
-#: of the policies' words, :data:`~toolkit.core.options.POLICY_TERMS`) and how it runs
+#: of the policies' words, :data:`~toolkit.core.batch.options.POLICY_TERMS`) and how it runs
 POLICY_SETUPS: Final = (
     PolicySetup(
         "upsolver", f"upsolver ({POLICY_TERMS['upsolver'].brief})", {"policy": "upsolver"}

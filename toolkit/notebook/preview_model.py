@@ -14,18 +14,18 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from toolkit.core.batch.options import Options
+from toolkit.core.batch.quarantine import Quarantined, fields_set_aside
+from toolkit.core.batch.routing import set_aside_rare
 from toolkit.core.engine import Engine
-from toolkit.core.lookalikes import lookalike_warnings
-from toolkit.core.options import Options
-from toolkit.core.planner import MakeOptional, Plan, Retype
+from toolkit.core.evolution.state import ABSENT, TableState
 from toolkit.core.policies import policy_named, policy_of
-from toolkit.core.quarantine import Quarantined, fields_set_aside
-from toolkit.core.routing import set_aside_rare
-from toolkit.core.state import ABSENT, TableState
-from toolkit.core.types import iter_ids, type_to_str
+from toolkit.core.policies.upsolver_planner import MakeOptional, Plan, Retype
+from toolkit.core.policies.widen import WidenRouter
+from toolkit.core.values.lookalikes import lookalike_warnings
+from toolkit.core.values.types import iter_ids, type_to_str
+from toolkit.core.values.wording import counted
 from toolkit.core.views import DIALECTS, Dialect, coalesce_sql
-from toolkit.core.widen_policy import WidenRouter
-from toolkit.core.wording import counted
 from toolkit.notebook.common import clip
 from toolkit.notebook.explore_model import made_up_short_id
 from toolkit.notebook.landings import (
@@ -188,7 +188,7 @@ class PlanModel:
     """Field-and-type pairs of the batch no sample record holds (:func:`cover_sample`)."""
     lookalikes: tuple[str, ...] = ()
     """A warning for each group of new names that look alike (the plan's, from
-    :mod:`toolkit.core.lookalikes`): different fields a reviewer could take for one."""
+    :mod:`toolkit.core.values.lookalikes`): different fields a reviewer could take for one."""
 
     @property
     def new_table(self) -> bool:

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
 
-from toolkit.core.options import make_options, takes_options
-from toolkit.core.quarantine import Quarantine
+from toolkit.core.batch.options import make_options, takes_options
+from toolkit.core.batch.quarantine import Quarantine
 from toolkit.notebook.common import StaticHtmlPanel
 from toolkit.notebook.quarantine_html import (
     groups_html,

@@ -25,18 +25,18 @@ from pyiceberg.exceptions import (
 )
 from pyiceberg.table import Table
 
-from toolkit.core.arrivals import Arrivals
+from toolkit.core.batch.arrivals import Arrivals
+from toolkit.core.batch.offsets import OffsetRange, parse_batch_id, range_batch_id, resume_offsets
+from toolkit.core.batch.options import REWRITES_WHEN_APPROVED, Options, make_options, takes_options
+from toolkit.core.batch.profile import Profile
+from toolkit.core.batch.summary import Summary
 from toolkit.core.engine import make_plan
-from toolkit.core.folding import choose_fold
-from toolkit.core.lineage import plan_lineage_properties
-from toolkit.core.offsets import OffsetRange, parse_batch_id, range_batch_id, resume_offsets
-from toolkit.core.options import REWRITES_WHEN_APPROVED, Options, make_options, takes_options
-from toolkit.core.planner import Plan
+from toolkit.core.evolution.lineage import plan_lineage_properties
+from toolkit.core.evolution.state import TableState
+from toolkit.core.maintenance.folding import choose_fold
 from toolkit.core.policies import policy_of
-from toolkit.core.profile import Profile
-from toolkit.core.state import TableState
-from toolkit.core.summary import Summary
-from toolkit.core.types import Struct
+from toolkit.core.policies.upsolver_planner import Plan
+from toolkit.core.values.types import Struct
 from toolkit.errors import IncompatibleRecordError, PlanChangedError, StalePlanError
 from toolkit.iceberg.catalog import NEW_TABLE_PROPERTIES, ensure_namespace, load_table
 from toolkit.iceberg.commit import commit_plan
@@ -513,7 +513,7 @@ def ingest_topic_batch(
     there is nothing new to read.
 
     The batch starts where the table's ledger says each partition stands (the batch ids
-    of a topic are its offset ranges, ``toolkit.core.offsets``), so a run killed at any
+    of a topic are its offset ranges, ``toolkit.core.batch.offsets``), so a run killed at any
     point resumes with no message lost or written twice; the consumer group's offsets
     are committed after the table, as a hint for other tools. It reads up to the high
     watermarks (or ``upto``), at most ``max_messages`` per partition. Messages whose value

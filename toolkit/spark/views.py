@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyiceberg.schema import Schema
 
-from toolkit.core.options import make_options, takes_options
+from toolkit.core.batch.options import make_options, takes_options
 from toolkit.errors import CatalogFeatureError
 from toolkit.iceberg.views import coalesce_sql
 

@@ -15,16 +15,16 @@ from typing import Any, Literal, TypeAlias, cast
 import pyarrow as pa
 
 from toolkit.arrow import records as arrow_records
+from toolkit.core.batch.observe import StructObservation
+from toolkit.core.batch.options import Options
+from toolkit.core.batch.profile import Profile, profile_of
+from toolkit.core.batch.quarantine import Quarantined, Reason
+from toolkit.core.batch.summary import Summary, summarize
 from toolkit.core.engine import Engine, RoutedBatch, gc_paused
-from toolkit.core.jsonlines import has_lone_surrogate, parse_line
-from toolkit.core.observe import StructObservation
-from toolkit.core.options import Options
-from toolkit.core.planner import Plan
 from toolkit.core.policies import policy_of
-from toolkit.core.profile import Profile, profile_of
-from toolkit.core.quarantine import Quarantined, Reason
-from toolkit.core.summary import Summary, summarize
-from toolkit.core.types import Struct
+from toolkit.core.policies.upsolver_planner import Plan
+from toolkit.core.values.jsonlines import has_lone_surrogate, parse_line
+from toolkit.core.values.types import Struct
 from toolkit.errors import MalformedLineError, NotUtf8LineError
 
 #: How a source DataFrame carries records: JSON text, pickled Python dicts, or typed rows.
