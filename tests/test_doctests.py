@@ -43,8 +43,8 @@ MODULES = [
     "toolkit.iceberg.statistics",
     "toolkit.cli",
     *(f"toolkit.cli.{m.name}" for m in pkgutil.iter_modules(toolkit.cli.__path__)),
-    "toolkit.core.jsonlines",
-    *(f"toolkit.core.{m.name}" for m in pkgutil.iter_modules(toolkit.core.__path__)),
+    "toolkit.core.values.jsonlines",
+    *(m.name for m in pkgutil.walk_packages(toolkit.core.__path__, "toolkit.core.")),
 ]
 
 
