@@ -64,7 +64,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
     from pyspark.sql.types import StructType
 
-    from toolkit.core.policies.upsolver_planner import Plan
+    from toolkit.core.evolution.batch_plan import Plan
 
 TARGET_PROFILE = 1.0
 TARGET_INGEST = 1.5

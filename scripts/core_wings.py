@@ -99,7 +99,15 @@ MODULES: dict[str, str] = {
 
 #: names that moved from one module to another after the move: (module, name) -> the
 #: module it lives in now, all under ``toolkit.core`` and by their new names
-SYMBOLS: dict[tuple[str, str], str] = {}
+SYMBOLS: dict[tuple[str, str], str] = {
+    # a batch's plan is every policy's, not the upsolver planner's
+    **{("policies.upsolver_planner", name): "evolution.batch_plan" for name in (
+        "AddColumn", "Retype", "Plan", "RareType", "max_field_id", "full_names",
+        "struct_prefix",
+    )},
+    ("policies.upsolver_planner", "MakeOptional"): "evolution.operations",
+    ("policies.upsolver_planner", "ColumnType"): "values.types",
+}
 
 TEXT_SUFFIXES = (".py", ".md", ".ipynb", ".toml", ".cfg", ".ini", ".txt", ".yml", ".yaml",
                  ".java", ".rst", ".json")

@@ -26,9 +26,9 @@ from toolkit.core.batch.options import make_options, takes_options
 from toolkit.core.batch.profile import Profile
 from toolkit.core.batch.quarantine import Quarantined, set_aside_line
 from toolkit.core.engine import Run, simulate_batches
+from toolkit.core.evolution.batch_plan import Plan
 from toolkit.core.evolution.field_operations import identifier_problem
 from toolkit.core.evolution.layout import TableLayout
-from toolkit.core.policies.upsolver_planner import Plan
 from toolkit.core.values.types import Struct
 from toolkit.core.values.wording import counted
 from toolkit.iceberg.schema import to_iceberg

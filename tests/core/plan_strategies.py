@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from tests.core import strategies
 from toolkit.core.batch.options import make_options
 from toolkit.core.engine import simulate_batches
-from toolkit.core.policies.upsolver_planner import Plan
+from toolkit.core.evolution.batch_plan import Plan
 from toolkit.core.values.types import Column, ListOf, Struct
 
 #: a table declared before any batch, numbered as Iceberg numbers a new table (top-level

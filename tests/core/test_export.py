@@ -14,6 +14,7 @@ from pyiceberg.catalog import Catalog
 from tests.core.plan_strategies import plans
 from toolkit.core.batch.options import make_options
 from toolkit.core.engine import Engine
+from toolkit.core.evolution.batch_plan import Plan
 from toolkit.core.evolution.export import (
     ExportError,
     operations_pyiceberg,
@@ -21,7 +22,6 @@ from toolkit.core.evolution.export import (
     plan_statements,
 )
 from toolkit.core.evolution.operations import add, drop, move_before, move_first, rename, widen_to
-from toolkit.core.policies.upsolver_planner import Plan
 from toolkit.core.values.types import Column, ColumnType, ListOf, MapOf, Struct
 from toolkit.iceberg.schema import from_iceberg, to_iceberg
 

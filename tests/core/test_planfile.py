@@ -1,5 +1,5 @@
-"""Plan files (toolkit.core.evolution.planfile): stable, versioned JSON that loads back into the very
-plan and table state it was written from."""
+"""Plan files (toolkit.core.evolution.planfile): stable, versioned JSON that loads back
+into the very plan and table state it was written from."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from tests.core.plan_strategies import costed_plans
 from toolkit.core.batch.options import make_options
 from toolkit.core.engine import Engine
+from toolkit.core.evolution.batch_plan import Plan
 from toolkit.core.evolution.planfile import (
     FORMAT,
     VERSION,
@@ -24,7 +25,6 @@ from toolkit.core.evolution.planfile import (
     schema_to_json,
 )
 from toolkit.core.evolution.state import ABSENT, TableState
-from toolkit.core.policies.upsolver_planner import Plan
 from toolkit.core.values.types import Column, ListOf, MapOf, Opaque, Shape, Struct
 
 states = st.just(ABSENT) | st.builds(

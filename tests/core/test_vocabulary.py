@@ -8,6 +8,7 @@ import pytest
 
 from toolkit.core.batch.options import make_options
 from toolkit.core.engine import Engine
+from toolkit.core.evolution.batch_plan import AddColumn, Retype
 from toolkit.core.evolution.layout import TableLayout
 from toolkit.core.evolution.lineage import evolution_of_plan
 from toolkit.core.evolution.operations import (
@@ -18,9 +19,8 @@ from toolkit.core.evolution.operations import (
     WidenField,
     Widening,
 )
+from toolkit.core.evolution.operations import MakeOptional as PlannerMakeOptional
 from toolkit.core.evolution.plans import operation_from_json, plan_evolution
-from toolkit.core.policies.upsolver_planner import AddColumn, Retype
-from toolkit.core.policies.upsolver_planner import MakeOptional as PlannerMakeOptional
 from toolkit.core.values.types import Column, Struct
 
 TABLE = Struct(

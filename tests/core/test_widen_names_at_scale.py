@@ -9,7 +9,7 @@ import pytest
 
 from toolkit.core.batch.options import make_options
 from toolkit.core.engine import Engine, make_plan
-from toolkit.core.policies.upsolver_planner import Plan, full_names
+from toolkit.core.evolution.batch_plan import Plan, full_names
 from toolkit.core.values.naming import TakenNames
 from toolkit.core.values.types import Column, Struct
 

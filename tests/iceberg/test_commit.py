@@ -17,8 +17,8 @@ from pyiceberg.table import Table
 from pyiceberg.types import StringType
 
 from toolkit.core.engine import Engine
+from toolkit.core.evolution.batch_plan import Plan
 from toolkit.core.evolution.state import TableState
-from toolkit.core.policies.upsolver_planner import Plan
 from toolkit.core.values.types import Column, Struct
 from toolkit.errors import OperationError, StalePlanError
 from toolkit.iceberg.commit import commit_plan

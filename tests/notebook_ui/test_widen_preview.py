@@ -188,7 +188,7 @@ def test_a_widening_preview_with_nothing_to_set_aside(lake: Catalog) -> None:
 
 
 def test_the_outcome_of_a_skipped_batch_mentions_no_quarantine() -> None:
-    from toolkit.core.policies.upsolver_planner import Plan
+    from toolkit.core.evolution.batch_plan import Plan
     from toolkit.core.values.types import Struct
 
     nothing = Plan(0, Struct(), Struct(), ())

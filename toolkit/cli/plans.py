@@ -34,7 +34,7 @@ from toolkit.errors import PlanChangedError, StalePlanError
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
 
-    from toolkit.core.policies.upsolver_planner import Plan
+    from toolkit.core.evolution.batch_plan import Plan
     from toolkit.pipeline.ingest import IngestReport
 
 __all__ = ["apply", "export", "ingest", "preview"]

@@ -24,8 +24,8 @@ from toolkit.core.batch.profile import Profile, profile_of
 from toolkit.core.batch.quarantine import Quarantined, Reason
 from toolkit.core.batch.routing import Router, conform, rows_of
 from toolkit.core.batch.summary import summarize
+from toolkit.core.evolution.batch_plan import Plan
 from toolkit.core.policies import policy_of
-from toolkit.core.policies.upsolver_planner import Plan
 from toolkit.core.values.jsonlines import UnreadLine
 from toolkit.core.values.scalars import has_foreign, plain_record
 from toolkit.core.values.types import Struct

@@ -31,11 +31,11 @@ from pyiceberg.table.update import (
     TableUpdate,
 )
 
+from toolkit.core.evolution.batch_plan import Plan, max_field_id
 from toolkit.core.evolution.field_operations import identifier_problem
 from toolkit.core.evolution.layout import TableLayout
 from toolkit.core.evolution.lineage import plan_lineage_properties
 from toolkit.core.evolution.state import TableState
-from toolkit.core.policies.upsolver_planner import Plan, max_field_id
 from toolkit.core.values.naming import shared_index_names
 from toolkit.core.values.types import ColumnType, ListOf, MapOf, Struct
 from toolkit.core.values.widening import in_place

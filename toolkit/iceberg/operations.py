@@ -42,6 +42,7 @@ from pyiceberg.types import (
     StructType,
 )
 
+from toolkit.core.evolution.batch_plan import Plan
 from toolkit.core.evolution.destruction import Destruction
 from toolkit.core.evolution.layout import (
     PartitionField,
@@ -64,7 +65,6 @@ from toolkit.core.evolution.operation_base import WideningLike
 from toolkit.core.evolution.operations import Operation, SortKey, Widening
 from toolkit.core.evolution.plans import Evolution, plan_evolution
 from toolkit.core.evolution.state import TableState
-from toolkit.core.policies.upsolver_planner import Plan
 from toolkit.core.values.types import ColumnType
 from toolkit.core.values.widening import retype_value
 from toolkit.errors import (
@@ -247,7 +247,8 @@ def evolve(
     counting their values, unless ``drop_data=True``; dropping columns that hold no values
     needs no such yes (``preview_evolution(...).destruction`` says what a plan destroys).
 
-    ``plan`` may also be a policy's :class:`~toolkit.core.policies.upsolver_planner.Plan` (RULES 3 and 5),
+    ``plan`` may also be a policy's :class:`~toolkit.core.evolution.batch_plan.Plan`
+    (RULES 3 and 5),
     logged as decided by its rule (``decided_by`` and ``reason`` are the rule's; ``batch``
     defaults to the plan's). A schema-only one (columns added, widenings in place, columns
     made optional) takes the fast path, :func:`~toolkit.iceberg.commit.commit_plan`: one

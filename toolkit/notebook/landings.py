@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, get_args
 from toolkit.core.batch.observe import Classifier, StructObservation
 from toolkit.core.batch.quarantine import Quarantined, detail_text
 from toolkit.core.batch.routing import Router, explain_record
-from toolkit.core.policies.upsolver_planner import Plan
+from toolkit.core.evolution.batch_plan import Plan
 from toolkit.core.policies.widen import WidenRouter, primary_columns
 from toolkit.core.values.types import RECORD, Column, Kind, Struct
 from toolkit.core.values.wording import counted

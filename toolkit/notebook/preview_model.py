@@ -18,9 +18,10 @@ from toolkit.core.batch.options import Options
 from toolkit.core.batch.quarantine import Quarantined, fields_set_aside
 from toolkit.core.batch.routing import set_aside_rare
 from toolkit.core.engine import Engine
+from toolkit.core.evolution.batch_plan import Plan, Retype
+from toolkit.core.evolution.operations import MakeOptional
 from toolkit.core.evolution.state import ABSENT, TableState
 from toolkit.core.policies import policy_named, policy_of
-from toolkit.core.policies.upsolver_planner import MakeOptional, Plan, Retype
 from toolkit.core.policies.widen import WidenRouter
 from toolkit.core.values.lookalikes import lookalike_warnings
 from toolkit.core.values.types import iter_ids, type_to_str

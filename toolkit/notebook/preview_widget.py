@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Final, Literal, TypeAlias
 import ipywidgets as widgets
 
 from toolkit.core.batch.options import Options
-from toolkit.core.policies.upsolver_planner import Plan
+from toolkit.core.evolution.batch_plan import Plan
 from toolkit.core.values.wording import counted
 from toolkit.errors import ExportError
 from toolkit.notebook.common import StaticHtmlPanel

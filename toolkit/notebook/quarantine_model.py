@@ -25,7 +25,7 @@ from toolkit.notebook.outcome import CommitOutcome
 from toolkit.pipeline.replay import CannotLand, ReplayReport, cannot_land_text
 
 if TYPE_CHECKING:
-    from toolkit.core.policies.upsolver_planner import Plan
+    from toolkit.core.evolution.batch_plan import Plan
     from toolkit.pipeline.replay import ReplayPreview
 
 __all__ = [

@@ -31,11 +31,11 @@ from toolkit.core.batch.options import REWRITES_WHEN_APPROVED, Options, make_opt
 from toolkit.core.batch.profile import Profile
 from toolkit.core.batch.summary import Summary
 from toolkit.core.engine import make_plan
+from toolkit.core.evolution.batch_plan import Plan
 from toolkit.core.evolution.lineage import plan_lineage_properties
 from toolkit.core.evolution.state import TableState
 from toolkit.core.maintenance.folding import choose_fold
 from toolkit.core.policies import policy_of
-from toolkit.core.policies.upsolver_planner import Plan
 from toolkit.core.values.types import Struct
 from toolkit.errors import IncompatibleRecordError, PlanChangedError, StalePlanError
 from toolkit.iceberg.catalog import NEW_TABLE_PROPERTIES, ensure_namespace, load_table

@@ -16,8 +16,8 @@ from toolkit.core.batch.profile import Profile, profile_of
 from toolkit.core.batch.quarantine import Quarantined
 from toolkit.core.batch.summary import summarize
 from toolkit.core.engine import Engine, make_plan
+from toolkit.core.evolution.batch_plan import Plan
 from toolkit.core.evolution.state import TableState
-from toolkit.core.policies.upsolver_planner import Plan
 from toolkit.core.values.scalars import plain_record
 from toolkit.core.values.types import Struct
 from toolkit.iceberg.catalog import load_table

@@ -28,8 +28,8 @@ from pyiceberg.catalog import Catalog
 from toolkit.core.batch.options import REWRITES_WHEN_APPROVED, Options, make_options, takes_options
 from toolkit.core.batch.quarantine import Quarantine, QuarantinedRow, detail_text, reason_words
 from toolkit.core.batch.replay_plan import by_field_id, landing
+from toolkit.core.evolution.batch_plan import Plan
 from toolkit.core.evolution.state import TableState
-from toolkit.core.policies.upsolver_planner import Plan
 from toolkit.core.values.types import Struct
 from toolkit.core.values.wording import counted
 from toolkit.errors import NotReplayableError

@@ -27,7 +27,7 @@ from toolkit.core.batch.options import Options
 from toolkit.core.batch.profile import Profile
 from toolkit.core.batch.quarantine import Quarantined
 from toolkit.core.batch.summary import Summary
-from toolkit.core.policies.upsolver_planner import Plan
+from toolkit.core.evolution.batch_plan import Plan
 from toolkit.core.values.types import Struct
 from toolkit.iceberg.ledger import (
     BATCH_ID_PROPERTY,

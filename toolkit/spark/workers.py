@@ -21,8 +21,8 @@ from toolkit.core.batch.profile import Profile, profile_of
 from toolkit.core.batch.quarantine import Quarantined, Reason
 from toolkit.core.batch.summary import Summary, summarize
 from toolkit.core.engine import Engine, RoutedBatch, gc_paused
+from toolkit.core.evolution.batch_plan import Plan
 from toolkit.core.policies import policy_of
-from toolkit.core.policies.upsolver_planner import Plan
 from toolkit.core.values.jsonlines import has_lone_surrogate, parse_line
 from toolkit.core.values.types import Struct
 from toolkit.errors import MalformedLineError, NotUtf8LineError

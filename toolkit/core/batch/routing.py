@@ -30,7 +30,7 @@ from toolkit.core.batch.observe import (
 )
 from toolkit.core.batch.options import Options
 from toolkit.core.batch.quarantine import Quarantined
-from toolkit.core.policies.upsolver_planner import Plan, RareType
+from toolkit.core.evolution.batch_plan import Plan, RareType
 from toolkit.core.values.conversions import LOSSY
 from toolkit.core.values.families import receives
 from toolkit.core.values.types import RECORD, Column, Kind, ListOf, MapOf, Struct, type_to_str

@@ -70,7 +70,8 @@ __all__ = [
 
 
 class ExportablePlan(Protocol):
-    """What an export reads of a plan (:class:`~toolkit.core.policies.upsolver_planner.Plan` has it all)."""
+    """What an export reads of a plan (:class:`~toolkit.core.evolution.batch_plan.Plan`
+    has it all)."""
 
     @property
     def before(self) -> Struct: ...

@@ -29,6 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from toolkit.core.evolution.batch_plan import Plan
 from toolkit.core.evolution.layout import TableLayout
 from toolkit.core.evolution.operations import Operation
 from toolkit.core.evolution.plans import (
@@ -46,7 +47,6 @@ from toolkit.core.evolution.reasons import (
     reason_text,
 )
 from toolkit.core.maintenance.folding import LINEAGE_PREFIX, folded_high
-from toolkit.core.policies.upsolver_planner import Plan
 from toolkit.errors import AlreadyUndoneError, IrreversibleError, OperationError, UndoMovedError
 
 

@@ -16,7 +16,8 @@ from toolkit.core.values.types import Column, ColumnType, Struct
 
 
 class WideningLike(Protocol):
-    """What an adapter reads of a widening it stages (:class:`toolkit.core.evolution.operations.Widening`)."""
+    """What an adapter reads of a widening it stages
+    (:class:`toolkit.core.evolution.operations.Widening`)."""
 
     @property
     def path(self) -> Path: ...

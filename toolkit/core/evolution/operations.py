@@ -9,7 +9,8 @@ Iceberg-like validation (errors name the field); every operation applies to a wh
 schema change can: ``why_irreversible`` says why), names the field it acts on
 (``subject_id``) and stages itself on a real table through a :class:`TableEditor` (the
 adapter's side). A plan of them is a :class:`~toolkit.core.evolution.plans.Evolution`; the
-policies' own changes (:mod:`toolkit.core.policies.upsolver_planner`) are operations of the same kinds.
+policies' own changes (:mod:`toolkit.core.evolution.batch_plan`) are operations of the
+same kinds.
 
 Paths are tuples of names (keys may contain dots); the constructors also take a dotted
 string for convenience, or a field ID (an ``int``) for a field that exists, looked up when
@@ -99,8 +100,9 @@ from toolkit.errors import OperationError
 
 class Adding(SchemaOperation):
     """The add kind (JSON ``add``): a user's :class:`AddField`, or a policy's
-    :class:`~toolkit.core.policies.upsolver_planner.AddColumn`. Iceberg gives the field a new ID, so it never
-    reads values of a dropped field, even one that had the same name (Iceberg correctness #1).
+    :class:`~toolkit.core.evolution.batch_plan.AddColumn`. Iceberg gives the field a new ID,
+    so it never reads values of a dropped field, even one that had the same name (Iceberg
+    correctness #1).
     """
 
     op: ClassVar[str] = "add"
@@ -280,7 +282,8 @@ class RenameField(SchemaOperation):
 
 class Widening(SchemaOperation):
     """The widen kind (JSON ``widen``, RULES 5): a user's :class:`WidenField`, or a policy's
-    :class:`~toolkit.core.policies.upsolver_planner.Retype`. ``rewrite`` is False when Iceberg widens in place
+    :class:`~toolkit.core.evolution.batch_plan.Retype`. ``rewrite`` is False when Iceberg
+    widens in place
     (int->long, float->double, wider decimal, date->timestamp on v3); any other widening of
     the matrix rewrites the data (the column keeps its name and position, gets a new field
     ID, and old snapshots keep the old values). ``rows``/``bytes`` say what a rewrite

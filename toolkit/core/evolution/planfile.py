@@ -29,10 +29,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from toolkit.core.evolution.batch_plan import AddColumn, Plan, RareType, Retype
 from toolkit.core.evolution.operations import MakeOptional
 from toolkit.core.evolution.reasons import reason_text
 from toolkit.core.evolution.state import TableState
-from toolkit.core.policies.upsolver_planner import AddColumn, Plan, RareType, Retype
 from toolkit.core.values.types import Column, ColumnType, Kind, ListOf, MapOf, Opaque, Shape, Struct
 from toolkit.core.values.wording import batch_number
 from toolkit.errors import PlanFileError

@@ -58,7 +58,8 @@ class Evolution:
     """A plan of operations against one layout of a table, with who decided it and why.
 
     ``decided_by`` is ``"user"`` or the rule that made the plan (``"RULES 3"``, shown as
-    ``the upsolver policy (RULES 3)``: :func:`~toolkit.core.evolution.reasons.decided_by_text`); ``batch``
+    ``the upsolver policy (RULES 3)``:
+    :func:`~toolkit.core.evolution.reasons.decided_by_text`); ``batch``
     the batch that triggered it; ``reasons`` an optional reason per operation. Build one
     with :func:`plan_evolution`, which checks every operation in order.
     """
@@ -94,7 +95,7 @@ class Evolution:
     @property
     def rewrites(self) -> tuple[WidenField, ...]:
         """The widenings that rewrite data (shown with the rows/bytes they touch), as
-        :class:`WidenField` (a policy's :class:`~toolkit.core.policies.upsolver_planner.Retype` too)."""
+        :class:`WidenField` (a policy's :class:`~toolkit.core.evolution.batch_plan.Retype` too)."""
         return tuple(
             op.as_widen_field()
             for op in self.operations

@@ -30,7 +30,8 @@ from toolkit.core.batch.observed import Observed
 from toolkit.core.batch.options import POLICY_TERMS, Options, PolicyTerms
 from toolkit.core.batch.quarantine import Quarantined
 from toolkit.core.batch.routing import Router, rows_of, set_aside_rare
-from toolkit.core.policies.upsolver_planner import Plan, plan_batch
+from toolkit.core.evolution.batch_plan import Plan
+from toolkit.core.policies.upsolver_planner import plan_batch
 from toolkit.core.policies.widen import WidenRouter, plan_widen, route_widen
 from toolkit.core.values.types import Struct
 

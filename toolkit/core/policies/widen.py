@@ -31,17 +31,17 @@ from toolkit.core.batch.observe import Classifier
 from toolkit.core.batch.observed import Observed, ObservedField
 from toolkit.core.batch.options import Options
 from toolkit.core.batch.quarantine import Quarantined, Reason
-from toolkit.core.evolution.reasons import because
-from toolkit.core.policies.upsolver_planner import (
+from toolkit.core.evolution.batch_plan import (
     AddColumn,
-    MakeOptional,
     Plan,
     Retype,
-    _numbered_like_iceberg,
-    _renumbered_type,
     max_field_id,
+    numbered_like_iceberg,
+    renumbered_type,
     struct_prefix,
 )
+from toolkit.core.evolution.operations import MakeOptional
+from toolkit.core.evolution.reasons import because
 from toolkit.core.values.conversions import LOSSY, Conversions
 from toolkit.core.values.families import families, wrap_type
 from toolkit.core.values.naming import TakenNames, evolved_doc
@@ -141,7 +141,7 @@ def plan_widen(
         batch, schema, after, tuple(ctx.changes), tuple(ctx.retypes), tuple(ctx.optionals),
         tuple(ctx.pending),
     )
-    return _rewrites_renumbered(_numbered_like_iceberg(plan, last_id), last_id)
+    return _rewrites_renumbered(numbered_like_iceberg(plan, last_id), last_id)
 
 
 def _rewrites_renumbered(plan: Plan, last_assigned: int) -> Plan:
@@ -158,7 +158,7 @@ def _rewrites_renumbered(plan: Plan, last_assigned: int) -> Plan:
             new_ids[r.column_id] = last
             r = replace(r, new_id=last)
         retypes.append(r)
-    after = _renumbered_type(plan.after, lambda i: new_ids.get(i, i))
+    after = renumbered_type(plan.after, lambda i: new_ids.get(i, i))
     assert isinstance(after, Struct)
     return replace(plan, after=after, retypes=tuple(retypes))
 
