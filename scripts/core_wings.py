@@ -107,6 +107,9 @@ SYMBOLS: dict[tuple[str, str], str] = {
     )},
     ("policies.upsolver_planner", "MakeOptional"): "evolution.operations",
     ("policies.upsolver_planner", "ColumnType"): "values.types",
+    # who decided a plan is a policy's word: the registry reads it
+    ("evolution.reasons", "decided_by_text"): "policies",
+    ("evolution.reasons", "policy_of_reasons"): "policies",
 }
 
 TEXT_SUFFIXES = (".py", ".md", ".ipynb", ".toml", ".cfg", ".ini", ".txt", ".yml", ".yaml",

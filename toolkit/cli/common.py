@@ -19,13 +19,12 @@ from pyiceberg.catalog import Catalog
 from toolkit.cli.progress import status
 from toolkit.cli.terminal import echo
 from toolkit.core.batch.options import (
-    POLICIES,
-    POLICY_TERMS,
     RARE_TYPE_PERCENT_MAX,
     checked_rare_type_percent,
     make_options,
 )
 from toolkit.core.evolution.planfile import PlanFile, loads
+from toolkit.core.policies import DEFAULT_POLICY, POLICIES, policy_names
 from toolkit.core.values.secrets import MASK, masked
 
 if TYPE_CHECKING:
@@ -122,9 +121,9 @@ def policy_options(f: F) -> F:
         help="What happens to a record the table cannot take: set aside, or fail the batch.",
     )(f)
     return click.option(
-        "--policy", type=click.Choice(POLICIES), default="upsolver",
+        "--policy", type=click.Choice(policy_names()), default=DEFAULT_POLICY.name,
         show_default=True,
-        help="; ".join(t.line for t in POLICY_TERMS.values()) + ".",
+        help="; ".join(p.line for p in POLICIES) + ".",
     )(f)
 
 

@@ -25,7 +25,6 @@ from toolkit.core.batch.quarantine import Quarantined, Reason
 from toolkit.core.batch.routing import Router, conform, rows_of
 from toolkit.core.batch.summary import summarize
 from toolkit.core.evolution.batch_plan import Plan
-from toolkit.core.policies import policy_of
 from toolkit.core.values.jsonlines import UnreadLine
 from toolkit.core.values.scalars import has_foreign, plain_record
 from toolkit.core.values.types import Struct
@@ -82,7 +81,7 @@ class Engine:
 
     def __init__(self, options: Options | None = None) -> None:
         self.options = options or Options()
-        self.policy = policy_of(self.options)
+        self.policy = self.options.policy
         self.classifier = Classifier(self.options)
         self.router = Router(self.options, self.classifier)
 
@@ -240,10 +239,10 @@ def set_aside_line(line: UnreadLine, batch: int | str) -> Quarantined:
 def make_plan(
     schema: Struct, obs: Observed, options: Options, batch: int = 0, last_assigned: int = 0
 ) -> Plan:
-    """The plan of one batch under the configured policy: the ``upsolver`` one (RULES 2-4) or
-    the ``widen`` one (RULES 5). ``obs`` is an observation or a Spark summary of one;
+    """The plan of one batch under the configured policy (``options.policy``, RULES 2-5).
+    ``obs`` is an observation or a Spark summary of one;
     ``last_assigned`` the table's last assigned field ID (new IDs come after it)."""
-    return policy_of(options).plan(schema, obs, options, batch, last_assigned)
+    return options.policy.plan(schema, obs, options, batch, last_assigned)
 
 
 def simulate_batches(

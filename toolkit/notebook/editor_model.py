@@ -48,8 +48,8 @@ from toolkit.core.evolution.operations import (
     widen_to,
 )
 from toolkit.core.evolution.plans import Evolution, plan_evolution
-from toolkit.core.evolution.reasons import decided_by_text
 from toolkit.core.evolution.state import ABSENT, TableState
+from toolkit.core.policies import decided_by_text
 from toolkit.core.values.types import Column, ColumnType, ListOf, Struct, iter_ids
 from toolkit.core.values.wording import counted, visible
 from toolkit.errors import OperationError, PlanChangedError, StalePlanError, UndoMovedError

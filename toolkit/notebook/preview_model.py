@@ -21,8 +21,7 @@ from toolkit.core.engine import Engine
 from toolkit.core.evolution.batch_plan import Plan, Retype
 from toolkit.core.evolution.operations import MakeOptional
 from toolkit.core.evolution.state import ABSENT, TableState
-from toolkit.core.policies import policy_named, policy_of
-from toolkit.core.policies.widen import WidenRouter
+from toolkit.core.policies import DEFAULT_POLICY, EvolutionPolicy
 from toolkit.core.values.lookalikes import lookalike_warnings
 from toolkit.core.values.types import iter_ids, type_to_str
 from toolkit.core.values.wording import counted
@@ -167,7 +166,7 @@ class PlanModel:
     samples: tuple[RecordLandings, ...]
     sql: tuple[tuple[Dialect, str], ...]
     """The COALESCE view's SELECT over the table after the plan, per dialect."""
-    policy: str = "upsolver"
+    policy: EvolutionPolicy = DEFAULT_POLICY
     widenings: tuple[Retype, ...] = ()
     """Columns the plan retypes (the ``widen`` policy): in place or by an approved rewrite."""
     pending: tuple[Retype, ...] = ()
@@ -207,7 +206,7 @@ class PlanModel:
     @property
     def widening(self) -> bool:
         """Planned under the widening policy (RULES 5)."""
-        return policy_named(self.policy).widens
+        return self.policy.widens
 
     def sql_for(self, dialect: Dialect) -> str:
         return dict(self.sql)[dialect]
@@ -304,16 +303,15 @@ class PlanModel:
         # that sets records aside, those the table cannot take
         aside = list(preview.aside)
         held: dict[int, Quarantined] = {}  # by position among the planned records
-        widen_router: WidenRouter | None = None
-        if policy_of(opts).sets_aside:
-            widen_router = WidenRouter(plan, opts, engine.classifier)
+        policy = opts.policy
+        if policy.sets_aside:
             for i, r in enumerate(preview.records):
-                for q in widen_router.route([r], plan.batch, "quarantine")[1]:
+                for q in policy.fit(plan, [r], opts, engine.classifier, plan.batch)[1]:
                     held[i] = q
                     aside.append((numbers[i] - 1, q))
         obs = preview.observation or engine.observe(preview.records, plan.batch)
         # records holding a rare type are set aside (docs/rules.md)
-        if widen_router is None and plan.rare:
+        if not policy.sets_aside and plan.rare:
             at = {id(r): i for i, r in enumerate(obs.rows)}
             for q in set_aside_rare(plan, obs, plan.batch)[1]:
                 held[at[id(q.record)]] = q
@@ -332,11 +330,12 @@ class PlanModel:
             r = preview.records[i]
             if i in held:
                 samples.append(held_landings(n, r, held[i], look))
-            elif widen_router is not None:
-                samples.append(widen_landings(n, r, plan, widen_router, look))
+            elif policy.widens:  # a value lands in its key's one column, or nowhere
+                row = policy.fit(plan, [r], opts, engine.classifier, plan.batch)[0][0]
+                samples.append(widen_landings(n, r, plan, row, look))
             else:
                 samples.append(landings_of(n, r, plan, engine.router, look))
-        if aside or policy_of(opts).sets_aside:
+        if aside or policy.sets_aside:
             quarantine = QuarantinePreview.of(aside, fails=opts.on_incompatible == "fail")
         unlanded = tuple(
             f"every value of field {name!r} is set aside, so it gets no column: {q.detail}"

@@ -35,7 +35,6 @@ from toolkit.core.evolution.batch_plan import Plan
 from toolkit.core.evolution.lineage import plan_lineage_properties
 from toolkit.core.evolution.state import TableState
 from toolkit.core.maintenance.folding import choose_fold
-from toolkit.core.policies import policy_of
 from toolkit.core.values.types import Struct
 from toolkit.errors import IncompatibleRecordError, PlanChangedError, StalePlanError
 from toolkit.iceberg.catalog import NEW_TABLE_PROPERTIES, ensure_namespace, load_table
@@ -122,7 +121,7 @@ def _one_pass_codes(
     the JVM does not route, or a table with list columns that keeps no codes yet (written
     before they were kept: the routing table could not foresee their arrays, so the pass
     would mostly be done again)."""
-    if table is None or mode not in JVM_MODES or not policy_of(options).jvm_routes:
+    if table is None or mode not in JVM_MODES or not options.policy.jvm_routes:
         return None
     schema = from_iceberg(table.schema())
     if not schema.fields or not jvm_tally_ready(spark):
@@ -347,7 +346,7 @@ def _planned(
     staged when its tally was planned against the very table it was routed into (the plan
     changes nothing, no other writer moved the table, the routing foresaw every kind),
     else routed now. The same plan and the same checks either way."""
-    policy = policy_of(opts)
+    policy = opts.policy
     fail = opts.on_incompatible == "fail"
     if fail and seen.first_aside is not None:
         raise IncompatibleRecordError(seen.first_aside)

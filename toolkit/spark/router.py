@@ -10,10 +10,10 @@ so RULES 3 lives in ``toolkit.core`` alone; the JVM converts leaves by RULES 2's
 (``toolkit.core.values.conversions``), which ``tests/spark/test_router.py`` holds equal to the
 Python router value by value.
 
-The pipeline routes a batch here when it can (:func:`jvm_routing`): the ``upsolver`` policy,
-JSON lines the tally read in full, nothing set aside. Otherwise, and whenever the JVM
-refuses a line or a kind its table does not foresee, the batch goes through the Python
-router, as before.
+The pipeline routes a batch here when it can (:func:`jvm_routing`): a policy the JVM routes
+(``options.policy.jvm_routes``), JSON lines the tally read in full, nothing set aside.
+Otherwise, and whenever the JVM refuses a line or a kind its table does not foresee, the
+batch goes through the Python router, as before.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any
 from toolkit.core.batch.map_routing import map_value_column
 from toolkit.core.batch.options import Options
 from toolkit.core.batch.routing import Router
-from toolkit.core.policies import policy_of
 from toolkit.core.values.types import RECORD, Struct
 from toolkit.spark.tally import REPRESENTATIVES, KindCodes, is_array_code, jvm_class
 
@@ -119,7 +118,7 @@ def jvm_routing(
     routes by its own plan, in Python), and a batch the tally did not read in full has no
     codes. Both are made once per schema, codes and options, and shared: read the table,
     do not change it."""
-    if not policy_of(options).jvm_routes or codes is None:
+    if not options.policy.jvm_routes or codes is None:
         return None
     if not schema.fields:  # rows without columns: what Python workers do with them stays
         return None

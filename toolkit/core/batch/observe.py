@@ -5,6 +5,7 @@ A batch is observed one struct level at a time: for each key, the list of its va
 a column at a time lets the common case (every value of a key of one type) be decided
 by C-level ``set(map(type, values))`` instead of a Python loop per value.
 
+>>> from toolkit.core.batch.options import Options
 >>> obs = observe_struct([{"a": 1, "b": "2024-01-02"}, {"a": 2.5}], Options())
 >>> sorted(str(k.shape) for k in obs.fields["a"].counts)
 ['double', 'long']
@@ -22,7 +23,7 @@ from decimal import Decimal
 from itertools import chain
 from typing import Any, Final
 
-from toolkit.core.batch.options import Options
+from toolkit.core.batch.settings import Settings
 from toolkit.core.values.conversions import (
     LOSSY,
     MICROS_PER,
@@ -105,7 +106,7 @@ def _binary_kind(v: bytes) -> Kind:
 class Classifier:
     """Gives each value its kind, under one set of options."""
 
-    def __init__(self, options: Options) -> None:
+    def __init__(self, options: Settings) -> None:
         self.options = options
         self.lattice = options.lattice
         self.conversions = options.conversions
@@ -121,9 +122,9 @@ class Classifier:
             Decimal: _decimal_kind,
             bytes: _binary_kind,
         }
-        # RULES 1, typed sources: int/short/byte count as long and float as double under
-        # the upsolver policy; the widen policy keeps their own types.
-        own = options.policy == "widen"
+        # RULES 1, typed sources: int/short/byte count as long and float as double, but
+        # under a policy that widens (RULES 5), which keeps their own types to widen them.
+        own = options.policy.widens
         self._scalar[Int] = (lambda v: K_INT) if own else (lambda v: K_LONG)
         self._scalar[Float] = (lambda v: K_FLOAT) if own else (lambda v: K_DOUBLE)
         self._widest: dict[frozenset[Kind], Kind | None] = {}
@@ -335,7 +336,7 @@ class StructObservation:
 
 def observe_struct(
     rows: list[dict[str, Any]],
-    options: Options | Classifier,
+    options: Settings | Classifier,
     path: tuple[str, ...] = (),
     depth: int = 1,
 ) -> StructObservation:

@@ -33,60 +33,20 @@ from typing import (
 )
 
 from toolkit.core.batch.quarantine import OnIncompatible
+from toolkit.core.policies import (
+    DEFAULT_POLICY,
+    POLICIES,
+    EvolutionPolicy,
+    policy_named,
+    policy_names,
+)
 from toolkit.core.values.conversions import Conversions, EpochUnit, LongTimestampUnit
 from toolkit.core.values.lattice import STRICT, UPSOLVER, Lattice
 from toolkit.core.values.wording import or_join
 from toolkit.errors import UnknownOptionError
 
-#: ``upsolver``: suffixed columns (RULES 2-4); ``widen``: one column per key widened by the
-#: matrix, the incompatible quarantined or failed (RULES 5).
-Policy: TypeAlias = Literal["upsolver", "widen"]
-POLICIES: tuple[Policy, ...] = ("upsolver", "widen")
-
-
-@dataclass(frozen=True)
-class PolicyTerms:
-    """How every text names one policy: by the very word ``policy=`` (and ``--policy``)
-    takes, with what it does and the sections of ``spec/RULES.md`` that define it (which
-    call them the Upsolver policy and the widening policy).
-
-    >>> t = POLICY_TERMS["widen"]
-    >>> t.title, t.line
-    ('the widen policy', 'widen: one column per key, widened by the matrix (RULES 5)')
-    """
-
-    name: Policy
-    #: what it does, in a phrase
-    does: str
-    #: the same in two or three words (a column heading's)
-    brief: str
-    rules: str
-
-    @property
-    def title(self) -> str:
-        """``the upsolver policy``: what a sentence calls it."""
-        return f"the {self.name} policy"
-
-    @property
-    def line(self) -> str:
-        """``upsolver: a type-suffixed column for each new type (RULES 2-4)``."""
-        return f"{self.name}: {self.does} ({self.rules})"
-
-
-#: the one table of the policies' words, in the order of :data:`POLICIES` (tested)
-POLICY_TERMS: dict[Policy, PolicyTerms] = {
-    "upsolver": PolicyTerms(
-        "upsolver", "a type-suffixed column for each new type", "suffixed columns", "RULES 2-4"
-    ),
-    "widen": PolicyTerms(
-        "widen", "one column per key, widened by the matrix", "widened columns", "RULES 5"
-    ),
-}
-
-
-def policy_title(name: str) -> str:
-    """What a sentence calls policy ``name``: ``the upsolver policy``."""
-    return POLICY_TERMS[name].title  # type: ignore[index]
+#: what ``policy=`` accepts: a policy, or the name of one (looked up in the registry)
+PolicyName: TypeAlias = Literal[policy_names()]  # type: ignore[valid-type]
 
 
 #: the lattices a caller may name instead of passing a :class:`Lattice` (the names of
@@ -134,9 +94,12 @@ class Options:
         accepts=Lattice | LatticeName,
         given=UPSOLVER.name,  # the Lattice's repr is its whole table: too long to read
     )
-    # the name only: toolkit.core.policies.policy_of gives the object the engine asks
-    policy: Policy = _option(
-        "upsolver", "; ".join(f"``{t.name}``: {t.does} ({t.rules})" for t in POLICY_TERMS.values())
+    # the object the engine asks (toolkit.core.policies); a name is looked up once, here
+    policy: EvolutionPolicy = _option(
+        DEFAULT_POLICY,
+        "; ".join(f"``{p.name}``: {p.does} ({p.rules})" for p in POLICIES),
+        accepts=EvolutionPolicy | PolicyName,
+        given=DEFAULT_POLICY.name,
     )
     on_incompatible: OnIncompatible = _option(
         "quarantine",
@@ -157,6 +120,10 @@ class Options:
         "field's non-null values in a batch, and which would need a new column, is not "
         "evolved for; its records are set aside (reason ``rare-type``, replayable)",
     )
+
+    def __post_init__(self) -> None:
+        if isinstance(self.policy, str):  # the boundary: a policy given by its name
+            object.__setattr__(self, "policy", policy_named(self.policy))
 
     @cached_property
     def conversions(self) -> Conversions:
@@ -442,14 +409,18 @@ def make_options(**options: Any) -> Options:
         if name not in OPTION_NAMES:
             raise UnknownOptionError(name, OPTION_NAMES)
     given = {o.name: options.get(o.name, o.default) for o in OPTION_TABLE}
+    if isinstance(given["policy"], str):  # (a plug-in registered since is a choice too)
+        given["policy"] = policy_named(given["policy"])
     for o in OPTION_TABLE:
         _check_choice(o, given[o.name])
-    policy = given["policy"]
+    policy: EvolutionPolicy = given["policy"]
     percent = given["rare_type_percent"] = checked_rare_type_percent(given["rare_type_percent"])
-    if percent is not None and policy != "upsolver":
+    if percent is not None and not policy.takes_rare_type_threshold:
+        takers = [p for p in POLICIES if p.takes_rare_type_threshold]
         raise ValueError(
-            f"rare_type_percent={percent:g} is an option of {policy_title('upsolver')} "
-            f"(policy='upsolver'), not of policy={policy!r}; leave it out"
+            f"rare_type_percent={percent:g} is an option of "
+            f"{' or '.join(f'{p.title} (policy={p.name!r})' for p in takers)}, "
+            f"not of policy={policy.name!r}; leave it out"
         )
     if isinstance(given["lattice"], str):
         given["lattice"] = LATTICES[given["lattice"]]

@@ -6,6 +6,7 @@ at all is the very list of input values.
 
 >>> from toolkit.core.batch.observe import observe_struct
 >>> from toolkit.core.policies.upsolver_planner import plan_batch
+>>> from toolkit.core.batch.options import Options
 >>> opts = Options()
 >>> obs = observe_struct([{"a": 1}, {"a": [2, 3]}], opts)
 >>> schema = plan_batch(Struct(), obs, opts).after
@@ -28,8 +29,8 @@ from toolkit.core.batch.observe import (
     StructObservation,
     observe_struct,
 )
-from toolkit.core.batch.options import Options
 from toolkit.core.batch.quarantine import Quarantined
+from toolkit.core.batch.settings import Settings
 from toolkit.core.evolution.batch_plan import Plan, RareType
 from toolkit.core.values.conversions import LOSSY
 from toolkit.core.values.families import receives
@@ -82,7 +83,7 @@ def wrap(value: Any, times: int) -> Any:
 class Router:
     """Routes observed batches into the columns of a schema (RULES 3.1)."""
 
-    def __init__(self, options: Options, classifier: Classifier | None = None) -> None:
+    def __init__(self, options: Settings, classifier: Classifier | None = None) -> None:
         self.lattice = options.lattice
         self.conversions = options.conversions
         self.classifier = classifier or Classifier(options)
@@ -91,6 +92,7 @@ class Router:
         """How a value of kind ``k`` lands in ``col``; None: it is not written there.
         The Python router and the JVM one (``toolkit.spark.router``) both route by it.
 
+        >>> from toolkit.core.batch.options import Options
         >>> r = Router(Options())
         >>> r.rule(Kind("long", 0), Column(1, "a", ListOf(2, "double")))
         Rule(how='convert', wrap=1)
@@ -405,6 +407,7 @@ def set_aside_rare(
     the first rare type it holds, in the plan's order (docs/rules.md, *Rare types*).
 
     >>> from toolkit.core.policies.upsolver_planner import plan_batch
+    >>> from toolkit.core.batch.options import Options
     >>> opts = Options(rare_type_percent=10)
     >>> batch = [{"n": i} for i in range(19)] + [{"n": "many"}]
     >>> obs = observe_struct(batch, opts)

@@ -39,14 +39,9 @@ from toolkit.core.evolution.plans import (
     operation_to_json,
     plan_evolution,
 )
-from toolkit.core.evolution.reasons import (
-    UPSOLVER_RULE,
-    WIDEN_RULE,
-    decided_by_text,
-    policy_of_reasons,
-    reason_text,
-)
+from toolkit.core.evolution.reasons import reason_text
 from toolkit.core.maintenance.folding import LINEAGE_PREFIX, folded_high
+from toolkit.core.policies import decided_by_text, policy_of_reasons
 from toolkit.errors import AlreadyUndoneError, IrreversibleError, OperationError, UndoMovedError
 
 
@@ -334,8 +329,6 @@ __all__ = [
     "undone_by",
     "undoes",
     "LINEAGE_PREFIX",
-    "UPSOLVER_RULE",
-    "WIDEN_RULE",
     "LineageEntry",
     "evolution_of_plan",
     "lineage_properties",

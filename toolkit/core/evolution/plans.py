@@ -44,8 +44,8 @@ from toolkit.core.evolution.operations import (
     WidenField,
     Widening,
 )
-from toolkit.core.evolution.reasons import decided_by_text
 from toolkit.core.evolution.union import UnionByName
+from toolkit.core.policies import decided_by_text
 from toolkit.core.values.types import Struct
 from toolkit.core.values.wording import counted
 from toolkit.errors import OperationError
@@ -59,7 +59,7 @@ class Evolution:
 
     ``decided_by`` is ``"user"`` or the rule that made the plan (``"RULES 3"``, shown as
     ``the upsolver policy (RULES 3)``:
-    :func:`~toolkit.core.evolution.reasons.decided_by_text`); ``batch``
+    :func:`~toolkit.core.policies.decided_by_text`); ``batch``
     the batch that triggered it; ``reasons`` an optional reason per operation. Build one
     with :func:`plan_evolution`, which checks every operation in order.
     """

@@ -16,40 +16,16 @@ RuleReason(sentence='The first batch had `size` as a long', section='3.2')
 >>> reason_text("RULES 3.2: first batch saw long[][][]")
 'first batch saw long[][][] (RULES 3.2)'
 
-A policy's plans are logged as decided by its rule (:data:`UPSOLVER_RULE`,
-:data:`WIDEN_RULE`); :func:`decided_by_text` names the policy by the word ``policy=``
-takes:
-
->>> decided_by_text(UPSOLVER_RULE), decided_by_text("user")
-('the upsolver policy (RULES 3)', 'user')
+A policy's plans are logged as decided by its rule (``EvolutionPolicy.rule``, RULES 3 or
+5); :func:`toolkit.core.policies.decided_by_text` names the policy.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Final
 
-from toolkit.core.batch.options import Policy, policy_title
-
-__all__ = [
-    "UPSOLVER_RULE",
-    "WIDEN_RULE",
-    "RuleReason",
-    "because",
-    "decided_by_text",
-    "policy_of_reasons",
-    "read_reason",
-    "reason_text",
-]
-
-#: who decided the columns of the ``upsolver`` policy, as the lineage logs it (RULES 3)
-UPSOLVER_RULE: Final = "RULES 3"
-#: who decided the changes of the ``widen`` policy, as the lineage logs it (RULES 5)
-WIDEN_RULE: Final = "RULES 5"
-#: the policy each logged rule stands for
-_POLICY_OF_RULE: Final[dict[str, Policy]] = {UPSOLVER_RULE: "upsolver", WIDEN_RULE: "widen"}
+__all__ = ["RuleReason", "because", "read_reason", "reason_text"]
 
 _SECTION = r"\d+(?:\.\d+)*"
 #: today's form: the sentence, then its section as a footnote
@@ -94,20 +70,3 @@ def read_reason(text: str) -> RuleReason:
 def reason_text(text: str) -> str:
     """A stored reason as today's faces show it: the sentence, then the rule."""
     return str(read_reason(text))
-
-
-def policy_of_reasons(reasons: Iterable[str | None]) -> str:
-    """Which policy's rule decided a plan, read from its changes' reasons: the ``widen``
-    policy's when any of them is of RULES 5, else the ``upsolver`` policy's."""
-    for r in reasons:
-        section = None if r is None else read_reason(r).section
-        if section is not None and section.split(".")[0] == "5":
-            return WIDEN_RULE
-    return UPSOLVER_RULE
-
-
-def decided_by_text(decided_by: str) -> str:
-    """Who decided a logged plan, in words: a policy by its name and its rule (``the widen
-    policy (RULES 5)``); anyone else (``user``, a job's name) as logged."""
-    policy = _POLICY_OF_RULE.get(decided_by)
-    return decided_by if policy is None else f"{policy_title(policy)} ({decided_by})"

@@ -1,217 +1,110 @@
-"""Evolution policies as objects: how a batch is planned and routed, what routing sets
-aside, and whether the JVM router can route it, chosen once from ``Options.policy``.
+"""Evolution policies as plug-ins: one module each, one registry line each.
 
-``Options.policy`` holds the name a user types and every text calls it by (``"upsolver"``,
-``"widen"``; the words around it live in one table,
-:data:`toolkit.core.batch.options.POLICY_TERMS`, which :attr:`EvolutionPolicy.terms` reads);
-:func:`policy_named` is the one place that name is looked up (:func:`policy_of` reads it
-from options). Everything else asks the object.
+Each policy is one module of this package declaring an :class:`EvolutionPolicy` (its name,
+words, RULES section and capabilities; its plan and routing), registered by one line of
+:data:`POLICIES`. ``Options.policy`` holds the object (a name given at the boundary,
+``policy="widen"``, is looked up here once, by :func:`policy_named`); everything else asks
+the object what it can do, never its name.
 
->>> upsolver = policy_of(Options())
->>> upsolver.name, upsolver.sets_aside, upsolver.jvm_routes, upsolver.widens
-('upsolver', False, True, False)
->>> widen = policy_of(Options(policy="widen"))
->>> widen.name, widen.sets_aside, widen.jvm_routes, widen.widens, widen.terms.title
-('widen', True, False, True, 'the widen policy')
+>>> [(p.name, p.sets_aside, p.jvm_routes, p.widens) for p in POLICIES]
+[('upsolver', False, True, False), ('widen', True, False, True)]
+>>> policy_named("widen") is WIDEN, WIDEN.title
+(True, 'the widen policy')
 
-Adding a policy: one frozen subclass of :class:`EvolutionPolicy`, its name in
-:data:`toolkit.core.batch.options.POLICIES` with its words in
-:data:`~toolkit.core.batch.options.POLICY_TERMS` and an entry in :data:`BY_NAME`, plus its tests.
+Adding a policy: a module here with a frozen subclass of :class:`EvolutionPolicy` and its
+instance, its line in :data:`POLICIES`, and a test module (README, *Adding a policy*).
 """
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from dataclasses import dataclass
-from typing import Any, ClassVar
+from collections.abc import Iterable
 
-from toolkit.core.batch.observe import Classifier, StructObservation, observe_struct
-from toolkit.core.batch.observed import Observed
-from toolkit.core.batch.options import POLICY_TERMS, Options, PolicyTerms
-from toolkit.core.batch.quarantine import Quarantined
-from toolkit.core.batch.routing import Router, rows_of, set_aside_rare
-from toolkit.core.evolution.batch_plan import Plan
-from toolkit.core.policies.upsolver_planner import plan_batch
-from toolkit.core.policies.widen import WidenRouter, plan_widen, route_widen
-from toolkit.core.values.types import Struct
+from toolkit.core.evolution.reasons import read_reason
+from toolkit.core.policies.base import Columns, ComparisonRun, EvolutionPolicy
+from toolkit.core.policies.upsolver import UPSOLVER, UpsolverPolicy
+from toolkit.core.policies.widen import WIDEN, WidenPolicy
 
 __all__ = [
-    "BY_NAME",
+    "DEFAULT_POLICY",
+    "POLICIES",
     "UPSOLVER",
     "WIDEN",
     "Columns",
+    "ComparisonRun",
     "EvolutionPolicy",
     "UpsolverPolicy",
     "WidenPolicy",
+    "decided_by_text",
     "policy_named",
-    "policy_of",
+    "policy_names",
+    "policy_of_reasons",
+    "register",
 ]
 
-#: the values of each column of a schema, in order (None: every value null)
-Columns = list[list[Any] | None]
+#: every policy, in the order texts list them: the registry, one line each
+POLICIES: list[EvolutionPolicy] = [
+    UPSOLVER,
+    WIDEN,
+]
+
+#: the policy ``Options`` hold unless told otherwise
+DEFAULT_POLICY = UPSOLVER
 
 
-class EvolutionPolicy(ABC):
-    """One evolution policy: plan a batch, route its records, set aside what the table
-    cannot take."""
-
-    #: the name ``Options.policy`` holds
-    name: ClassVar[str]
-    #: whether routing may set records aside that observation accepted (values the table
-    #: cannot take): every batch then needs the quarantine pass, and its rows are routed
-    #: by :meth:`fit`
-    sets_aside: ClassVar[bool]
-    #: whether the JVM router (``toolkit.spark.router``) can route its batches
-    jvm_routes: ClassVar[bool]
-    #: whether its plans widen a key's one column (in place or by a rewrite) and a value
-    #: lands only there (RULES 5), rather than adding suffixed columns to the key's family
-    #: and landing in every compatible one (RULES 3)
-    widens: ClassVar[bool]
-
-    @property
-    def terms(self) -> PolicyTerms:
-        """How texts name it (``terms.title``: ``the upsolver policy``)."""
-        return POLICY_TERMS[self.name]  # type: ignore[index]
-
-    @abstractmethod
-    def plan(
-        self, schema: Struct, obs: Observed, options: Options, batch: int = 0,
-        last_assigned: int = 0,
-    ) -> Plan:
-        """The plan of one batch; ``obs`` is an observation or a Spark summary of one,
-        ``last_assigned`` the table's last assigned field ID."""
-
-    @abstractmethod
-    def route(
-        self, plan: Plan, obs: StructObservation, options: Options, router: Router,
-        batch: int | str = 0,
-    ) -> tuple[Columns, int, list[Quarantined]]:
-        """The observed records routed into ``plan.after``: its columns' values, how many
-        rows, and the records set aside (with ``on_incompatible="fail"`` the first one
-        raises instead)."""
-
-    @abstractmethod
-    def fit(
-        self, plan: Plan, rows: list[dict[str, Any]], options: Options,
-        classifier: Classifier, batch: int | str = 0,
-    ) -> tuple[list[dict[str, Any]], list[Quarantined]]:
-        """The rows (keyed by the column names of ``plan.after``) of the records the table
-        takes under ``plan``, and the records set aside. ``rows`` hold only values the
-        engine can type."""
-
-    def sets_aside_under(self, plan: Plan) -> bool:
-        """Whether routing may set records aside under ``plan``: always for a policy that
-        :attr:`sets_aside`, else when the plan has rare types (the ``upsolver`` policy's
-        rare-type threshold, docs/rules.md). Such a batch needs the quarantine pass and is
-        routed by :meth:`fit` (on Spark: in the Python workers, never by the JVM router)."""
-        return self.sets_aside or bool(plan.rare)
-
-    def rejected(
-        self, plan: Plan, rows: list[dict[str, Any]], options: Options,
-        classifier: Classifier, batch: int | str = 0,
-    ) -> list[Quarantined]:
-        """The records of ``rows`` the table cannot take under ``plan`` (none, for a
-        plan under which routing sets no record aside)."""
-        if not self.sets_aside_under(plan):
-            return []
-        return self.fit(plan, rows, options, classifier, batch)[1]
+def register(policy: EvolutionPolicy) -> EvolutionPolicy:
+    """Add ``policy`` to :data:`POLICIES` (a plug-in defined outside this package, e.g. by
+    a test); a name already taken is refused."""
+    if policy.name in policy_names():
+        raise ValueError(f"a policy named {policy.name!r} is registered already")
+    POLICIES.append(policy)
+    return policy
 
 
-@dataclass(frozen=True)
-class UpsolverPolicy(EvolutionPolicy):
-    """The ``upsolver`` policy (RULES 2-4): suffixed columns, every record written, but for
-    the records holding a rare type when ``Options.rare_type_percent`` is set (they are
-    set aside, ``plan.rare``)."""
+def policy_names() -> tuple[str, ...]:
+    """The names ``policy=`` takes, in order.
 
-    name: ClassVar[str] = "upsolver"
-    sets_aside: ClassVar[bool] = False
-    jvm_routes: ClassVar[bool] = True
-    widens: ClassVar[bool] = False
-
-    def plan(
-        self, schema: Struct, obs: Observed, options: Options, batch: int = 0,
-        last_assigned: int = 0,
-    ) -> Plan:
-        return plan_batch(schema, obs, options, batch, last_assigned)
-
-    def route(
-        self, plan: Plan, obs: StructObservation, options: Options, router: Router,
-        batch: int | str = 0,
-    ) -> tuple[Columns, int, list[Quarantined]]:
-        if not plan.rare:
-            return router.route_struct(plan.after, obs), len(obs.rows), []
-        kept, aside = set_aside_rare(plan, obs, batch, options.on_incompatible)
-        written = observe_struct(kept, router.classifier)
-        return router.route_struct(plan.after, written), len(kept), aside
-
-    def fit(
-        self, plan: Plan, rows: list[dict[str, Any]], options: Options,
-        classifier: Classifier, batch: int | str = 0,
-    ) -> tuple[list[dict[str, Any]], list[Quarantined]]:
-        classifier.parsed.clear()
-        obs = observe_struct(rows, classifier)
-        kept, aside = set_aside_rare(plan, obs, batch)  # (never fails: the caller decides)
-        if aside:
-            obs = observe_struct(kept, classifier)
-        columns = Router(options, classifier).route_struct(plan.after, obs)
-        return rows_of(plan.after, columns, len(kept)), aside
-
-
-@dataclass(frozen=True)
-class WidenPolicy(EvolutionPolicy):
-    """The ``widen`` policy (RULES 5): one column per key widened by the matrix, the
-    records the table cannot take set aside (or failed)."""
-
-    name: ClassVar[str] = "widen"
-    sets_aside: ClassVar[bool] = True
-    jvm_routes: ClassVar[bool] = False  # it routes by its own plan, in Python
-    widens: ClassVar[bool] = True
-
-    def plan(
-        self, schema: Struct, obs: Observed, options: Options, batch: int = 0,
-        last_assigned: int = 0,
-    ) -> Plan:
-        return plan_widen(schema, obs, options, batch, last_assigned)
-
-    def route(
-        self, plan: Plan, obs: StructObservation, options: Options, router: Router,
-        batch: int | str = 0,
-    ) -> tuple[Columns, int, list[Quarantined]]:
-        kept, aside = route_widen(plan, obs.rows, options, batch, router.classifier)
-        return [[r[c.name] for r in kept] for c in plan.after.fields], len(kept), aside
-
-    def fit(
-        self, plan: Plan, rows: list[dict[str, Any]], options: Options,
-        classifier: Classifier, batch: int | str = 0,
-    ) -> tuple[list[dict[str, Any]], list[Quarantined]]:
-        return WidenRouter(plan, options, classifier).route(rows, batch)
-
-
-UPSOLVER = UpsolverPolicy()
-WIDEN = WidenPolicy()
-
-#: every policy by the name ``Options.policy`` holds (the names of
-#: :data:`~toolkit.core.batch.options.POLICIES`, in order)
-BY_NAME: dict[str, EvolutionPolicy] = {p.name: p for p in (UPSOLVER, WIDEN)}
+    >>> policy_names()
+    ('upsolver', 'widen')
+    """
+    return tuple(p.name for p in POLICIES)
 
 
 def policy_named(name: str) -> EvolutionPolicy:
-    """The policy of a name ``Options.policy`` holds (the one place the name is looked
-    up).
+    """The policy of a name ``policy=`` takes (the one place a name is looked up).
 
-    >>> policy_named("widen") is WIDEN
+    >>> policy_named("upsolver") is UPSOLVER
     True
     """
-    try:
-        return BY_NAME[name]
-    except KeyError:
-        raise ValueError(f"unknown policy {name!r}; choose one of {', '.join(BY_NAME)}") from None
+    for p in POLICIES:
+        if p.name == name:
+            return p
+    raise ValueError(f"unknown policy {name!r}; choose one of {', '.join(policy_names())}")
 
 
-def policy_of(options: Options) -> EvolutionPolicy:
-    """The policy ``options`` choose.
+def policy_of_reasons(reasons: Iterable[str | None]) -> str:
+    """Which policy's rule decided a plan, read from its changes' reasons: the rule of the
+    first policy other than the default whose section a reason is of, else the default's.
 
-    >>> policy_of(Options()) is UPSOLVER
-    True
+    >>> policy_of_reasons(["RULES 5: old", None]), policy_of_reasons([])
+    ('RULES 5', 'RULES 3')
     """
-    return policy_named(options.policy)
+    others = {p.rule: p for p in POLICIES if p != DEFAULT_POLICY}
+    for r in reasons:
+        section = None if r is None else read_reason(r).section
+        rule = None if section is None else f"RULES {section.split('.')[0]}"
+        if rule in others:
+            return others[rule].rule
+    return DEFAULT_POLICY.rule
+
+
+def decided_by_text(decided_by: str) -> str:
+    """Who decided a logged plan, in words: a policy by its name and its rule (``the widen
+    policy (RULES 5)``); anyone else (``user``, a job's name) as logged.
+
+    >>> decided_by_text(UPSOLVER.rule), decided_by_text("user")
+    ('the upsolver policy (RULES 3)', 'user')
+    """
+    for p in POLICIES:
+        if p.rule == decided_by:
+            return f"{p.title} ({decided_by})"
+    return decided_by

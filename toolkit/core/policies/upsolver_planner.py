@@ -4,6 +4,7 @@ All types of a batch are decided together against the table as it was before the
 so the result never depends on the order of records inside it (RULES 3.3).
 
 >>> from toolkit.core.batch.observe import observe_struct
+>>> from toolkit.core.batch.options import Options
 >>> opts = Options()
 >>> p1 = plan_batch(Struct(), observe_struct([{"size": 4}], opts), opts)
 >>> p2 = plan_batch(p1.after, observe_struct([{"size": 2.3}], opts), opts, batch=1)
@@ -27,7 +28,7 @@ from dataclasses import dataclass, replace
 
 from toolkit.core.batch.map_routing import outside_maps
 from toolkit.core.batch.observed import Observed, ObservedField
-from toolkit.core.batch.options import Options
+from toolkit.core.batch.settings import Settings
 from toolkit.core.evolution.batch_plan import (
     AddColumn,
     Plan,
@@ -56,7 +57,7 @@ from toolkit.core.values.wording import a_shape, and_join, shape_words
 
 
 def plan_batch(
-    schema: Struct, obs: Observed, options: Options, batch: int = 0, last_assigned: int = 0
+    schema: Struct, obs: Observed, options: Settings, batch: int = 0, last_assigned: int = 0
 ) -> Plan:
     """Plan the columns one batch adds to ``schema`` (RULES 3.2-3.5). ``obs`` is a batch's
     :class:`~toolkit.core.batch.observe.StructObservation` or a
@@ -67,6 +68,7 @@ def plan_batch(
     With ``options.rare_type_percent`` the batch's rare types (:func:`rare_kinds`) take no
     part in planning: the plan lists them in ``rare``, each with what it would have added.
 
+    >>> from toolkit.core.batch.options import Options
     >>> opts = Options(rare_type_percent=5)
     >>> from toolkit.core.batch.observe import observe_struct
     >>> batch = [{"price": 1.5}] * 99 + [{"price": "n/a"}]
@@ -92,7 +94,7 @@ threshold); set aside instead of adding price as string and price_double'])
 
 
 def _plan(
-    schema: Struct, obs: Observed, options: Options, batch: int, last_assigned: int
+    schema: Struct, obs: Observed, options: Settings, batch: int, last_assigned: int
 ) -> Plan:
     last_id = max(max_field_id(schema), last_assigned)
     planner = _Planner(options.lattice, last_id)

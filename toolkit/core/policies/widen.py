@@ -6,8 +6,9 @@ the whole policy is: plan a batch from what was observed (a full observation or 
 summary, like the ``upsolver`` policy), then route each record, or set it aside.
 
 >>> from toolkit.core.batch.observe import observe_struct
+>>> from toolkit.core.batch.options import Options
 >>> from toolkit.core.values.types import Column
->>> opts = Options(policy="widen")
+>>> opts = Options(policy=WIDEN)
 >>> table = Struct((Column(1, "n", "int"), Column(2, "flag", "boolean")))
 >>> batch = [{"n": 7, "flag": True}, {"n": 8, "flag": 1}]
 >>> plan = plan_widen(table, observe_struct(batch, opts), opts)
@@ -25,12 +26,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from toolkit.core.batch.observe import Classifier
 from toolkit.core.batch.observed import Observed, ObservedField
-from toolkit.core.batch.options import Options
 from toolkit.core.batch.quarantine import Quarantined, Reason
+from toolkit.core.batch.settings import Settings
 from toolkit.core.evolution.batch_plan import (
     AddColumn,
     Plan,
@@ -42,6 +43,7 @@ from toolkit.core.evolution.batch_plan import (
 )
 from toolkit.core.evolution.operations import MakeOptional
 from toolkit.core.evolution.reasons import because
+from toolkit.core.policies.base import Columns, ComparisonRun, EvolutionPolicy
 from toolkit.core.values.conversions import LOSSY, Conversions
 from toolkit.core.values.families import families, wrap_type
 from toolkit.core.values.naming import TakenNames, evolved_doc
@@ -60,6 +62,10 @@ from toolkit.core.values.types import (
 from toolkit.core.values.widening import convert_value, in_place, matrix_name, widen
 from toolkit.core.values.wording import a_shape, and_join, counted, with_article
 from toolkit.errors import IncompatibleRecordError
+
+if TYPE_CHECKING:
+    from toolkit.core.batch.observe import StructObservation
+    from toolkit.core.batch.routing import Router
 
 #: Texts are strings in JSON: a value observed as a date or timestamp is still a string
 #: to a string column (docs/rules.md, widening policy).
@@ -113,7 +119,7 @@ def _rows_of(obs: Observed) -> int:
 
 @dataclass
 class _Context:
-    options: Options
+    options: Settings
     last_id: int
     taken: TakenNames
     changes: list[AddColumn]
@@ -127,7 +133,7 @@ class _Context:
 
 
 def plan_widen(
-    schema: Struct, obs: Observed, options: Options, batch: int = 0, last_assigned: int = 0
+    schema: Struct, obs: Observed, options: Settings, batch: int = 0, last_assigned: int = 0
 ) -> Plan:
     """Plan one batch under the widening policy (RULES 5): new keys get a column of their
     type, existing columns widen by the matrix (in place, or by a rewrite when
@@ -392,7 +398,7 @@ class WidenRouter:
     """Routes records into a table planned by :func:`plan_widen`: each value converted to
     its column's type, or the whole record rejected."""
 
-    def __init__(self, plan: Plan, options: Options, classifier: Classifier | None = None):
+    def __init__(self, plan: Plan, options: Settings, classifier: Classifier | None = None):
         self.plan = plan
         self.classifier = classifier or Classifier(options)
         self.conv: Conversions = options.conversions
@@ -504,7 +510,7 @@ def _short(value: Any) -> str:
 def route_widen(
     plan: Plan,
     records: Iterable[Any],
-    options: Options,
+    options: Settings,
     batch: int | str = 0,
     classifier: Classifier | None = None,
 ) -> tuple[list[dict[str, Any]], list[Quarantined]]:
@@ -512,7 +518,50 @@ def route_widen(
     return WidenRouter(plan, options, classifier).route(records, batch, options.on_incompatible)
 
 
+@dataclass(frozen=True)
+class WidenPolicy(EvolutionPolicy):
+    """The ``widen`` policy (RULES 5): one column per key widened by the matrix, the
+    records the table cannot take set aside (or failed)."""
+
+    name: ClassVar[str] = "widen"
+    does: ClassVar[str] = "one column per key, widened by the matrix"
+    brief: ClassVar[str] = "widened columns"
+    rules: ClassVar[str] = "RULES 5"
+    rule: ClassVar[str] = "RULES 5"
+    sets_aside: ClassVar[bool] = True
+    jvm_routes: ClassVar[bool] = False  # it routes by its own plan, in Python
+    widens: ClassVar[bool] = True
+    comparison: ClassVar[tuple[ComparisonRun, ...]] = (
+        ComparisonRun(name, f"{name}, rewrites approved", {"allow_rewrites": True}),
+        ComparisonRun(f"{name}-no-rewrites", f"{name}, no rewrites", {"allow_rewrites": False}),
+    )
+
+    def plan(
+        self, schema: Struct, obs: Observed, options: Settings, batch: int = 0,
+        last_assigned: int = 0,
+    ) -> Plan:
+        return plan_widen(schema, obs, options, batch, last_assigned)
+
+    def route(
+        self, plan: Plan, obs: StructObservation, options: Settings, router: Router,
+        batch: int | str = 0,
+    ) -> tuple[Columns, int, list[Quarantined]]:
+        kept, aside = route_widen(plan, obs.rows, options, batch, router.classifier)
+        return [[r[c.name] for r in kept] for c in plan.after.fields], len(kept), aside
+
+    def fit(
+        self, plan: Plan, rows: list[dict[str, Any]], options: Settings,
+        classifier: Classifier, batch: int | str = 0,
+    ) -> tuple[list[dict[str, Any]], list[Quarantined]]:
+        return WidenRouter(plan, options, classifier).route(rows, batch)
+
+
+WIDEN = WidenPolicy()
+
+
 __all__ = [
+    "WIDEN",
+    "WidenPolicy",
     "WidenRouter",
     "accepted",
     "matrix_name",
