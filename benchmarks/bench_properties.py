@@ -20,11 +20,11 @@ from pyiceberg.table import Table
 from pyiceberg.table.update import RemovePropertiesUpdate, SetPropertiesUpdate, TableUpdate
 
 from toolkit.core.engine import Engine
-from toolkit.core.evolution import plan_evolution
-from toolkit.core.lineage import _entry_properties, lineage_properties
-from toolkit.core.operations import AddField, DropField, rename
-from toolkit.core.state import TableState
-from toolkit.core.types import Struct
+from toolkit.core.evolution.lineage import _entry_properties, lineage_properties
+from toolkit.core.evolution.operations import AddField, DropField, rename
+from toolkit.core.evolution.plans import plan_evolution
+from toolkit.core.evolution.state import TableState
+from toolkit.core.values.types import Struct
 from toolkit.iceberg import catalog
 from toolkit.iceberg.commit import commit_plan, commit_updates
 from toolkit.iceberg.operations import layout_of

@@ -64,7 +64,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
     from pyspark.sql.types import StructType
 
-    from toolkit.core.planner import Plan
+    from toolkit.core.evolution.batch_plan import Plan
 
 TARGET_PROFILE = 1.0
 TARGET_INGEST = 1.5
@@ -363,7 +363,7 @@ def _parse_rows() -> Callable[[Iterator[Any]], Iterator[Any]]:
     def parse(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
 
-        from toolkit.core.jsonlines import parse_line
+        from toolkit.core.values.jsonlines import parse_line
 
         n = 0
         for b in batches:
@@ -439,7 +439,7 @@ def raw_update(table: Table, plan: Plan) -> None:
 def drift_plans(seed: int) -> tuple[Plan, Plan]:
     """The plan of an early batch (creates the table) and of a late, drifted batch."""
     from toolkit.core.engine import Engine
-    from toolkit.core.types import Struct
+    from toolkit.core.values.types import Struct
 
     engine = Engine()
     sample = records(2_000, seed)
@@ -452,8 +452,8 @@ def run_commits(
     cat: Catalog, spark: SparkSession, seed: int, log: Callable[[str], None]
 ) -> CommitRuns:
     from toolkit.core.engine import Engine
-    from toolkit.core.state import TableState
-    from toolkit.core.types import Struct
+    from toolkit.core.evolution.state import TableState
+    from toolkit.core.values.types import Struct
     from toolkit.iceberg.commit import commit_plan
     from toolkit.iceberg.schema import from_iceberg, to_iceberg
 
@@ -824,7 +824,7 @@ def profiles(path: Path, runs: SparkRuns, commits: CommitRuns, top: int) -> str:
 
     import toolkit
     from toolkit.core.engine import Engine
-    from toolkit.core.state import TableState
+    from toolkit.core.evolution.state import TableState
     from toolkit.iceberg.commit import commit_plan
     from toolkit.iceberg.schema import from_iceberg
     from toolkit.spark.workers import observe_partition, route_partition

@@ -34,7 +34,7 @@ MODULES = [
 
 def test_every_module_is_collected() -> None:
     """The walk reaches every subpackage's modules (a test of the test)."""
-    assert {"toolkit.errors", "toolkit.cli", "toolkit.core.types"} <= set(MODULES)
+    assert {"toolkit.errors", "toolkit.cli", "toolkit.core.values.types"} <= set(MODULES)
     assert any(m.startswith("toolkit.notebook.") for m in MODULES)
     assert any(m.startswith("toolkit.spark.") for m in MODULES)
     assert "toolkit.__main__" not in MODULES

@@ -12,8 +12,8 @@ from typing import Any
 
 from toolkit import errors, ops
 from toolkit.api import Simulation, coalesce_sql, make_options, profile, simulate
-from toolkit.core.options import Options
-from toolkit.core.profile import Profile
+from toolkit.core.batch.options import Options
+from toolkit.core.batch.profile import Profile
 from toolkit.errors import *  # noqa: F403 (every error, importable from ``toolkit``)
 
 #: Public names that live outside the pure core, loaded on first use: ``import toolkit``
@@ -41,8 +41,8 @@ _LAZY = {
     "plan_maintenance": "toolkit.pipeline.maintain",
     "maintain": "toolkit.pipeline.maintain",
     "preview_maintenance": "toolkit.notebook.build",
-    "MaintenancePlan": "toolkit.core.maintenance",
-    "MaintenanceReport": "toolkit.core.maintenance",
+    "MaintenancePlan": "toolkit.core.maintenance.steps",
+    "MaintenanceReport": "toolkit.core.maintenance.steps",
 }
 
 __all__ = [

@@ -21,17 +21,17 @@ from typing import Any
 
 from pyiceberg.schema import Schema
 
-from toolkit.core import profile as _profile
-from toolkit.core.conversion_warnings import ConversionWarning
+from toolkit.core.batch import profile as _profile
+from toolkit.core.batch.conversion_warnings import ConversionWarning
+from toolkit.core.batch.options import make_options, takes_options
+from toolkit.core.batch.profile import Profile
+from toolkit.core.batch.quarantine import Quarantined, set_aside_line
 from toolkit.core.engine import Run, simulate_batches
-from toolkit.core.field_operations import identifier_problem
-from toolkit.core.layout import TableLayout
-from toolkit.core.options import make_options, takes_options
-from toolkit.core.planner import Plan
-from toolkit.core.profile import Profile
-from toolkit.core.quarantine import Quarantined, set_aside_line
-from toolkit.core.types import Struct
-from toolkit.core.wording import counted
+from toolkit.core.evolution.batch_plan import Plan
+from toolkit.core.evolution.field_operations import identifier_problem
+from toolkit.core.evolution.layout import TableLayout
+from toolkit.core.values.types import Struct
+from toolkit.core.values.wording import counted
 from toolkit.iceberg.schema import to_iceberg
 from toolkit.iceberg.views import as_struct, coalesce_sql
 

@@ -2,14 +2,14 @@
 
 Arrow tables and record batches (and through Arrow: pandas and Polars frames, Arrow
 datasets and readers, the Arrow chunks Spark hands its Python workers) become lists of
-records of the values ``toolkit.core.values`` lists, column by column:
+records of the values ``toolkit.core.values.scalars`` lists, column by column:
 
 =============================================  =================================================
 Arrow type                                     value
 =============================================  =================================================
-int8, int16, int32, uint8, uint16              :class:`~toolkit.core.values.Int`
+int8, int16, int32, uint8, uint16              :class:`~toolkit.core.values.scalars.Int`
 int64, uint32, uint64                          int (beyond 64 signed bits: text, RULES 1)
-float16, float32                               :class:`~toolkit.core.values.Float`
+float16, float32                               :class:`~toolkit.core.values.scalars.Float`
 float64                                        float (NaN stays NaN: only a null is a null)
 decimal                                        :class:`~decimal.Decimal`
 binary, large, fixed-size, view                bytes
@@ -28,7 +28,7 @@ map with other keys                            list of ``{"key": k, "value": v}`
                                                the entries as Parquet and Spark store them
                                                (a key's ``str`` could merge 1 and "1")
 dictionary-encoded                             its decoded values
-anything else (duration, extension types)      :func:`~toolkit.core.values.plain_value` of
+anything else (duration, extension types)      :func:`~toolkit.core.values.scalars.plain_value` of
                                                the Python value: a UUID as its text; what
                                                has no plain form stays, and the engine
                                                refuses it naming field and value
@@ -63,7 +63,7 @@ from typing import Any, Final
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from toolkit.core.values import Float, Int, plain_value
+from toolkit.core.values.scalars import Float, Int, plain_value
 
 __all__ = ["column_values", "pandas_records", "polars_records", "records"]
 

@@ -36,7 +36,7 @@ def batch_number(batch: int | str) -> str:
     """A batch as a person names it: the engine's batch index counted from 1 (its first
     batch is batch 1), a batch id (text) as it is. Here, in the lowest layer, because the
     errors' messages name batches too; every other face takes it from
-    :mod:`toolkit.core.wording`.
+    :mod:`toolkit.core.values.wording`.
 
     >>> batch_number(0), batch_number(1999), batch_number("day2")
     ('1', '2,000', 'day2')
@@ -76,7 +76,7 @@ class ToolkitError(Exception):
 class MalformedLineError(ToolkitError, ValueError):
     """A line of a JSON-lines source that is not JSON."""
 
-    #: the quarantine reason of such a line (``toolkit.core.quarantine.REASON_TERMS``)
+    #: the quarantine reason of such a line (``toolkit.core.batch.quarantine.REASON_TERMS``)
     reason_key = "malformed"
 
     def __init__(self, line: str, reason: str, number: int | None = None) -> None:
@@ -157,7 +157,7 @@ class NoExactTypeError(ToolkitError, ValueError):
 
 class NestingTooDeepError(ToolkitError, ValueError):
     """A value nested deeper than the engine's limit of objects and arrays
-    (``toolkit.core.observe.MAX_DEPTH``)."""
+    (``toolkit.core.batch.observe.MAX_DEPTH``)."""
 
     def __init__(self, path: Sequence[str], depth: int, limit: int) -> None:
         self.path, self.depth, self.limit = tuple(path), depth, limit

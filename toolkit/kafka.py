@@ -11,7 +11,7 @@ A source is named ``kafka://HOST:PORT[,HOST:PORT...]/TOPIC``:
 >>> KafkaTopic.parse("kafka://127.0.0.1:9092/events")
 KafkaTopic(servers='127.0.0.1:9092', topic='events')
 
-Which ranges a batch reads, and how it lands exactly once, is in ``toolkit.core.offsets``.
+Which ranges a batch reads, and how it lands exactly once, is in ``toolkit.core.batch.offsets``.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from toolkit.core.jsonlines import parse_line
-from toolkit.core.offsets import OffsetRange, range_batch_id
-from toolkit.core.quarantine import Quarantined
+from toolkit.core.batch.offsets import OffsetRange, range_batch_id
+from toolkit.core.batch.quarantine import Quarantined
+from toolkit.core.values.jsonlines import parse_line
 from toolkit.errors import KafkaSourceError, MalformedLineError
 
 __all__ = [

@@ -37,7 +37,7 @@ made (``preview_evolution``, ``plan_evolution``), and the plan, like the lineage
 the path found and the ID. ``print(toolkit.preview_evolution(catalog, "db.t",
 []).plan.before)`` shows a table's IDs. A new field has no ID yet: ``add`` takes a path.
 
->>> from toolkit.core.types import Column, Struct
+>>> from toolkit.core.values.types import Column, Struct
 >>> people = toolkit.ops.TableLayout(Struct((Column(1, "id", "long"), Column(2, "name", "string"))))
 >>> by_id = [toolkit.ops.rename(2, "full_name"), toolkit.ops.move_before(2, 1)]
 >>> for op in by_id:
@@ -85,10 +85,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolkit.core.evolution import Evolution, plan_evolution
-from toolkit.core.layout import PathLike, TableLayout
-from toolkit.core.operations import OPERATIONS as _SCHEMA_AND_SPEC
-from toolkit.core.operations import (
+from toolkit.core.evolution.layout import PathLike, TableLayout
+from toolkit.core.evolution.operations import OPERATIONS as _SCHEMA_AND_SPEC
+from toolkit.core.evolution.operations import (
     AddField,
     Operation,
     SortKey,
@@ -104,10 +103,11 @@ from toolkit.core.operations import (
     sort_by,
     update_doc,
 )
-from toolkit.core.operations import add as _add
-from toolkit.core.operations import widen_to as _widen_to
-from toolkit.core.types import ColumnType, Struct
-from toolkit.core.union import UnionByName
+from toolkit.core.evolution.operations import add as _add
+from toolkit.core.evolution.operations import widen_to as _widen_to
+from toolkit.core.evolution.plans import Evolution, plan_evolution
+from toolkit.core.evolution.union import UnionByName
+from toolkit.core.values.types import ColumnType, Struct
 from toolkit.errors import OperationError
 
 #: every operation by its JSON name (``op``): the core's, and union by name (which a plan

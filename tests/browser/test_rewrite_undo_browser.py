@@ -39,7 +39,7 @@ from tests.browser.lab import (
     screenshot,
     wait_idle,
 )
-from toolkit.core.maintenance import size_text
+from toolkit.core.maintenance.steps import size_text
 
 if TYPE_CHECKING:
     from playwright.sync_api import Locator, Page

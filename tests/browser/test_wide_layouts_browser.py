@@ -27,7 +27,7 @@ from pyiceberg.catalog import Catalog
 import toolkit
 from tests.browser.lab import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS
 from tests.notebook.panel_tables import write_batches
-from toolkit.core.quarantine import Quarantined
+from toolkit.core.batch.quarantine import Quarantined
 from toolkit.iceberg import catalog
 from toolkit.iceberg.quarantine import append_quarantined, quarantine
 from toolkit.notebook import compare_policies, explore, preview

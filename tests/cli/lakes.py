@@ -8,7 +8,7 @@ from pathlib import Path
 from pyiceberg.catalog import Catalog
 
 import toolkit
-from toolkit.core.types import Column, Struct
+from toolkit.core.values.types import Column, Struct
 from toolkit.iceberg.schema import to_iceberg
 
 

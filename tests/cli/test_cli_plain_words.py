@@ -13,10 +13,10 @@ from click.testing import CliRunner, Result
 
 import toolkit
 from toolkit.cli import cli
+from toolkit.core.batch.quarantine import Quarantined
 from toolkit.core.engine import Engine
-from toolkit.core.lineage import plan_lineage_properties
-from toolkit.core.quarantine import Quarantined
-from toolkit.core.types import Struct
+from toolkit.core.evolution.lineage import plan_lineage_properties
+from toolkit.core.values.types import Struct
 from toolkit.iceberg.quarantine import append_quarantined
 from toolkit.iceberg.schema import to_iceberg
 

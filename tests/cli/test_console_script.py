@@ -20,7 +20,7 @@ from pyiceberg.catalog import Catalog
 
 import toolkit
 from tests.integration.readers import read_pyiceberg
-from toolkit.core.state import TableState
+from toolkit.core.evolution.state import TableState
 from toolkit.iceberg.catalog import embedded_folder
 from toolkit.iceberg.schema import from_iceberg
 

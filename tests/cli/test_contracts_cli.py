@@ -13,10 +13,10 @@ from click.testing import CliRunner, Result
 import toolkit
 from tests.cli.test_plans import _Stopped, seen  # noqa: F401 (a fixture)
 from toolkit.cli import cli
-from toolkit.core.contracts import CONTRACTS_PROPERTY
-from toolkit.core.planfile import loads
-from toolkit.core.quarantine import Quarantined
-from toolkit.core.types import Column, Struct
+from toolkit.core.batch.contracts import CONTRACTS_PROPERTY
+from toolkit.core.batch.quarantine import Quarantined
+from toolkit.core.evolution.planfile import loads
+from toolkit.core.values.types import Column, Struct
 from toolkit.iceberg.quarantine import append_quarantined
 from toolkit.iceberg.schema import to_iceberg
 

@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from toolkit.cli.exits import CommandFailed, ExitCode, code_of, guarded
-from toolkit.core.state import TableState
+from toolkit.core.evolution.state import TableState
 from toolkit.errors import (
     DataLossError,
     PlanFileError,

@@ -13,9 +13,9 @@ from click.testing import CliRunner
 import toolkit
 from tests.cli.test_plans import invoke, seen  # noqa: F401  (seen: a fixture)
 from toolkit.cli import cli
-from toolkit.core.planfile import loads
-from toolkit.core.quarantine import Quarantined
-from toolkit.core.types import Column, Struct
+from toolkit.core.batch.quarantine import Quarantined
+from toolkit.core.evolution.planfile import loads
+from toolkit.core.values.types import Column, Struct
 from toolkit.iceberg.quarantine import append_quarantined
 from toolkit.iceberg.schema import to_iceberg
 

@@ -21,7 +21,7 @@ from click.testing import CliRunner, Result
 import toolkit
 from toolkit.cli import cli
 from toolkit.cli.exits import ExitCode
-from toolkit.core.types import Column, Struct
+from toolkit.core.values.types import Column, Struct
 from toolkit.iceberg.ledger import BATCH_ID_PROPERTY
 from toolkit.iceberg.schema import to_iceberg
 

@@ -17,10 +17,10 @@ from pyiceberg.catalog import Catalog
 
 import toolkit
 from toolkit.cli import cli
-from toolkit.core.planfile import PlanFile, dumps, loads
-from toolkit.core.quarantine import Quarantined
-from toolkit.core.state import ABSENT
-from toolkit.core.types import Column, Struct
+from toolkit.core.batch.quarantine import Quarantined
+from toolkit.core.evolution.planfile import PlanFile, dumps, loads
+from toolkit.core.evolution.state import ABSENT
+from toolkit.core.values.types import Column, Struct
 from toolkit.iceberg.catalog import embedded_folder
 from toolkit.iceberg.ledger import BATCH_ID_PROPERTY
 from toolkit.iceberg.quarantine import append_quarantined

@@ -10,7 +10,7 @@ from click.testing import CliRunner, Result
 
 import toolkit
 from toolkit.cli import cli
-from toolkit.core.types import Column, Struct
+from toolkit.core.values.types import Column, Struct
 from toolkit.iceberg.schema import to_iceberg
 
 

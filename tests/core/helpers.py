@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import toolkit
-from toolkit.core.layout import field_at
-from toolkit.core.types import Column, Struct, type_to_str
+from toolkit.core.evolution.layout import field_at
+from toolkit.core.values.types import Column, Struct, type_to_str
 
 
 def run(*batches: list[dict[str, Any]], **options: Any) -> toolkit.Simulation:

@@ -9,10 +9,10 @@ from dataclasses import replace
 from hypothesis import strategies as st
 
 from tests.core import strategies
+from toolkit.core.batch.options import make_options
 from toolkit.core.engine import simulate_batches
-from toolkit.core.options import make_options
-from toolkit.core.planner import Plan
-from toolkit.core.types import Column, ListOf, Struct
+from toolkit.core.evolution.batch_plan import Plan
+from toolkit.core.values.types import Column, ListOf, Struct
 
 #: a table declared before any batch, numbered as Iceberg numbers a new table (top-level
 #: fields first): ``a`` and ``b`` receive the strategies' keys of the same names

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from toolkit.core.arrivals import (
+from toolkit.core.batch.arrivals import (
     BATCH_SAMPLES,
     SAMPLE_WIDTH,
     SAMPLES_KEPT,
@@ -19,8 +19,8 @@ from toolkit.core.arrivals import (
     Arrivals,
     sample_text,
 )
-from toolkit.core.profile import profile
-from toolkit.core.types import Shape
+from toolkit.core.batch.profile import profile
+from toolkit.core.values.types import Shape
 
 #: the most one batch's encoded arrivals may take with 5,000 drifting fields
 LIMIT_5000_FIELDS = 64 * 1024

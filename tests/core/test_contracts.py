@@ -13,16 +13,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import toolkit
-from toolkit.core.contracts import (
+from toolkit.core.batch.contracts import (
     CONTRACTS_PROPERTY,
     Contracts,
     holds,
-    with_table_contracts,
 )
-from toolkit.core.lattice import UPSOLVER
-from toolkit.core.options import Options, make_options
-from toolkit.core.planfile import plan_from_json, plan_to_json
-from toolkit.core.types import Column, Kind
+from toolkit.core.batch.options import Options, make_options, with_table_contracts
+from toolkit.core.evolution.planfile import plan_from_json, plan_to_json
+from toolkit.core.values.lattice import UPSOLVER
+from toolkit.core.values.types import Column, Kind
 from toolkit.errors import ContractError, ToolkitError
 
 POLICIES = ["upsolver", "widen"]

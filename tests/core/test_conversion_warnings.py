@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from pyiceberg.catalog import Catalog
-from toolkit.notebook.preview_html import plan_header_html
-from toolkit.notebook.preview_model import PlanModel
 
 import toolkit
 from tests.notebook.panel_tables import write_batches
 from toolkit.cli import cli
 from toolkit.iceberg import catalog
+from toolkit.notebook.panels.preview.html import plan_header_html
+from toolkit.notebook.panels.preview.model import PlanModel
 from toolkit.pipeline.preview import plan_preview
 
 ORDERS = [{"quantity": 2}, {"quantity": 5}]

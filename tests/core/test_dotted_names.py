@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
+from toolkit.core.batch.options import make_options
 from toolkit.core.engine import simulate_batches
-from toolkit.core.naming import TakenNames
-from toolkit.core.options import make_options
-from toolkit.core.types import Column, ColumnType, ListOf, MapOf, Struct
+from toolkit.core.values.naming import TakenNames
+from toolkit.core.values.types import Column, ColumnType, ListOf, MapOf, Struct
 
 LIST = {"dot": [{"key": True}]}
 DOTTED = {"dot.key": False}

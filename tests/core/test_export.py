@@ -1,4 +1,4 @@
-"""Plans exported as code (toolkit.core.export): the Spark SQL run by Spark, and the
+"""Plans exported as code (toolkit.core.evolution.export): the Spark SQL run by Spark, and the
 PyIceberg code run by PyIceberg, give the table the schema the plan gives."""
 
 from __future__ import annotations
@@ -12,12 +12,17 @@ from hypothesis import HealthCheck, assume, given, settings
 from pyiceberg.catalog import Catalog
 
 from tests.core.plan_strategies import plans
+from toolkit.core.batch.options import make_options
 from toolkit.core.engine import Engine
-from toolkit.core.export import ExportError, operations_pyiceberg, operations_sql, plan_statements
-from toolkit.core.operations import add, drop, move_before, move_first, rename, widen_to
-from toolkit.core.options import make_options
-from toolkit.core.planner import Plan
-from toolkit.core.types import Column, ColumnType, ListOf, MapOf, Struct
+from toolkit.core.evolution.batch_plan import Plan
+from toolkit.core.evolution.export import (
+    ExportError,
+    operations_pyiceberg,
+    operations_sql,
+    plan_statements,
+)
+from toolkit.core.evolution.operations import add, drop, move_before, move_first, rename, widen_to
+from toolkit.core.values.types import Column, ColumnType, ListOf, MapOf, Struct
 from toolkit.iceberg.schema import from_iceberg, to_iceberg
 
 if TYPE_CHECKING:

@@ -8,8 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import toolkit
-from toolkit.core.jsonlines import read_lines
-from toolkit.core.profile import profile
+from toolkit.core.batch.profile import profile
+from toolkit.core.values.jsonlines import read_lines
 
 
 def orders(n: int, shipping_from: int) -> list[dict[str, object]]:
@@ -137,8 +137,8 @@ def test_a_first_batch_names_the_record_a_later_type_starts_at() -> None:
 
 
 def test_the_explorer_says_where_a_field_changed_type() -> None:
-    from toolkit.notebook.explore_html import field_table_html
-    from toolkit.notebook.explore_model import StatisticsModel
+    from toolkit.notebook.panels.explore.html import field_table_html
+    from toolkit.notebook.panels.explore.model import StatisticsModel
 
     p = toolkit.profile([{"price": 1}] * 1_200 + [{"price": "n/a"}]) + toolkit.profile(
         orders(2_000, 1_501), batch=1)

@@ -13,17 +13,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import toolkit
-from toolkit.core.conversions import LOSSY, Conversions
-from toolkit.core.hint_plans import hints_note, obeyed
-from toolkit.core.hints import (
+from toolkit.core.batch.hint_plans import hints_note
+from toolkit.core.batch.hints import (
     HINTS_PROPERTY,
     hints_from_property,
     hints_property,
     parse_hint,
     to_hint,
 )
-from toolkit.core.options import Options, make_options
-from toolkit.core.types import Column, Struct, type_to_str
+from toolkit.core.batch.options import Options, make_options, obeyed
+from toolkit.core.values.conversions import LOSSY, Conversions
+from toolkit.core.values.types import Column, Struct, type_to_str
 from toolkit.errors import HintError, ToolkitError
 
 PRICES = [[{"id": 1, "price": 12.50}, {"id": 2, "price": "12.50"}, {"id": 3, "price": 3}]]

@@ -7,9 +7,9 @@ import itertools
 
 import pytest
 
-from toolkit.core.conversions import LOSSY, Conversions, render_double, render_timestamp
-from toolkit.core.lattice import STRICT, UPSOLVER
-from toolkit.core.types import PRIMITIVES, Kind
+from toolkit.core.values.conversions import LOSSY, Conversions, render_double, render_timestamp
+from toolkit.core.values.lattice import STRICT, UPSOLVER
+from toolkit.core.values.types import PRIMITIVES, Kind
 
 UTC = dt.UTC
 

@@ -9,7 +9,15 @@ import doctest
 import pytest
 
 import toolkit.spark.maintenance as procedures
-from toolkit.core.maintenance import (
+from toolkit.core.evolution.state import TableState
+from toolkit.core.maintenance.rules import (
+    make_plan,
+    plan_compaction,
+    plan_expiry,
+    plan_manifests,
+    plan_orphans,
+)
+from toolkit.core.maintenance.steps import (
     DAY_MS,
     STEPS,
     Compact,
@@ -25,14 +33,6 @@ from toolkit.core.maintenance import (
     TableFacts,
     check_steps,
 )
-from toolkit.core.maintenance_rules import (
-    make_plan,
-    plan_compaction,
-    plan_expiry,
-    plan_manifests,
-    plan_orphans,
-)
-from toolkit.core.state import TableState
 
 MB = 1024 * 1024
 NOW = 100 * DAY_MS

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolkit.core.observe import observe_struct
-from toolkit.core.options import Options
-from toolkit.core.planner import plan_batch
-from toolkit.core.routing import Router
-from toolkit.core.types import Column, MapOf, Struct, type_to_str
+from toolkit.core.batch.observe import observe_struct
+from toolkit.core.batch.options import Options
+from toolkit.core.batch.routing import Router
+from toolkit.core.policies.upsolver_planner import plan_batch
+from toolkit.core.values.types import Column, MapOf, Struct, type_to_str
 
 OPTS = Options()
 POINT = Struct((Column(5, "x", "long"), Column(6, "label", "string")))

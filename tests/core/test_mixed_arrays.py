@@ -17,13 +17,13 @@ from pyiceberg.io.pyarrow import schema_to_pyarrow
 
 import toolkit
 from tests.core.helpers import columns, docs, run
+from toolkit.core.batch.observe import observe_struct
+from toolkit.core.batch.options import Options
+from toolkit.core.batch.profile import profile
+from toolkit.core.batch.routing import Router, Rule, explain_record
+from toolkit.core.batch.summary import summarize
 from toolkit.core.engine import make_plan
-from toolkit.core.observe import observe_struct
-from toolkit.core.options import Options
-from toolkit.core.profile import profile
-from toolkit.core.routing import Router, Rule, explain_record
-from toolkit.core.summary import summarize
-from toolkit.core.types import RECORD, Column, Kind, ListOf, Shape, Struct
+from toolkit.core.values.types import RECORD, Column, Kind, ListOf, Shape, Struct
 from toolkit.core.views import coalesce_sql
 
 MIXED = Kind(RECORD, 1, frozenset(), "string")

@@ -6,9 +6,9 @@ import datetime as dt
 
 import pytest
 
-from toolkit.core.observe import Classifier, observe_struct
-from toolkit.core.options import Options
-from toolkit.core.types import Kind
+from toolkit.core.batch.observe import Classifier, observe_struct
+from toolkit.core.batch.options import Options
+from toolkit.core.values.types import Kind
 from toolkit.errors import UnsupportedValueError
 
 classify = Classifier(Options()).kind

@@ -16,7 +16,7 @@ from pyiceberg.io.pyarrow import schema_to_pyarrow
 from sqlglot import exp
 
 import toolkit
-from toolkit.core.view_folds import view_folds
+from toolkit.core.evolution.view_folds import view_folds
 from toolkit.iceberg.views import as_struct
 
 UTC = dt.UTC
@@ -189,7 +189,7 @@ def test_a_view_type_for_no_field_is_refused(orders: toolkit.Simulation) -> None
 def test_a_map_and_its_record_sibling_fold_into_json_text() -> None:
     """A declared map beside the record column evolution added for objects that did not
     fit it (issue 26): one column, each as its JSON text."""
-    from toolkit.core.types import Column, MapOf, Struct
+    from toolkit.core.values.types import Column, MapOf, Struct
 
     schema = Struct((
         Column(1, "m", MapOf(2, "string", 3, "long")),

@@ -5,21 +5,21 @@ from __future__ import annotations
 import pytest
 
 from toolkit import ops
-from toolkit.core.evolution import (
-    Evolution,
-    operation_from_json,
-    operation_to_json,
-    plan_evolution,
-)
-from toolkit.core.layout import PartitionField, SortField, TableLayout
-from toolkit.core.operations import (
+from toolkit.core.evolution.layout import PartitionField, SortField, TableLayout
+from toolkit.core.evolution.operations import (
     AddPartitionField,
     MoveField,
     RemovePartitionField,
     SortKey,
     WidenField,
 )
-from toolkit.core.types import Column, ListOf, Struct, parse_type, type_to_str
+from toolkit.core.evolution.plans import (
+    Evolution,
+    operation_from_json,
+    operation_to_json,
+    plan_evolution,
+)
+from toolkit.core.values.types import Column, ListOf, Struct, parse_type, type_to_str
 from toolkit.errors import OperationError
 
 TABLE = Struct(

@@ -11,10 +11,9 @@ import json
 import pytest
 
 from toolkit import ops
-from toolkit.core.evolution import operation_from_json, plan_evolution
-from toolkit.core.layout import PartitionField, SortField, TableLayout
-from toolkit.core.lineage import lineage_properties, read_lineage
-from toolkit.core.operations import (
+from toolkit.core.evolution.layout import PartitionField, SortField, TableLayout
+from toolkit.core.evolution.lineage import lineage_properties, read_lineage
+from toolkit.core.evolution.operations import (
     DropField,
     MoveField,
     PartitionById,
@@ -22,7 +21,8 @@ from toolkit.core.operations import (
     SortById,
     WidenField,
 )
-from toolkit.core.types import Column, ListOf, Struct
+from toolkit.core.evolution.plans import operation_from_json, plan_evolution
+from toolkit.core.values.types import Column, ListOf, Struct
 from toolkit.errors import OperationError
 
 #: 1 id, 2 name, 3 address{4 zip, 5 city}, 6 tags list<int> (element 7), 8 ts, 9 n (required)

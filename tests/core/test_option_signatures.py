@@ -15,7 +15,7 @@ from typing import Any, get_args
 import pytest
 
 import toolkit
-from toolkit.core.options import (
+from toolkit.core.batch.options import (
     LATTICES,
     OPTION_TABLE,
     REWRITES_WHEN_APPROVED,

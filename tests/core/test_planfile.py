@@ -1,5 +1,5 @@
-"""Plan files (toolkit.core.planfile): stable, versioned JSON that loads back into the very
-plan and table state it was written from."""
+"""Plan files (toolkit.core.evolution.planfile): stable, versioned JSON that loads back
+into the very plan and table state it was written from."""
 
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.core.plan_strategies import costed_plans
+from toolkit.core.batch.options import make_options
 from toolkit.core.engine import Engine
-from toolkit.core.options import make_options
-from toolkit.core.planfile import (
+from toolkit.core.evolution.batch_plan import Plan
+from toolkit.core.evolution.planfile import (
     FORMAT,
     VERSION,
     PlanFile,
@@ -23,9 +24,8 @@ from toolkit.core.planfile import (
     schema_from_json,
     schema_to_json,
 )
-from toolkit.core.planner import Plan
-from toolkit.core.state import ABSENT, TableState
-from toolkit.core.types import Column, ListOf, MapOf, Opaque, Shape, Struct
+from toolkit.core.evolution.state import ABSENT, TableState
+from toolkit.core.values.types import Column, ListOf, MapOf, Opaque, Shape, Struct
 
 states = st.just(ABSENT) | st.builds(
     TableState, st.integers(0, 2**31), st.none() | st.integers(-(2**63), 2**63 - 1)

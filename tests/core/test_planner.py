@@ -8,7 +8,7 @@ from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField, StringType
 
 from tests.core.helpers import column, columns, docs, run
-from toolkit.core.types import Column, Struct
+from toolkit.core.values.types import Column, Struct
 
 UTC = dt.UTC
 EVOLVED = "upsolver_evolved_from:"

@@ -1,35 +1,38 @@
-"""Evolution policies as objects: one lookup from the option's name, and each policy plans
-and routes exactly as its own functions do (RULES 3-4 and RULES 5)."""
+"""Evolution policies as objects: one lookup from the option's name (``Options`` hold the
+object), and each policy plans and routes exactly as its own functions do (RULES 3-4 and
+RULES 5)."""
 
 from __future__ import annotations
 
 import pytest
 
+from toolkit.core.batch.observe import Classifier, observe_struct
+from toolkit.core.batch.options import Options, make_options, option_doc
+from toolkit.core.batch.routing import Router
 from toolkit.core.engine import Engine
-from toolkit.core.observe import Classifier, observe_struct
-from toolkit.core.options import POLICIES, POLICY_TERMS, Options, make_options
-from toolkit.core.planner import plan_batch
 from toolkit.core.policies import (
-    BY_NAME,
+    POLICIES,
     UPSOLVER,
     WIDEN,
     UpsolverPolicy,
     WidenPolicy,
     policy_named,
-    policy_of,
+    policy_names,
 )
-from toolkit.core.routing import Router
-from toolkit.core.types import Column, Struct
-from toolkit.core.widen_policy import plan_widen, route_widen
+from toolkit.core.policies.upsolver_planner import plan_batch
+from toolkit.core.policies.widen import plan_widen, route_widen
+from toolkit.core.values.types import Column, Struct
 
 BATCH = [{"n": 7, "flag": True}, {"n": 8.5, "flag": 1}, {"n": "x"}]
 TABLE = Struct((Column(1, "n", "long"), Column(2, "flag", "boolean")))
 
 
 def test_every_policy_name_has_its_object() -> None:
-    assert tuple(BY_NAME) == POLICIES
-    assert policy_of(Options()) is UPSOLVER
-    assert policy_of(Options(policy="widen")) is WIDEN
+    assert POLICIES == [UPSOLVER, WIDEN] and policy_names() == ("upsolver", "widen")
+    assert Options().policy is UPSOLVER
+    assert Options(policy="widen").policy is WIDEN == make_options(policy="widen").policy
+    assert Options(policy=WIDEN) == Options(policy="widen")
+    assert option_doc("policy").choices == policy_names()
     assert isinstance(UPSOLVER, UpsolverPolicy) and isinstance(WIDEN, WidenPolicy)
     with pytest.raises(ValueError, match="unknown policy 'other'"):
         policy_named("other")
@@ -37,12 +40,10 @@ def test_every_policy_name_has_its_object() -> None:
 
 def test_each_policy_has_one_name_the_word_a_user_types() -> None:
     """Every text names a policy by the word ``policy=`` takes (issue 14, plain words):
-    one table of words, in the order of the names, the RULES sections of each."""
-    assert tuple(POLICY_TERMS) == POLICIES
-    assert [(t.title, t.rules) for t in POLICY_TERMS.values()] == [
+    each policy declares its words, the RULES sections of each."""
+    assert [(p.title, p.rules) for p in POLICIES] == [
         ("the upsolver policy", "RULES 2-4"), ("the widen policy", "RULES 5"),
     ]
-    assert UPSOLVER.terms is POLICY_TERMS["upsolver"] and WIDEN.terms is POLICY_TERMS["widen"]
     with pytest.raises(ValueError, match=r"an option of the upsolver policy \(policy='upsolver'\)"):
         make_options(policy="widen", rare_type_percent=1)
 
@@ -50,6 +51,7 @@ def test_each_policy_has_one_name_the_word_a_user_types() -> None:
 def test_what_each_policy_answers() -> None:
     assert (UPSOLVER.sets_aside, UPSOLVER.jvm_routes, UPSOLVER.widens) == (False, True, False)
     assert (WIDEN.sets_aside, WIDEN.jvm_routes, WIDEN.widens) == (True, False, True)
+    assert (UPSOLVER.takes_rare_type_threshold, WIDEN.takes_rare_type_threshold) == (True, False)
 
 
 def test_the_automatic_policy_plans_and_routes_as_rules_3() -> None:

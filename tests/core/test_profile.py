@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import toolkit
-from toolkit.core.types import Shape
+from toolkit.core.values.types import Shape
 
 LONG, DOUBLE, STRING = Shape("long", 0), Shape("double", 0), Shape("string", 0)
 

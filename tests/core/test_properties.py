@@ -34,7 +34,7 @@ from pyiceberg.types import ListType, NestedField, StructType
 
 import toolkit
 from tests.core import strategies as gen
-from toolkit.core.types import Column, ListOf, Struct
+from toolkit.core.values.types import Column, ListOf, Struct
 from toolkit.iceberg.schema import from_iceberg, to_iceberg
 
 DOC_PREFIX = "upsolver_evolved_from:"  # RULES 4, spelled here rather than imported

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import get_args
 
-from toolkit.core.quarantine import (
+from toolkit.core.batch.quarantine import (
     REASON_NAMES,
     REASON_WORDS,
     REASONS,
@@ -16,7 +16,7 @@ from toolkit.core.quarantine import (
     reason_words,
     set_aside_line,
 )
-from toolkit.core.types import Struct
+from toolkit.core.values.types import Struct
 
 
 def test_every_reason_key_has_words_and_a_name() -> None:

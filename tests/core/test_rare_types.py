@@ -13,12 +13,12 @@ import pytest
 from pyiceberg.catalog import Catalog
 
 import toolkit
+from toolkit.core.batch.observe import Classifier, observe_struct
+from toolkit.core.batch.options import Options, make_options
 from toolkit.core.engine import Engine
-from toolkit.core.observe import Classifier, observe_struct
-from toolkit.core.options import Options, make_options
-from toolkit.core.planner import plan_batch
 from toolkit.core.policies import UPSOLVER, WIDEN
-from toolkit.core.types import Column, ListOf, Struct
+from toolkit.core.policies.upsolver_planner import plan_batch
+from toolkit.core.values.types import Column, ListOf, Struct
 from toolkit.errors import IncompatibleRecordError
 from toolkit.iceberg import catalog
 from toolkit.pipeline.preview import plan_preview

@@ -7,18 +7,10 @@ from __future__ import annotations
 import pytest
 
 import toolkit
-from toolkit.core.reasons import (
-    UPSOLVER_RULE,
-    WIDEN_RULE,
-    RuleReason,
-    because,
-    decided_by_text,
-    policy_of_reasons,
-    read_reason,
-    reason_text,
-)
-from toolkit.core.types import Shape
-from toolkit.core.wording import a_shape, counted, ordinal, plural, shape_words
+from toolkit.core.evolution.reasons import RuleReason, because, read_reason, reason_text
+from toolkit.core.policies import UPSOLVER, WIDEN, decided_by_text, policy_of_reasons
+from toolkit.core.values.types import Shape
+from toolkit.core.values.wording import a_shape, counted, ordinal, plural, shape_words
 
 
 def reasons(batches: list[list[dict[str, object]]], **options: object) -> list[list[str]]:
@@ -103,10 +95,10 @@ def test_one_parser_reads_every_stored_reason(
 
 def test_who_decided_is_named_by_the_policy_word() -> None:
     assert because("x", "5") == "x (RULES 5)"
-    assert policy_of_reasons([because("x", "3.3"), None]) == UPSOLVER_RULE
-    assert policy_of_reasons(["RULES 5: old", because("x", "3.2")]) == WIDEN_RULE
-    assert decided_by_text(UPSOLVER_RULE) == "the upsolver policy (RULES 3)"
-    assert decided_by_text(WIDEN_RULE) == "the widen policy (RULES 5)"
+    assert policy_of_reasons([because("x", "3.3"), None]) == UPSOLVER.rule == "RULES 3"
+    assert policy_of_reasons(["RULES 5: old", because("x", "3.2")]) == WIDEN.rule == "RULES 5"
+    assert decided_by_text(UPSOLVER.rule) == "the upsolver policy (RULES 3)"
+    assert decided_by_text(WIDEN.rule) == "the widen policy (RULES 5)"
     assert decided_by_text("cleanup job") == "cleanup job"
 
 

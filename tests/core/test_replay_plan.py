@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from toolkit.core.options import make_options
-from toolkit.core.replay_plan import by_field_id, landing
-from toolkit.core.types import Column, ListOf, Struct
+from toolkit.core.batch.options import make_options
+from toolkit.core.batch.replay_plan import by_field_id, landing
+from toolkit.core.values.types import Column, ListOf, Struct
 
 THEN = Struct((
     Column(1, "id", "long"),

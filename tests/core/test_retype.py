@@ -1,4 +1,4 @@
-"""RULES 5 value conversions are one table (``toolkit.core.widening.VALUE_CONVERSIONS``):
+"""RULES 5 value conversions are one table (``toolkit.core.values.widening.VALUE_CONVERSIONS``):
 the router writing an incoming value, the simulation reading old values under a widened
 type and the rewrite of a real table's data files give the same value, or all refuse it
 (RULES 2: exactness per value), cell by cell. Nothing here may drift apart again."""
@@ -23,9 +23,9 @@ from pyiceberg.types import (
 )
 
 import toolkit
-from toolkit.core.conversions import LOSSY, render_float, to_float32
-from toolkit.core.types import Column, Struct
-from toolkit.core.widening import (
+from toolkit.core.values.conversions import LOSSY, render_float, to_float32
+from toolkit.core.values.types import Column, Struct
+from toolkit.core.values.widening import (
     RETYPES,
     REWRITES,
     VALUE_CONVERSIONS,

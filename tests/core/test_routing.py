@@ -7,9 +7,9 @@ import datetime as dt
 import pytest
 
 from tests.core.helpers import columns, run
-from toolkit.core.families import accepts, receives
-from toolkit.core.lattice import UPSOLVER
-from toolkit.core.types import Column, Kind, ListOf, Struct
+from toolkit.core.values.families import accepts, receives
+from toolkit.core.values.lattice import UPSOLVER
+from toolkit.core.values.types import Column, Kind, ListOf, Struct
 
 UTC = dt.UTC
 

@@ -13,13 +13,21 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from toolkit import ops
+from toolkit.core.batch.options import Options
 from toolkit.core.engine import Engine
-from toolkit.core.evolution import Evolution, operation_from_json, plan_evolution
-from toolkit.core.field_ids import field_ids
-from toolkit.core.layout import TableLayout, fresh_ids, id_counter
-from toolkit.core.operations import Operation
-from toolkit.core.options import Options
-from toolkit.core.types import Column, ColumnType, ListOf, MapOf, Struct, parse_type, type_to_str
+from toolkit.core.evolution.field_ids import field_ids
+from toolkit.core.evolution.layout import TableLayout, fresh_ids, id_counter
+from toolkit.core.evolution.operations import Operation
+from toolkit.core.evolution.plans import Evolution, operation_from_json, plan_evolution
+from toolkit.core.values.types import (
+    Column,
+    ColumnType,
+    ListOf,
+    MapOf,
+    Struct,
+    parse_type,
+    type_to_str,
+)
 from toolkit.errors import OperationError
 
 # --- random existing schemas -------------------------------------------------------------------
@@ -407,7 +415,7 @@ def test_union_by_name_never_narrows_and_refuses_what_iceberg_cannot() -> None:
 
 
 def test_new_operations_export_as_code() -> None:
-    from toolkit.core.export import operations_pyiceberg, operations_sql
+    from toolkit.core.evolution.export import operations_pyiceberg, operations_sql
     from toolkit.errors import ExportError
 
     plan = [ops.update_doc("id", "key's"), ops.set_identifier_fields("id"),
@@ -458,7 +466,7 @@ def test_an_object_for_a_map_column_never_crashes(
 
 
 def test_a_map_copied_into_a_new_record_column_gets_new_ids() -> None:
-    from toolkit.core.types import iter_ids
+    from toolkit.core.values.types import iter_ids
 
     a = Struct((Column(3, "b", "int"), Column(4, "c", MapOf(5, "string", 6, "int"))))
     schema = Struct((Column(1, "a", a), Column(2, "b", "int")))

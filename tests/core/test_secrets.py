@@ -12,7 +12,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from toolkit.core.secrets import masked
+from toolkit.core.values.secrets import masked
 
 CASES = [
     ("postgresql://me:PW@db:5432/iceberg", "postgresql://me:***@db:5432/iceberg"),

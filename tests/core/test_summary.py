@@ -8,11 +8,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.core import strategies
-from toolkit.core.observe import observe_struct
-from toolkit.core.options import Options
-from toolkit.core.planner import plan_batch
-from toolkit.core.summary import merge, summarize
-from toolkit.core.types import Struct
+from toolkit.core.batch.observe import observe_struct
+from toolkit.core.batch.options import Options
+from toolkit.core.batch.summary import merge, summarize
+from toolkit.core.policies.upsolver_planner import plan_batch
+from toolkit.core.values.types import Struct
 
 
 @settings(max_examples=150, deadline=None)

@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 
 import toolkit
 from toolkit.cli import cli
-from toolkit.core.conversions import Conversions, epoch_unit_of
-from toolkit.core.profile import FieldStats, Profile, profile
-from toolkit.core.timestamps import EPOCH_WINDOW, epoch_label, tally
-from toolkit.core.types import Kind, Shape
+from toolkit.core.batch.profile import FieldStats, Profile, profile
+from toolkit.core.values.conversions import Conversions, epoch_unit_of
+from toolkit.core.values.timestamps import EPOCH_WINDOW, epoch_label, tally
+from toolkit.core.values.types import Kind, Shape
 from toolkit.notebook.panels.explore.html import field_table_html
 from toolkit.notebook.panels.explore.model import StatisticsModel
 
@@ -149,7 +149,7 @@ def test_epoch_label_reuses_the_conversion_rule(v: int) -> None:
 
 @given(st.lists(_AROUND_WINDOW, max_size=30))
 def test_a_column_of_whole_numbers_counts_as_each_value_would(values: list[int]) -> None:
-    """The profile counts a column with a sort (toolkit.core.timestamps._count_longs): the
+    """The profile counts a column with a sort (toolkit.core.values.timestamps._count_longs): the
     same counts as labelling each value with the conversion's rule."""
     want: dict[str, int] = {}
     for v in values:

@@ -1,4 +1,4 @@
-"""The value classes of typed columns (toolkit.core.typed_profile): every value of a class
+"""The value classes of typed columns (toolkit.core.batch.typed_profile): every value of a class
 has the kind the core classifier gives the class's representative, and the projection
 routes each class where the core router routes its values."""
 
@@ -10,10 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolkit.core.conversions import LOSSY, MICROS_PER, long_to_double
-from toolkit.core.observe import Classifier
-from toolkit.core.options import Options
-from toolkit.core.typed_profile import (
+from toolkit.core.batch.observe import Classifier
+from toolkit.core.batch.options import Options
+from toolkit.core.batch.typed_profile import (
     Landing,
     Target,
     class_kinds,
@@ -21,8 +20,9 @@ from toolkit.core.typed_profile import (
     typed_summary,
     value_classes,
 )
-from toolkit.core.types import EVOLVED_DOC_PREFIX, Column, Kind, ListOf, Struct
-from toolkit.core.values import Int
+from toolkit.core.values.conversions import LOSSY, MICROS_PER, long_to_double
+from toolkit.core.values.scalars import Int
+from toolkit.core.values.types import EVOLVED_DOC_PREFIX, Column, Kind, ListOf, Struct
 
 ALL = 1  # a count: the class holds values
 

@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 
 import toolkit
 from tests.core.test_properties import Oracle, double_text, encodings, examples, same
-from toolkit.core.types import Column, Struct
-from toolkit.core.values import Float, Int, plain_record, plain_value
-from toolkit.core.widening import MATRIX, in_place
+from toolkit.core.values.scalars import Float, Int, plain_record, plain_value
+from toolkit.core.values.types import Column, Struct
+from toolkit.core.values.widening import MATRIX, in_place
 from toolkit.errors import RewriteLossError
 
 # --- plain values --------------------------------------------------------------------------

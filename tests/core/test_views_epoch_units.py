@@ -15,7 +15,7 @@ import sqlglot
 import toolkit
 from tests.core.helpers import run
 from tests.core.test_views import query_view
-from toolkit.core.types import Column, Struct
+from toolkit.core.values.types import Column, Struct
 from toolkit.core.views import DIALECTS, coalesce_sql, epoch_units_of
 from toolkit.iceberg.views import as_struct
 

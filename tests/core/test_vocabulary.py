@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import pytest
 
+from toolkit.core.batch.options import make_options
 from toolkit.core.engine import Engine
-from toolkit.core.evolution import operation_from_json, plan_evolution
-from toolkit.core.layout import TableLayout
-from toolkit.core.lineage import evolution_of_plan
-from toolkit.core.operations import (
+from toolkit.core.evolution.batch_plan import AddColumn, Retype
+from toolkit.core.evolution.layout import TableLayout
+from toolkit.core.evolution.lineage import evolution_of_plan
+from toolkit.core.evolution.operations import (
     OPERATIONS,
     AddField,
     Adding,
@@ -18,10 +19,9 @@ from toolkit.core.operations import (
     WidenField,
     Widening,
 )
-from toolkit.core.options import make_options
-from toolkit.core.planner import AddColumn, Retype
-from toolkit.core.planner import MakeOptional as PlannerMakeOptional
-from toolkit.core.types import Column, Struct
+from toolkit.core.evolution.operations import MakeOptional as PlannerMakeOptional
+from toolkit.core.evolution.plans import operation_from_json, plan_evolution
+from toolkit.core.values.types import Column, Struct
 
 TABLE = Struct(
     (Column(1, "id", "int", required=True), Column(2, "n", "long"),

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import pytest
 
+from toolkit.core.batch.options import make_options
 from toolkit.core.engine import Engine, make_plan
-from toolkit.core.naming import TakenNames
-from toolkit.core.options import make_options
-from toolkit.core.planner import Plan, full_names
-from toolkit.core.types import Column, Struct
+from toolkit.core.evolution.batch_plan import Plan, full_names
+from toolkit.core.values.naming import TakenNames
+from toolkit.core.values.types import Column, Struct
 
 WIDEN = make_options(policy="widen")
 

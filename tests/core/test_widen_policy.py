@@ -8,8 +8,8 @@ import random
 import pytest
 
 import toolkit
-from toolkit.core.types import Column, ListOf, MapOf, Struct, type_to_str
-from toolkit.core.widening import MATRIX, MATRIX_TYPES, in_place, widen
+from toolkit.core.values.types import Column, ListOf, MapOf, Struct, type_to_str
+from toolkit.core.values.widening import MATRIX, MATRIX_TYPES, in_place, widen
 from toolkit.errors import IncompatibleRecordError
 
 # RULES 5 as written in the spec, row = incoming, column = table type; X = incompatible.
@@ -287,9 +287,9 @@ def test_simulate_reads_rewritten_values_as_the_real_rewrite_writes_them() -> No
     """A rewrite's values come from one conversion per cell on real tables
     (``toolkit/iceberg/operations.py``) and from ``retype_value`` in the simulation: they
     must agree wherever the real rewrite accepts the value (it refuses inexact ones)."""
-    from toolkit.core.conversions import LOSSY
-    from toolkit.core.widening import REWRITES as _REWRITES
-    from toolkit.core.widening import retype_value
+    from toolkit.core.values.conversions import LOSSY
+    from toolkit.core.values.widening import REWRITES as _REWRITES
+    from toolkit.core.values.widening import retype_value
 
     ints = [0, 1, -7, 2**31 - 1, -(2**31), 2**53, 2**62 + 1]
     floats = [0.0, -0.0, 0.1, 2.5, 1e20, -3.25e-5, float("inf")]

@@ -1,4 +1,4 @@
-"""toolkit.core.wording is the one place that joins words into a list and turns a value
+"""toolkit.core.values.wording is the one place that joins words into a list and turns a value
 into a cell's text: timestamps' sentences, the options' accepted values, the samples
 ingest records and the notebook's cells all read through it."""
 
@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from toolkit.core import wording
-from toolkit.core.arrivals import SAMPLE_WIDTH, sample_text
-from toolkit.core.options import option_doc
-from toolkit.core.timestamps import TimestampReport
-from toolkit.core.types import Shape
-from toolkit.core.wording import and_join, clip, or_join, value_text
+from toolkit.core.batch.arrivals import SAMPLE_WIDTH, sample_text
+from toolkit.core.batch.options import option_doc
+from toolkit.core.values import wording
+from toolkit.core.values.timestamps import TimestampReport
+from toolkit.core.values.types import Shape
+from toolkit.core.values.wording import and_join, clip, or_join, value_text
 
 
 @pytest.mark.parametrize(("words", "anded", "ored"), [

@@ -1,6 +1,6 @@
 """Table properties stay bounded (issue 25): lineage, arrivals and the ingest ledger keep a
 recent window in the table's properties and fold older entries into files in the table's
-metadata folder, which every reader still reads (``toolkit.core.folding``).
+metadata folder, which every reader still reads (``toolkit.core.maintenance.folding``).
 
 Batches are committed without Spark, the way ingest commits them: the schema change
 (``toolkit.evolve``, with its lineage entry), then the batch's rows as a staged snapshot
@@ -26,14 +26,14 @@ from pyiceberg.table.update import (
 )
 
 import toolkit
-from toolkit.core.arrivals import Arrivals
+from toolkit.core.batch.arrivals import Arrivals
+from toolkit.core.batch.profile import profile
 from toolkit.core.engine import Engine
-from toolkit.core.folding import PROPERTIES_BOUND, WINDOW_BYTES, pointer_key
-from toolkit.core.lineage import LineageEntry, _entry_properties, next_seq
-from toolkit.core.operations import AddField, DropField
-from toolkit.core.profile import profile
-from toolkit.core.state import TableState
-from toolkit.core.types import Struct
+from toolkit.core.evolution.lineage import LineageEntry, _entry_properties, next_seq
+from toolkit.core.evolution.operations import AddField, DropField
+from toolkit.core.evolution.state import TableState
+from toolkit.core.maintenance.folding import PROPERTIES_BOUND, WINDOW_BYTES, pointer_key
+from toolkit.core.values.types import Struct
 from toolkit.iceberg import catalog
 from toolkit.iceberg.commit import _unused_schema_ids, commit_plan, commit_updates
 from toolkit.iceberg.folds import bounded_updates, fold_files

@@ -17,9 +17,9 @@ from pyiceberg.table import Table
 from pyiceberg.types import StringType
 
 from toolkit.core.engine import Engine
-from toolkit.core.planner import Plan
-from toolkit.core.state import TableState
-from toolkit.core.types import Column, Struct
+from toolkit.core.evolution.batch_plan import Plan
+from toolkit.core.evolution.state import TableState
+from toolkit.core.values.types import Column, Struct
 from toolkit.errors import OperationError, StalePlanError
 from toolkit.iceberg.commit import commit_plan
 from toolkit.iceberg.schema import from_iceberg, to_iceberg

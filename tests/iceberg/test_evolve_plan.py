@@ -12,10 +12,10 @@ import pytest
 from pyiceberg.catalog import Catalog
 from pyiceberg.table import Table
 
+from toolkit.core.batch.options import make_options
 from toolkit.core.engine import Engine
-from toolkit.core.options import make_options
-from toolkit.core.state import TableState
-from toolkit.core.types import Struct
+from toolkit.core.evolution.state import TableState
+from toolkit.core.values.types import Struct
 from toolkit.errors import StalePlanError
 from toolkit.iceberg.operations import evolve
 from toolkit.iceberg.schema import from_iceberg, to_iceberg

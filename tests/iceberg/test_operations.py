@@ -19,10 +19,10 @@ from sqlglot import exp
 
 import toolkit
 from toolkit import ops
-from toolkit.core.lineage import plan_lineage_properties
-from toolkit.core.observe import observe_struct
-from toolkit.core.options import Options
-from toolkit.core.planner import plan_batch
+from toolkit.core.batch.observe import observe_struct
+from toolkit.core.batch.options import Options
+from toolkit.core.evolution.lineage import plan_lineage_properties
+from toolkit.core.policies.upsolver_planner import plan_batch
 from toolkit.errors import (
     IrreversibleError,
     OperationError,

@@ -14,7 +14,7 @@ from pyiceberg.types import IntegerType, LongType, NestedField, StringType, Stru
 
 import toolkit
 from toolkit import ops
-from toolkit.core.layout import PartitionField
+from toolkit.core.evolution.layout import PartitionField
 from toolkit.errors import OperationError
 from toolkit.iceberg.lineage import lineage, undo
 from toolkit.iceberg.operations import evolve, layout_of, preview_evolution

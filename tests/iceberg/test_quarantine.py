@@ -18,7 +18,7 @@ from pyiceberg.io.pyarrow import schema_to_pyarrow
 
 import toolkit
 import toolkit.iceberg.quarantine as quarantine_module
-from toolkit.core.quarantine import Quarantined
+from toolkit.core.batch.quarantine import Quarantined
 from toolkit.errors import NotReplayableError, UnknownIdsError
 from toolkit.iceberg import catalog
 from toolkit.iceberg.ledger import BATCH_ID_PROPERTY, batch_id_of

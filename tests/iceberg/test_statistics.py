@@ -355,8 +355,8 @@ def test_arrivals_an_older_version_kept_in_the_snapshot_summary_still_count(
 ) -> None:
     """Versions before the per-snapshot table property kept a batch's arrivals in its
     snapshot's summary (``toolkit.arrivals``): a table they wrote keeps its statistics."""
-    from toolkit.core.arrivals import Arrivals
-    from toolkit.core.profile import profile
+    from toolkit.core.batch.arrivals import Arrivals
+    from toolkit.core.batch.profile import profile
 
     cat = catalog(tmp_path)
     cat.create_namespace("db")

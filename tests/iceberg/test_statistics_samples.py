@@ -13,7 +13,7 @@ from pyiceberg.catalog import Catalog
 from pyspark.sql import SparkSession
 
 import toolkit
-from toolkit.core.arrivals import Arrivals
+from toolkit.core.batch.arrivals import Arrivals
 from toolkit.iceberg.statistics import (
     EXPIRED_ARRIVALS_PROPERTY,
     SNAPSHOT_ARRIVALS_PREFIX,

@@ -13,8 +13,8 @@ from click.testing import CliRunner
 from pyiceberg.table import Table
 
 from toolkit.cli import cli
-from toolkit.core.types import Column, Struct
-from toolkit.core.view_types import HINTS_PROPERTY
+from toolkit.core.evolution.view_types import HINTS_PROPERTY
+from toolkit.core.values.types import Column, Struct
 from toolkit.iceberg.catalog import catalog
 from toolkit.iceberg.duckdb import run_view
 from toolkit.iceberg.schema import to_iceberg

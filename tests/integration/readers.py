@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from pyiceberg.catalog import Catalog
 from pyiceberg.table import Table
 
-from toolkit.core.types import ListOf, Struct
+from toolkit.core.values.types import ListOf, Struct
 from toolkit.iceberg.duckdb import read_table
 
 if TYPE_CHECKING:

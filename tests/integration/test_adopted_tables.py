@@ -28,7 +28,7 @@ from pyiceberg.types import (
 )
 
 from tests.integration.readers import read_duckdb, read_pyiceberg, read_spark
-from toolkit.core.types import ColumnType, ListOf, MapOf, Struct
+from toolkit.core.values.types import ColumnType, ListOf, MapOf, Struct
 from toolkit.iceberg.operations import layout_of
 from toolkit.pipeline.ingest import ingest
 

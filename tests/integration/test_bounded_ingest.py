@@ -12,7 +12,7 @@ from pyiceberg.catalog import Catalog
 
 import toolkit
 from tests.integration.readers import read_pyiceberg
-from toolkit.core.folding import WINDOW_BYTES, pointer_key
+from toolkit.core.maintenance.folding import WINDOW_BYTES, pointer_key
 from toolkit.iceberg.ledger import ingested_batches
 
 if TYPE_CHECKING:

@@ -16,7 +16,7 @@ from pyiceberg.catalog import Catalog
 
 import toolkit
 from tests.integration.readers import assert_table_is_the_simulation
-from toolkit.core.hints import HINTS_PROPERTY
+from toolkit.core.batch.hints import HINTS_PROPERTY
 from toolkit.iceberg.quarantine import quarantine
 from toolkit.pipeline.ingest import ingest
 
@@ -147,8 +147,8 @@ def test_a_stream_ingests_with_hints(
 
 
 def test_the_jvm_router_declines_a_hinted_batch_by_name() -> None:
-    from toolkit.core.options import make_options
-    from toolkit.core.types import Column, Struct
+    from toolkit.core.batch.options import make_options
+    from toolkit.core.values.types import Column, Struct
     from toolkit.spark.router import jvm_routing
 
     schema = Struct((Column(1, "price", "decimal(10, 2)"),))

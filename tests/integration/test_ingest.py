@@ -23,8 +23,8 @@ from tests.integration.readers import (
     schema_summary,
 )
 from toolkit.core.engine import Engine
-from toolkit.core.planner import Plan
-from toolkit.core.state import TableState
+from toolkit.core.evolution.batch_plan import Plan
+from toolkit.core.evolution.state import TableState
 from toolkit.errors import StalePlanError
 from toolkit.iceberg.commit import commit_plan
 from toolkit.iceberg.schema import from_iceberg

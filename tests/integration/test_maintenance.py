@@ -21,7 +21,7 @@ from pyiceberg.catalog import Catalog
 from pyiceberg.table import Table
 
 from tests.integration.readers import canonical, read_pyiceberg, read_spark
-from toolkit.core.maintenance import (
+from toolkit.core.maintenance.steps import (
     Compact,
     MaintenancePlan,
     MaintenanceReport,

@@ -50,8 +50,8 @@ def test_objects_for_map_columns_land_as_simulate_says(
 
 
 def test_the_jvm_router_leaves_a_batch_with_objects_for_a_map_to_python() -> None:
-    from toolkit.core.options import Options
-    from toolkit.core.types import Column, MapOf, Struct
+    from toolkit.core.batch.options import Options
+    from toolkit.core.values.types import Column, MapOf, Struct
     from toolkit.spark.router import fitting_codes, jvm_routing
 
     schema = Struct((Column(1, "id", "long"), Column(2, "m", MapOf(3, "string", 4, "long"))))

@@ -13,7 +13,7 @@ from pyiceberg.catalog import Catalog
 
 from tests.core.test_one_column_view import KEYS, ORDERS
 from tests.integration.test_views_spark import by_id
-from toolkit.core.view_types import HINTS_PROPERTY
+from toolkit.core.evolution.view_types import HINTS_PROPERTY
 from toolkit.iceberg.duckdb import duckdb_connection, run_view
 from toolkit.pipeline.ingest import ingest
 from toolkit.spark.views import create_coalesce_view

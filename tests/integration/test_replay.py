@@ -18,7 +18,7 @@ from pyiceberg.catalog import Catalog
 
 import toolkit
 from tests.integration.readers import read_pyiceberg
-from toolkit.core.quarantine import Quarantined
+from toolkit.core.batch.quarantine import Quarantined
 from toolkit.errors import StalePlanError
 from toolkit.iceberg.ledger import BATCH_ID_PROPERTY, batch_id_of
 from toolkit.iceberg.quarantine import (

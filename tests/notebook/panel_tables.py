@@ -26,11 +26,11 @@ from pyiceberg.types import (
 )
 
 import toolkit
+from toolkit.core.batch.profile import profile
 from toolkit.core.engine import Engine, read_rows
-from toolkit.core.jsonlines import read_jsonl
-from toolkit.core.profile import profile
-from toolkit.core.state import TableState
-from toolkit.core.types import Struct
+from toolkit.core.evolution.state import TableState
+from toolkit.core.values.jsonlines import read_jsonl
+from toolkit.core.values.types import Struct
 from toolkit.iceberg.commit import commit_plan
 from toolkit.iceberg.ledger import BATCH_ID_PROPERTY
 from toolkit.iceberg.schema import from_iceberg, to_iceberg

@@ -9,7 +9,7 @@ import re
 
 import toolkit
 import toolkit.notebook.outcome as outcome_module
-from toolkit.core.state import TableState
+from toolkit.core.evolution.state import TableState
 from toolkit.errors import StalePlanError
 from toolkit.notebook import statistics_model
 from toolkit.notebook.common import PANEL_CLASS, STYLE, clip_middle, fixed_table, scroll_box

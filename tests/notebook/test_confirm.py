@@ -16,7 +16,7 @@ from pyiceberg.table import Table
 import toolkit
 from tests.notebook.panel_tables import make_table
 from tests.notebook.test_widen_preview import BATCH, RecordingCommit, declared_table
-from toolkit.core.maintenance import size_text
+from toolkit.core.maintenance.steps import size_text
 from toolkit.iceberg import catalog
 from toolkit.iceberg.lineage import lineage
 from toolkit.notebook.build import edit_schema

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from toolkit.notebook.preview_model import PlanModel
-
-from toolkit.core.contracts import CONTRACTS_PROPERTY
-from toolkit.core.options import make_options
-from toolkit.core.types import Column, Struct
+from toolkit.core.batch.contracts import CONTRACTS_PROPERTY
+from toolkit.core.batch.options import make_options
+from toolkit.core.values.types import Column, Struct
 from toolkit.iceberg import catalog
 from toolkit.iceberg.schema import to_iceberg
+from toolkit.notebook.panels.preview.model import PlanModel
 from toolkit.pipeline.preview import plan_preview
 
 BATCH = [{"id": i, "quantity": "two" if i == 3 else i} for i in range(6)]

@@ -10,9 +10,9 @@ import pytest
 import toolkit
 import toolkit.notebook
 import toolkit.notebook.panels.editor.model
-from toolkit.core.layout import TableLayout
-from toolkit.core.state import ABSENT
-from toolkit.core.types import Column, ListOf, Struct
+from toolkit.core.evolution.layout import TableLayout
+from toolkit.core.evolution.state import ABSENT
+from toolkit.core.values.types import Column, ListOf, Struct
 from toolkit.errors import OperationError
 from toolkit.notebook.panels.editor.model import (
     OPERATION_KINDS,

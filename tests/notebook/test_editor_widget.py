@@ -15,16 +15,16 @@ import toolkit
 import toolkit.notebook
 import toolkit.notebook.panels.editor.model
 from tests.notebook.panel_tables import make_table
-from toolkit.core.layout import TableLayout
-from toolkit.core.operations import (
+from toolkit.core.evolution.layout import TableLayout
+from toolkit.core.evolution.operations import (
     AddField,
     AddPartitionField,
     MoveField,
     ReplaceSortOrder,
     SortKey,
 )
-from toolkit.core.state import ABSENT
-from toolkit.core.types import Column, ListOf, Struct
+from toolkit.core.evolution.state import ABSENT
+from toolkit.core.values.types import Column, ListOf, Struct
 from toolkit.iceberg import catalog
 from toolkit.iceberg.lineage import lineage
 from toolkit.notebook.build import edit_schema, editor_model
@@ -244,7 +244,7 @@ def test_a_read_only_editor_cannot_commit() -> None:
 def test_every_form_builds_an_operation_of_the_core_vocabulary() -> None:
     """The editor's menu names operations in plain words; what each form builds is one of
     the core's operations, by the name the core gives it (one vocabulary)."""
-    from toolkit.core.operations import OPERATIONS
+    from toolkit.core.evolution.operations import OPERATIONS
     from toolkit.notebook.panels.editor.model import FORM_OPERATION
 
     assert set(FORM_OPERATION) == set(OPERATION_KINDS)

@@ -13,8 +13,8 @@ import toolkit
 import toolkit.notebook.panels.explore.model
 import toolkit.notebook.panels.preview.model
 from tests.notebook.panel_tables import sample_day, write_batches
+from toolkit.core.batch.profile import profile
 from toolkit.core.engine import Engine
-from toolkit.core.profile import profile
 from toolkit.iceberg import catalog
 from toolkit.iceberg.statistics import statistics
 from toolkit.notebook.panels.explore.model import StatisticsModel

@@ -11,7 +11,7 @@ import pytest
 import toolkit
 import toolkit.notebook
 from tests.notebook.panel_tables import DATA, sample_day, write_batches
-from toolkit.core.profile import profile
+from toolkit.core.batch.profile import profile
 from toolkit.iceberg import catalog
 from toolkit.notebook import ExplorePanel, explore, preview
 from toolkit.notebook.figures import PLOTLY_MIME

@@ -8,8 +8,8 @@ import plotly.graph_objects as go
 import pytest
 
 from tests.notebook.panel_tables import sample_day, write_batches
+from toolkit.core.batch.profile import profile
 from toolkit.core.engine import Engine
-from toolkit.core.profile import profile
 from toolkit.iceberg import catalog
 from toolkit.iceberg.statistics import statistics
 from toolkit.notebook.figures import type_color, type_drift_figure, type_mix_figure

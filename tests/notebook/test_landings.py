@@ -17,7 +17,7 @@ import pytest
 from pyiceberg.catalog import Catalog
 
 from tests.notebook.panel_tables import write_batches
-from toolkit.core.options import make_options
+from toolkit.core.batch.options import make_options
 from toolkit.iceberg import catalog
 from toolkit.notebook import preview
 from toolkit.notebook.landings import COVER_LIMIT, cover_sample

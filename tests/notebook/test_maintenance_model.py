@@ -13,7 +13,7 @@ import pytest
 from pyiceberg.catalog import Catalog
 
 import toolkit.notebook.panels.maintenance.model as model_module
-from toolkit.core.maintenance import MaintenancePlan
+from toolkit.core.maintenance.steps import MaintenancePlan
 from toolkit.iceberg import catalog
 from toolkit.iceberg.ledger import BATCH_ID_PROPERTY
 from toolkit.notebook.panels.maintenance.html import maintenance_outcome_html, plan_html

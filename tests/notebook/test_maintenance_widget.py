@@ -12,8 +12,8 @@ import pytest
 from pyiceberg.catalog import Catalog
 
 import toolkit.notebook
-from toolkit.core.maintenance import MaintenancePlan, MaintenanceReport, StepResult
-from toolkit.core.state import TableState
+from toolkit.core.evolution.state import TableState
+from toolkit.core.maintenance.steps import MaintenancePlan, MaintenanceReport, StepResult
 from toolkit.errors import StalePlanError
 from toolkit.iceberg import catalog
 from toolkit.iceberg.ledger import BATCH_ID_PROPERTY

@@ -8,8 +8,8 @@ import pytest
 
 from tests.notebook.panel_tables import seed_preview
 from toolkit.core.engine import Engine
-from toolkit.core.jsonlines import read_jsonl
-from toolkit.core.state import ABSENT, TableState
+from toolkit.core.evolution.state import ABSENT, TableState
+from toolkit.core.values.jsonlines import read_jsonl
 from toolkit.errors import MalformedLineError, NotARecordError, PlanChangedError, StalePlanError
 from toolkit.notebook.outcome import CommitOutcome
 from toolkit.pipeline.ingest import IngestReport

@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 
 import toolkit
+from toolkit.core.batch.quarantine import Quarantine, QuarantinedRow
 from toolkit.core.engine import Engine
-from toolkit.core.lineage import LINEAGE_PREFIX, plan_lineage_properties, read_lineage
-from toolkit.core.quarantine import Quarantine, QuarantinedRow
-from toolkit.core.types import Struct
+from toolkit.core.evolution.lineage import LINEAGE_PREFIX, plan_lineage_properties, read_lineage
+from toolkit.core.values.types import Struct
 from toolkit.notebook.paging import page_of
 from toolkit.notebook.panels.editor.html import lineage_entry_html
 from toolkit.notebook.panels.editor.model import LineageRow

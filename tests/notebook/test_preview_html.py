@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from toolkit.core.types import Column, Struct
+from toolkit.core.values.types import Column, Struct
 from toolkit.iceberg import catalog
 from toolkit.notebook import preview
 from toolkit.notebook.panels.preview.html import (

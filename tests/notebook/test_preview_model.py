@@ -9,10 +9,10 @@ import pytest
 from pyiceberg.catalog import Catalog
 
 from tests.notebook.panel_tables import sample_day, seed_preview, write_batches
+from toolkit.core.batch.profile import profile
 from toolkit.core.engine import Engine
-from toolkit.core.profile import profile
-from toolkit.core.state import ABSENT, TableState
-from toolkit.core.types import Struct
+from toolkit.core.evolution.state import ABSENT, TableState
+from toolkit.core.values.types import Struct
 from toolkit.iceberg import catalog
 from toolkit.notebook.panels.preview.model import PlanModel, preview_batch_id
 from toolkit.pipeline.preview import Preview, plan_preview

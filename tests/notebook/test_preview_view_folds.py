@@ -8,10 +8,10 @@ from pathlib import Path
 import ipywidgets as widgets
 import pytest
 from pyiceberg.catalog import Catalog
-from toolkit.notebook.preview_model import PlanModel
-from toolkit.notebook.preview_widget import PreviewPanel
 
 from toolkit.iceberg import catalog
+from toolkit.notebook.panels.preview.model import PlanModel
+from toolkit.notebook.panels.preview.widget import PreviewPanel
 from toolkit.notebook.report_html import preview_report_html
 from toolkit.pipeline.preview import plan_preview
 

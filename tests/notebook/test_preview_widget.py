@@ -12,8 +12,8 @@ import pytest
 from pyiceberg.catalog import Catalog
 
 from tests.notebook.panel_tables import DATA, sample_day, write_batches
-from toolkit.core.profile import Profile
-from toolkit.core.state import TableState
+from toolkit.core.batch.profile import Profile
+from toolkit.core.evolution.state import TableState
 from toolkit.errors import StalePlanError
 from toolkit.iceberg import catalog
 from toolkit.notebook import PreviewPanel, preview

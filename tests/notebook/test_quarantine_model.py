@@ -11,7 +11,7 @@ from pyiceberg.catalog import Catalog
 
 import toolkit
 import toolkit.notebook.panels.quarantine.model as model_module
-from toolkit.core.quarantine import Quarantine, Quarantined
+from toolkit.core.batch.quarantine import Quarantine, Quarantined
 from toolkit.iceberg import catalog
 from toolkit.iceberg.quarantine import append_quarantined, quarantine
 from toolkit.notebook.panels.quarantine.html import groups_html, samples_html

@@ -11,8 +11,8 @@ import pytest
 from pyiceberg.catalog import Catalog
 
 import toolkit
-from toolkit.core.quarantine import Quarantine, Quarantined
-from toolkit.core.state import TableState
+from toolkit.core.batch.quarantine import Quarantine, Quarantined
+from toolkit.core.evolution.state import TableState
 from toolkit.errors import StalePlanError
 from toolkit.iceberg import catalog
 from toolkit.iceberg.quarantine import append_quarantined, quarantine

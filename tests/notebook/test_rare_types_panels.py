@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from pyiceberg.catalog import Catalog
 
-from toolkit.core.options import make_options
+from toolkit.core.batch.options import make_options
 from toolkit.iceberg import catalog
 from toolkit.notebook.panels.policies.html import comparison_html
 from toolkit.notebook.panels.policies.model import policy_comparison

@@ -20,11 +20,11 @@ from pyiceberg.catalog import Catalog
 
 import toolkit
 from tests.notebook.panel_tables import sample_day, write_batches
-from toolkit.core.layout import TableLayout
-from toolkit.core.maintenance import MaintenancePlan, MaintenanceReport, StepResult
-from toolkit.core.quarantine import Quarantined
-from toolkit.core.state import ABSENT, TableState
-from toolkit.core.types import Column, Struct
+from toolkit.core.batch.quarantine import Quarantined
+from toolkit.core.evolution.layout import TableLayout
+from toolkit.core.evolution.state import ABSENT, TableState
+from toolkit.core.maintenance.steps import MaintenancePlan, MaintenanceReport, StepResult
+from toolkit.core.values.types import Column, Struct
 from toolkit.iceberg import catalog
 from toolkit.iceberg.ledger import BATCH_ID_PROPERTY
 from toolkit.iceberg.quarantine import append_quarantined, quarantine

@@ -14,8 +14,8 @@ from pyiceberg.types import StringType
 
 import toolkit
 from tests.notebook.panel_tables import make_table
-from toolkit.core.lineage import LineageEntry, undone_by
-from toolkit.core.operations import AddField, RenameField
+from toolkit.core.evolution.lineage import LineageEntry, undone_by
+from toolkit.core.evolution.operations import AddField, RenameField
 from toolkit.errors import AlreadyUndoneError
 from toolkit.iceberg import catalog
 from toolkit.iceberg.lineage import lineage

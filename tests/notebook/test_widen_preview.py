@@ -15,8 +15,8 @@ from pyiceberg.table import Table
 from pyiceberg.types import BooleanType, IntegerType, LongType, NestedField
 
 import toolkit
-from toolkit.core.profile import Profile
-from toolkit.core.state import TableState
+from toolkit.core.batch.profile import Profile
+from toolkit.core.evolution.state import TableState
 from toolkit.iceberg import catalog
 from toolkit.iceberg.operations import rewrite_cost
 from toolkit.notebook import preview
@@ -188,8 +188,8 @@ def test_a_widening_preview_with_nothing_to_set_aside(lake: Catalog) -> None:
 
 
 def test_the_outcome_of_a_skipped_batch_mentions_no_quarantine() -> None:
-    from toolkit.core.planner import Plan
-    from toolkit.core.types import Struct
+    from toolkit.core.evolution.batch_plan import Plan
+    from toolkit.core.values.types import Struct
 
     nothing = Plan(0, Struct(), Struct(), ())
     report = IngestReport("db.t", "b1", nothing, 0, None, Profile(), skipped=True)

@@ -21,7 +21,7 @@ from pyiceberg.types import NestedField, StringType
 
 import toolkit
 from tests.peers.model import Case, Refusal, assert_schema, check_refusal
-from toolkit.core.layout import TableLayout
+from toolkit.core.evolution.layout import TableLayout
 from toolkit.errors import ToolkitError
 from toolkit.iceberg.schema import from_iceberg, identifier_ids, to_iceberg
 

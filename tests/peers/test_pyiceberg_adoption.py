@@ -16,7 +16,7 @@ from pyiceberg.types import IcebergType, ListType, MapType, NestedField, StructT
 
 import toolkit
 from tests.peers.model import lst, mp, opt, req, schema, st
-from toolkit.core.layout import TableLayout
+from toolkit.core.evolution.layout import TableLayout
 
 # The table as a PyIceberg user declares it (create_table assigns the field IDs).
 DECLARED = schema(

@@ -19,8 +19,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import toolkit
-from toolkit.core.jsonlines import read_jsonl
-from toolkit.core.values import Float, Int
+from toolkit.core.values.jsonlines import read_jsonl
+from toolkit.core.values.scalars import Float, Int
 from toolkit.errors import MalformedLineError, SourceFormatError
 from toolkit.pipeline import files
 from toolkit.pipeline.files import read_avro, read_csv

@@ -24,7 +24,7 @@ from tests.integration.readers import (
     assert_table_is_the_simulation,
 )
 from toolkit.arrow import column_values, pandas_records, polars_records, records
-from toolkit.core.values import Float, Int
+from toolkit.core.values.scalars import Float, Int
 from toolkit.spark.workers import records_of
 
 if TYPE_CHECKING:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import toolkit
-from toolkit.core.hints import HINTS_PROPERTY
-from toolkit.core.types import Column, Struct
+from toolkit.core.batch.hints import HINTS_PROPERTY
+from toolkit.core.values.types import Column, Struct
 from toolkit.iceberg.schema import to_iceberg
 from toolkit.pipeline.preview import plan_preview
 

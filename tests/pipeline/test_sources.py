@@ -162,7 +162,7 @@ def test_frames_are_told_without_importing_pandas_or_polars() -> None:
 def test_a_frame_travels_to_spark_as_its_typed_records_pickled(spark: SparkSession) -> None:
     import pandas as pd
 
-    from toolkit.core.values import Int
+    from toolkit.core.values.scalars import Int
 
     frame = pd.DataFrame({"n": pd.array([1, 2], dtype="Int32"), "s": ["a", None]})
     kind = source_kind(frame)

@@ -27,7 +27,7 @@ import toolkit
 from tests.integration.readers import canonical, read_duckdb, schema_summary
 from tests.integration.test_ingest import CORPUS
 from tests.reliability import children
-from toolkit.core.types import Struct
+from toolkit.core.values.types import Struct
 from toolkit.iceberg.ledger import batch_id_of
 from toolkit.iceberg.schema import from_iceberg
 

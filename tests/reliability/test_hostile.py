@@ -21,9 +21,9 @@ from sqlglot import exp
 
 import toolkit
 from tests.integration.readers import read_duckdb, read_pyiceberg, read_spark
-from toolkit.core.jsonlines import parse_lines, read_jsonl
-from toolkit.core.observe import MAX_DEPTH
-from toolkit.core.types import ListOf, Struct
+from toolkit.core.batch.observe import MAX_DEPTH
+from toolkit.core.values.jsonlines import parse_lines, read_jsonl
+from toolkit.core.values.types import ListOf, Struct
 from toolkit.errors import (
     IncompatibleRecordError,
     LineTooDeepError,

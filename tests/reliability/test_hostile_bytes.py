@@ -21,8 +21,8 @@ from pyiceberg.catalog import Catalog
 
 import toolkit
 from toolkit.cli import cli
-from toolkit.core.jsonlines import UnreadLine, parse_line, read_lines
-from toolkit.core.quarantine import Quarantined, QuarantinedRow, reason_name
+from toolkit.core.batch.quarantine import Quarantined, QuarantinedRow, reason_name
+from toolkit.core.values.jsonlines import UnreadLine, parse_line, read_lines
 from toolkit.errors import DuplicateKeyError, NotUtf8LineError
 from toolkit.iceberg.quarantine import quarantine_tuples
 
@@ -177,7 +177,7 @@ def test_failing_on_a_bad_line_names_it(corpus: Path, policy: str) -> None:
 def test_profile_counts_the_good_lines_and_the_lines_set_aside(corpus: Path) -> None:
     p = toolkit.profile(corpus)
     assert p.records == len(GOOD) and p.lines_set_aside == len(BAD)
-    assert sorted(p.fields[("x",)].samples) == [toolkit.core.types.Shape("string", 0)]
+    assert sorted(p.fields[("x",)].samples) == [toolkit.core.values.types.Shape("string", 0)]
 
 
 def test_the_cli_profile_succeeds_and_says_which_lines_it_set_aside(corpus: Path) -> None:

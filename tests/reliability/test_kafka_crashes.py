@@ -22,7 +22,7 @@ from tests.integration.readers import canonical, read_duckdb, schema_summary
 from tests.integration.test_ingest import CORPUS
 from tests.reliability import children
 from tests.servers import KafkaBroker
-from toolkit.core.offsets import parse_batch_id
+from toolkit.core.batch.offsets import parse_batch_id
 from toolkit.iceberg.ledger import batch_id_of, main_snapshots
 
 pytestmark = pytest.mark.spark

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from pyiceberg.catalog import Catalog
 
-from toolkit.core.state import TableState
+from toolkit.core.evolution.state import TableState
 from toolkit.notebook import PreviewPanel, preview
 from toolkit.pipeline.ingest import ingest
 

@@ -23,8 +23,8 @@ from sqlglot import exp
 import toolkit
 from tests.reliability.test_hostile import HOSTILE_KEYS
 from toolkit.cli import cli
-from toolkit.core.export import plan_statements
-from toolkit.core.types import Struct
+from toolkit.core.evolution.export import plan_statements
+from toolkit.core.values.types import Struct
 from toolkit.core.views import DIALECTS, Dialect
 from toolkit.iceberg.catalog import embedded_folder
 from toolkit.iceberg.duckdb import duckdb_connection, run_view

@@ -16,11 +16,11 @@ import pytest
 from click.testing import CliRunner, Result
 
 from toolkit.cli import cli
+from toolkit.core.batch.profile import profile
 from toolkit.core.engine import Engine
-from toolkit.core.profile import profile
-from toolkit.core.state import ABSENT
-from toolkit.core.types import Struct
-from toolkit.core.wording import lookalike_key, visible
+from toolkit.core.evolution.state import ABSENT
+from toolkit.core.values.types import Struct
+from toolkit.core.values.wording import lookalike_key, visible
 from toolkit.notebook.figures import type_drift_figure, type_mix_figure
 from toolkit.notebook.panels.editor.model import field_choices
 from toolkit.notebook.panels.explore.model import StatisticsModel

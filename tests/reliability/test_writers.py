@@ -33,7 +33,7 @@ from pyiceberg.types import StringType
 import toolkit
 from tests.integration.readers import canonical, read_duckdb, schema_summary
 from tests.reliability import children
-from toolkit.core.types import Struct
+from toolkit.core.values.types import Struct
 from toolkit.iceberg.ledger import batch_id_of
 from toolkit.iceberg.schema import from_iceberg
 from toolkit.pipeline import ingest as pipeline

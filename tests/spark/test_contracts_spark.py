@@ -15,7 +15,7 @@ from pyiceberg.catalog import Catalog
 
 import toolkit
 from tests.integration.readers import canonical, read_pyiceberg
-from toolkit.core.contracts import CONTRACTS_PROPERTY
+from toolkit.core.batch.contracts import CONTRACTS_PROPERTY
 from toolkit.errors import ContractError
 from toolkit.iceberg.quarantine import quarantine
 from toolkit.pipeline.ingest import ingest

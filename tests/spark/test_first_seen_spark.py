@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from toolkit.core.options import Options
-from toolkit.core.profile import Profile, profile
+from toolkit.core.batch.options import Options
+from toolkit.core.batch.profile import Profile, profile
 from toolkit.spark.batches import observe_on_spark, observe_partitions
 
 if TYPE_CHECKING:

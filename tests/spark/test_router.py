@@ -16,11 +16,11 @@ from pyspark.sql.pandas.types import to_arrow_schema
 
 from tests.core import strategies
 from tests.spark.test_tally import EDGE_LINES, frame, to_line
-from toolkit.core.conversions import render_double
+from toolkit.core.batch.options import Options
+from toolkit.core.batch.routing import Router
 from toolkit.core.engine import make_plan
-from toolkit.core.options import Options
-from toolkit.core.routing import Router
-from toolkit.core.types import Column, Struct, iter_ids
+from toolkit.core.values.conversions import render_double
+from toolkit.core.values.types import Column, Struct, iter_ids
 from toolkit.spark.batches import observe_on_spark, spark_schema
 from toolkit.spark.router import jvm_routing, route_on_jvm, routing_table
 from toolkit.spark.tally import KindCodes

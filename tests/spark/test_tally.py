@@ -13,12 +13,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.core import strategies
+from toolkit.core.batch.options import Options
+from toolkit.core.batch.profile import Profile, profile_of
+from toolkit.core.batch.summary import Summary, summarize
 from toolkit.core.engine import Engine
-from toolkit.core.jsonlines import parse_line
-from toolkit.core.options import Options
-from toolkit.core.profile import Profile, profile_of
-from toolkit.core.summary import Summary, summarize
-from toolkit.core.types import RECORD, Shape
+from toolkit.core.values.jsonlines import parse_line
+from toolkit.core.values.types import RECORD, Shape
 from toolkit.spark.batches import observe_on_spark, observe_partitions
 from toolkit.spark.router import SCALAR_CODES, codes_note
 from toolkit.spark.tally import (
@@ -198,7 +198,7 @@ def test_partitions_merge_in_order_with_fallbacks(jvm: SparkSession) -> None:
 @pytest.mark.parametrize(
     "line",
     ['{"a": 1', '{"a": 1} {"b": 2}', '{"a": +Infinity}', "[1, 2]", '"text"', "7",
-     # a lone surrogate has no UTF-8 form: no file can store it (core/jsonlines.py)
+     # a lone surrogate has no UTF-8 form: no file can store it (core/values/jsonlines.py)
      '{"a": "\\ud800"}', '{"a": ["x\\udc00"]}', '{"\\ud800": 1}', '{"a": {"\\udfff": 1}}'],
 )
 def test_lines_python_sets_aside_are_set_aside_alike(jvm: SparkSession, line: str) -> None:

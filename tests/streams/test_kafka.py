@@ -24,7 +24,7 @@ from tests.integration.readers import (
 )
 from tests.integration.test_ingest import CORPUS
 from tests.servers import KafkaBroker
-from toolkit.core.offsets import parse_batch_id
+from toolkit.core.batch.offsets import parse_batch_id
 from toolkit.iceberg.ledger import batch_id_of
 from toolkit.pipeline.stream import reports
 

@@ -18,17 +18,16 @@ from pyiceberg.catalog import Catalog
 
 from toolkit.cli.progress import status
 from toolkit.cli.terminal import echo
-from toolkit.core.contracts import Contracts
-from toolkit.core.hints import parse_hints
-from toolkit.core.options import (
-    POLICIES,
-    POLICY_TERMS,
+from toolkit.core.batch.contracts import Contracts
+from toolkit.core.batch.hints import parse_hints
+from toolkit.core.batch.options import (
     RARE_TYPE_PERCENT_MAX,
     checked_rare_type_percent,
     make_options,
 )
-from toolkit.core.planfile import PlanFile, loads
-from toolkit.core.secrets import MASK, masked
+from toolkit.core.evolution.planfile import PlanFile, loads
+from toolkit.core.policies import DEFAULT_POLICY, POLICIES, policy_names
+from toolkit.core.values.secrets import MASK, masked
 from toolkit.errors import HintError
 
 if TYPE_CHECKING:
@@ -113,7 +112,7 @@ def _contracts(
     ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
 ) -> dict[str, str] | None:
     """``--contract FIELD=MODE`` (repeatable) checked as the API checks ``contracts=``
-    (:class:`toolkit.core.contracts.Contracts`), kept in the context; None when not given
+    (:class:`toolkit.core.batch.contracts.Contracts`), kept in the context; None when not given
     (the table's contracts hold)."""
     if not values:
         return None
@@ -188,9 +187,9 @@ def policy_options(f: F) -> F:
         help="What happens to a record the table cannot take: set aside, or fail the batch.",
     )(f)
     return click.option(
-        "--policy", type=click.Choice(POLICIES), default="upsolver",
+        "--policy", type=click.Choice(policy_names()), default=DEFAULT_POLICY.name,
         show_default=True,
-        help="; ".join(t.line for t in POLICY_TERMS.values()) + ".",
+        help="; ".join(p.line for p in POLICIES) + ".",
     )(f)
 
 
@@ -293,7 +292,7 @@ def duration_text(span: dt.timedelta) -> str:
 
 class CatalogChoice:
     """How ``--catalog`` was read: the catalog, and how a plan file records it (a folder
-    as an absolute path, a URL with its secrets masked (:func:`toolkit.core.secrets.masked`),
+    as an absolute path, a URL with its secrets masked (:func:`toolkit.core.values.secrets.masked`),
     a configured name as it is)."""
 
     def __init__(self, catalog: Catalog, recorded: str) -> None:

@@ -20,7 +20,7 @@ from typing import IO, Any, ParamSpec, TypeVar
 import click
 
 from toolkit.cli.terminal import echo
-from toolkit.core.secrets import masked
+from toolkit.core.values.secrets import masked
 from toolkit.errors import (
     DataLossError,
     ExportError,

@@ -12,8 +12,8 @@ from toolkit.cli.exits import CommandFailed, ExitCode, guarded
 from toolkit.errors import AlreadyUndoneError, IrreversibleError
 
 if TYPE_CHECKING:
-    from toolkit.core.destruction import Destruction
-    from toolkit.core.lineage import LineageEntry
+    from toolkit.core.evolution.destruction import Destruction
+    from toolkit.core.evolution.lineage import LineageEntry
 
 __all__ = ["undo"]
 
@@ -68,7 +68,7 @@ def undo(table: str, entry: int, catalog_spec: str, warehouse: str | None, dry_r
         raise CommandFailed(
             f"{table} has no lineage entry {entry}: {known} (see `toolkit lineage {table}`)",
             ExitCode.BAD_INPUT, as_json)
-    try:  # the rule is toolkit.core.lineage.undo_plan's; here, the words of a command
+    try:  # the rule is toolkit.core.evolution.lineage.undo_plan's; here, the words of a command
         preview = undo_preview(where.catalog, table, found)
         destroys = preview.destruction
         steps = "; ".join(str(op) for op in preview.plan.operations) or "nothing"

@@ -25,16 +25,16 @@ from toolkit.cli.common import (
     status,
 )
 from toolkit.cli.exits import ExitCode, guarded
-from toolkit.core.planfile import PlanFile, dumps, plan_file_name
-from toolkit.core.secrets import masked
-from toolkit.core.state import TableState
-from toolkit.core.wording import counted
+from toolkit.core.evolution.planfile import PlanFile, dumps, plan_file_name
+from toolkit.core.evolution.state import TableState
+from toolkit.core.values.secrets import masked
+from toolkit.core.values.wording import counted
 from toolkit.errors import PlanChangedError, StalePlanError
 
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
 
-    from toolkit.core.planner import Plan
+    from toolkit.core.evolution.batch_plan import Plan
     from toolkit.pipeline.ingest import IngestReport
 
 __all__ = ["apply", "export", "ingest", "preview"]
@@ -51,8 +51,8 @@ def _plan_file(
     batch would set aside, and its conversion warnings (values written only as another
     kind of value). The source's files are hashed first: should one change while it is
     planned, the plan file binds the content before, and is refused."""
-    from toolkit.core.conversion_warnings import conversion_warnings
-    from toolkit.core.options import make_options
+    from toolkit.core.batch.conversion_warnings import conversion_warnings
+    from toolkit.core.batch.options import make_options
     from toolkit.pipeline.preview import plan_preview
     from toolkit.pipeline.reviewed import source_digest
 
@@ -74,7 +74,7 @@ def _write(planfile: PlanFile, path: str) -> None:
 def _view_folds(planfile: PlanFile) -> list[str]:
     """What each field of the table's view would fold to after the plan, and what that
     costs (issue 28; ``toolkit view`` prints the view's SQL, which says the same)."""
-    from toolkit.core.options import make_options
+    from toolkit.core.batch.options import make_options
     from toolkit.core.views import view_folds
 
     opts = make_options(**planfile.options)

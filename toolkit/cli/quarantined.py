@@ -23,14 +23,14 @@ from toolkit.cli.common import (
     table_argument,
 )
 from toolkit.cli.exits import CommandFailed, ExitCode, guarded
-from toolkit.core.quarantine import (
+from toolkit.core.batch.quarantine import (
     REASONS,
     QuarantinedRow,
     reason_name,
     reason_words,
     types_text,
 )
-from toolkit.core.wording import clip, counted, value_text
+from toolkit.core.values.wording import clip, counted, value_text
 
 if TYPE_CHECKING:
     from toolkit.pipeline.replay import CannotLand, ReplayReport
@@ -63,9 +63,9 @@ def _walk(value: Any, path: Sequence[str]) -> Any:
 def value_of(row: QuarantinedRow) -> str:
     """The value that sent ``row`` to quarantine, as JSON text (the whole record's text
     when no field is at fault or the record is not an object), clipped as every face
-    clips a value (:func:`~toolkit.core.wording.value_text`).
+    clips a value (:func:`~toolkit.core.values.wording.value_text`).
 
-    >>> from toolkit.core.quarantine import QuarantinedRow
+    >>> from toolkit.core.batch.quarantine import QuarantinedRow
     >>> row = QuarantinedRow("id", '{"a": {"b.c": "x"}}', "incompatible", "a.b.c", "string",
     ...                      "boolean", "", "day2", 0, None)
     >>> value_of(row), value_of(QuarantinedRow("id", "{oops", "malformed", None, None,
@@ -170,7 +170,7 @@ def quarantine(table: str, catalog_spec: str, warehouse: str | None,
     reason, how many, with a sample of the value at fault, and which of them cannot land
     in the table now (under --policy, the one the table is fed with), with why. --json
     adds every record's id, for `toolkit replay --id`."""
-    from toolkit.core.options import make_options
+    from toolkit.core.batch.options import make_options
     from toolkit.iceberg.quarantine import quarantine as quarantine_of
     from toolkit.pipeline.replay import sort_out
 

@@ -28,13 +28,13 @@ from toolkit.cli.common import (
 )
 from toolkit.cli.exits import CommandFailed, ExitCode, guarded
 from toolkit.cli.terminal import echo
-from toolkit.core.secrets import masked
-from toolkit.core.wording import counted
+from toolkit.core.values.secrets import masked
+from toolkit.core.values.wording import counted
 
 if TYPE_CHECKING:
     from pyspark.sql.streaming.query import StreamingQuery
 
-    from toolkit.core.maintenance import MaintenanceReport
+    from toolkit.core.maintenance.steps import MaintenanceReport
     from toolkit.pipeline.ingest import IngestReport
     from toolkit.pipeline.stream import StreamLog
 

@@ -17,8 +17,9 @@ from toolkit.cli.common import (
     table_argument,
 )
 from toolkit.cli.exits import guarded
-from toolkit.core.profile import FieldStats, Profile, share_text
-from toolkit.core.wording import a_shape, shape_words
+from toolkit.core.batch.profile import FieldStats, Profile, share_text
+from toolkit.core.policies import DEFAULT_POLICY, policy_names
+from toolkit.core.values.wording import a_shape, shape_words
 
 __all__ = ["lineage", "profile", "stats", "view"]
 
@@ -27,7 +28,7 @@ def drift_line(path: tuple[str, ...], stats: FieldStats) -> str | None:
     """A drifting field in one sentence, its rarer types by their exact counts (None for
     a field of one type).
 
-    >>> from toolkit.core.profile import profile
+    >>> from toolkit.core.batch.profile import profile
     >>> p = profile([{"n": 1}] * 19_997 + [{"n": "x"}] * 3)
     >>> print(drift_line(("n",), p.fields[("n",)]))
     n: 3 of 20,000 values are strings (19,997 longs)
@@ -114,7 +115,7 @@ def _timestamps_json(s: FieldStats) -> dict[str, Any]:
               help="The kind of the source when its name cannot tell it (jsonl, parquet...).")
 @click.option("--detect-dates/--no-detect-dates", default=True, show_default=True,
               help="Type ISO-8601 date and date-time texts as date and timestamp (RULES 1).")
-@click.option("--policy", type=click.Choice(["upsolver", "widen"]), default="upsolver",
+@click.option("--policy", type=click.Choice(policy_names()), default=DEFAULT_POLICY.name,
               show_default=True,
               help="The policy whose conversions are warned of, for a new table of SOURCE.")
 @json_option
@@ -125,10 +126,10 @@ def profile(source: str, sample: int, source_format: str | None, detect_dates: b
     (a rare type by its exact count, never a rounded 0%), nulls and sample values, where
     each type first and last arrived, and the values a new table would write only as
     another kind of value (conversion warnings)."""
-    from toolkit.core.jsonlines import UnreadLine
-    from toolkit.core.options import make_options
-    from toolkit.core.profile import profile as profile_records
-    from toolkit.core.quarantine import reason_name
+    from toolkit.core.batch.options import make_options
+    from toolkit.core.batch.profile import profile as profile_records
+    from toolkit.core.batch.quarantine import reason_name
+    from toolkit.core.values.jsonlines import UnreadLine
     from toolkit.pipeline.sources import records_of
 
     with status("Reading..."):
@@ -150,9 +151,9 @@ def profile(source: str, sample: int, source_format: str | None, detect_dates: b
 
 def _new_table_warnings(records: list[Any], p: Profile, opts: Any) -> list[Any]:
     """The conversion warnings of ``records`` as the first batch of a new table."""
-    from toolkit.core.conversion_warnings import conversion_warnings
+    from toolkit.core.batch.conversion_warnings import conversion_warnings
     from toolkit.core.engine import Engine
-    from toolkit.core.types import Struct
+    from toolkit.core.values.types import Struct
 
     engine = Engine(opts)
     rows = [r for r in records if isinstance(r, dict)]

@@ -1,6 +1,6 @@
 """The one way the commands print: every text goes through :func:`echo`, which writes out
 the control, invisible and bidi characters that names and values from data may hold
-(:func:`toolkit.core.wording.visible`), so a key such as ``"\\x1b[2J\\x1b]0;title\\x07"``
+(:func:`toolkit.core.values.wording.visible`), so a key such as ``"\\x1b[2J\\x1b]0;title\\x07"``
 never clears the screen or sets the window title, and ``user\\u202egnp.exe`` never reads as
 ``userexe.png``. Nothing is read as markup either: the commands print plain text."""
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from toolkit.core.wording import visible, visible_json
+from toolkit.core.values.wording import visible, visible_json
 
 __all__ = ["echo"]
 

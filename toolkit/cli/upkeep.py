@@ -23,12 +23,12 @@ from toolkit.cli.common import (
     table_argument,
 )
 from toolkit.cli.exits import ExitCode, guarded
-from toolkit.core.maintenance import STEPS, check_steps
+from toolkit.core.maintenance.steps import STEPS, check_steps
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from toolkit.core.maintenance import MaintenancePlan, MaintenanceReport, StepName
+    from toolkit.core.maintenance.steps import MaintenancePlan, MaintenanceReport, StepName
 
 __all__ = ["maintain", "steps_of"]
 

@@ -18,21 +18,20 @@ from dataclasses import dataclass
 from itertools import repeat
 from typing import Any, TypeVar, cast
 
-from toolkit.core.contracts import Contracts, contract_breaches, without_breaches
-from toolkit.core.conversion_warnings import ConversionWarning, conversion_warnings
-from toolkit.core.hint_plans import as_they_came, hinted_rows, seeded, with_seeds
-from toolkit.core.jsonlines import UnreadLine
-from toolkit.core.observe import Classifier, StructObservation, observe_struct
-from toolkit.core.observed import Observed
-from toolkit.core.options import Options
-from toolkit.core.planner import Plan, max_field_id
-from toolkit.core.policies import policy_of
-from toolkit.core.profile import Profile, profile_of
-from toolkit.core.quarantine import Quarantined, Reason
-from toolkit.core.routing import Router, conform, rows_of
-from toolkit.core.summary import summarize
-from toolkit.core.types import Struct
-from toolkit.core.values import has_foreign, plain_record
+from toolkit.core.batch.contracts import Contracts, contract_breaches, without_breaches
+from toolkit.core.batch.conversion_warnings import ConversionWarning, conversion_warnings
+from toolkit.core.batch.hint_plans import as_they_came, hinted_rows, seeded, with_seeds
+from toolkit.core.batch.observe import Classifier, StructObservation, observe_struct
+from toolkit.core.batch.observed import Observed
+from toolkit.core.batch.options import Options
+from toolkit.core.batch.profile import Profile, profile_of
+from toolkit.core.batch.quarantine import Quarantined, Reason
+from toolkit.core.batch.routing import Router, conform, rows_of
+from toolkit.core.batch.summary import summarize
+from toolkit.core.evolution.batch_plan import Plan, max_field_id
+from toolkit.core.values.jsonlines import UnreadLine
+from toolkit.core.values.scalars import has_foreign, plain_record
+from toolkit.core.values.types import Struct
 from toolkit.errors import NotARecordError
 
 T = TypeVar("T")
@@ -88,7 +87,7 @@ class Engine:
 
     def __init__(self, options: Options | None = None) -> None:
         self.options = options or Options()
-        self.policy = policy_of(self.options)
+        self.policy = self.options.policy
         self.classifier = Classifier(self.options)
         self.router = Router(self.options, self.classifier)
 
@@ -268,7 +267,7 @@ def make_plan(
     part in planning: the plan lists them in ``held``, and routing deals with them."""
     last_id = max(max_field_id(schema), last_assigned)
     seeds, adds = seeded(schema, obs, options, last_id)
-    policy = policy_of(options)
+    policy = options.policy
     held = contract_breaches(
         seeds, obs, options.contracts or Contracts(), policy.widens, options.lattice)
     planned = obs if not held else without_breaches(obs, held)

@@ -3,7 +3,7 @@
 SQL is one sqlglot expression tree rendered per dialect; every identifier is quoted, so a
 field name that came from data can never end a statement or inject another. The view has
 one column per source key, at every level; what each family folds into, and what that
-costs, is decided in :mod:`toolkit.core.view_folds` and said in a comment beside it:
+costs, is decided in :mod:`toolkit.core.evolution.view_folds` and said in a comment beside it:
 
 >>> s = Struct((Column(1, "my_field", "long"),
 ...             Column(2, "my_field_string", "string", "upsolver_evolved_from:my_field")))
@@ -28,12 +28,8 @@ from collections.abc import Collection, Mapping
 
 from sqlglot import exp
 
-from toolkit.core.conversions import LongTimestampUnit
-from toolkit.core.lattice import UPSOLVER, Lattice
-from toolkit.core.naming import free_name
-from toolkit.core.profile import Profile
-from toolkit.core.types import Column, Struct  # noqa: F401  (Column: the examples)
-from toolkit.core.view_folds import (
+from toolkit.core.batch.profile import Profile
+from toolkit.core.evolution.view_folds import (
     DIALECTS,
     SPARK_VARIABLE,
     Dialect,
@@ -43,6 +39,10 @@ from toolkit.core.view_folds import (
     make_context,
     view_folds,
 )
+from toolkit.core.values.conversions import LongTimestampUnit
+from toolkit.core.values.lattice import UPSOLVER, Lattice
+from toolkit.core.values.naming import free_name
+from toolkit.core.values.types import Column, Struct  # noqa: F401  (Column: the examples)
 
 __all__ = [
     "DIALECTS",
@@ -81,7 +81,7 @@ def coalesce_select(
 ) -> exp.Select:
     """The SELECT of the COALESCE view over ``table`` (a name such as ``db.events``): one
     column per source key, nested families folded inside their structs
-    (:mod:`toolkit.core.view_folds`), each fold said in a comment.
+    (:mod:`toolkit.core.evolution.view_folds`), each fold said in a comment.
 
     ``view_types``: per dotted field, the type to read it as (``{"quantity": "long",
     "ts": "timestamp[s]"}``), over the family's own. ``long_timestamp_unit``: the epoch
@@ -195,9 +195,9 @@ def _without_spark_variables(select: exp.Select, in_view: bool) -> exp.Select:
 
 def epoch_units_of(profile: Profile) -> dict[str, frozenset[str]]:
     """Per top-level field of a profile, the epoch units its whole numbers were seen in
-    (:mod:`toolkit.core.timestamps`): the ``epoch_units`` of :func:`coalesce_select`.
+    (:mod:`toolkit.core.values.timestamps`): the ``epoch_units`` of :func:`coalesce_select`.
 
-    >>> from toolkit.core.profile import profile
+    >>> from toolkit.core.batch.profile import profile
     >>> epoch_units_of(profile([{"ts": "2024-06-01T08:00:00Z"}, {"ts": 1717229009}]))
     {'ts': frozenset({'s'})}
     """

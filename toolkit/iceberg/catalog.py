@@ -36,7 +36,7 @@ from pyiceberg.utils.datetime import datetime_to_millis
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError
 
-from toolkit.core.secrets import masked
+from toolkit.core.values.secrets import masked
 from toolkit.errors import CatalogUnreachableError, CatalogURLError, TableNameError
 
 DEFAULT_FOLDER = "lakehouse"

@@ -31,14 +31,14 @@ from pyiceberg.table.update import (
     TableUpdate,
 )
 
-from toolkit.core.field_operations import identifier_problem
-from toolkit.core.layout import TableLayout
-from toolkit.core.lineage import plan_lineage_properties
-from toolkit.core.naming import shared_index_names
-from toolkit.core.planner import Plan, max_field_id
-from toolkit.core.state import TableState
-from toolkit.core.types import ColumnType, ListOf, MapOf, Struct
-from toolkit.core.widening import in_place
+from toolkit.core.evolution.batch_plan import Plan, max_field_id
+from toolkit.core.evolution.field_operations import identifier_problem
+from toolkit.core.evolution.layout import TableLayout
+from toolkit.core.evolution.lineage import plan_lineage_properties
+from toolkit.core.evolution.state import TableState
+from toolkit.core.values.naming import shared_index_names
+from toolkit.core.values.types import ColumnType, ListOf, MapOf, Struct
+from toolkit.core.values.widening import in_place
 from toolkit.errors import OperationError, StalePlanError
 from toolkit.iceberg.folds import bounded_updates
 from toolkit.iceberg.schema import from_iceberg, to_iceberg
@@ -81,7 +81,7 @@ def commit_plan(
 
     >>> import tempfile
     >>> from toolkit.core.engine import Engine
-    >>> from toolkit.core.types import Struct
+    >>> from toolkit.core.values.types import Struct
     >>> from toolkit.iceberg import catalog
     >>> from toolkit.iceberg.schema import from_iceberg, to_iceberg
     >>> cat = catalog(tempfile.mkdtemp())
@@ -176,7 +176,7 @@ def check_planned_schema(table: Table, plan: Plan) -> None:
 def _with_identifiers(name: str, after: Struct, schema_id: int, ids: list[int]) -> Schema:
     """The plan's schema with the table's identifier fields, which the policies never
     change; a plan that would make one optional or retype it is refused (Iceberg's rule,
-    checked by the core's :func:`~toolkit.core.field_operations.identifier_problem`)."""
+    checked by the core's :func:`~toolkit.core.evolution.field_operations.identifier_problem`)."""
     layout = TableLayout(after, identifier_ids=tuple(ids))
     for field_id in ids:
         problem = identifier_problem(layout, field_id)

@@ -1,7 +1,7 @@
 """How many stored values a plan would make unreadable, counted on a real table.
 
 The rule (what destroys, what needs a yes) is the core's
-(:mod:`toolkit.core.destruction`); here the counts. They come from Iceberg's data file
+(:mod:`toolkit.core.evolution.destruction`); here the counts. They come from Iceberg's data file
 metrics, read from the manifests without opening a data file: per field ID, a file's
 ``value_counts`` less its ``null_value_counts`` is the number of non-null values it holds,
 and ``column_sizes`` their bytes. A file whose manifest has no count for the field is read
@@ -19,10 +19,10 @@ import pyarrow as pa
 from pyiceberg.manifest import ManifestContent
 from pyiceberg.table import Table
 
-from toolkit.core.destruction import Destruction, DroppedColumn, dropped_columns, leaf_ids
-from toolkit.core.evolution import Evolution
-from toolkit.core.layout import Path
-from toolkit.core.types import Column
+from toolkit.core.evolution.destruction import Destruction, DroppedColumn, dropped_columns, leaf_ids
+from toolkit.core.evolution.layout import Path
+from toolkit.core.evolution.plans import Evolution
+from toolkit.core.values.types import Column
 
 __all__ = ["destruction_of"]
 

@@ -30,7 +30,7 @@ from pyiceberg.schema import Schema
 from pyiceberg.table import Table
 from sqlglot import exp
 
-from toolkit.core.types import Struct
+from toolkit.core.values.types import Struct
 from toolkit.iceberg.catalog import S3_SCHEMES
 from toolkit.iceberg.views import coalesce_sql
 

@@ -1,6 +1,6 @@
 """Fold files on a real table: the toolkit's logs (lineage, arrivals, the ingest ledger)
 keep a recent window in the table's properties; older entries are folded into files in
-the table's metadata folder (``toolkit.core.folding`` says when and how).
+the table's metadata folder (``toolkit.core.maintenance.folding`` says when and how).
 
 Files are written and read through the table's own FileIO, so this works wherever the
 table lives (a local folder, S3...). A fold file never changes once written, so each is
@@ -20,7 +20,7 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from toolkit.core.folding import (
+from toolkit.core.maintenance.folding import (
     LOGS,
     FoldFile,
     Log,

@@ -18,7 +18,7 @@ kept in the table property ``toolkit.ledger``, into which :func:`remember_batche
 them before snapshots are expired (the toolkit's maintenance does this first), so a
 batch id stays known after its snapshot is gone. When that property outgrows its window,
 its ids move into a fold file in the table's metadata folder, which the ledger reads too
-(:mod:`toolkit.core.folding`), in the commit that would have grown it.
+(:mod:`toolkit.core.maintenance.folding`), in the commit that would have grown it.
 
 >>> sorted(decode(encode({"day1", "day2"})))
 ['day1', 'day2']
@@ -45,7 +45,7 @@ from pyiceberg.table.update import (
     SetSnapshotRefUpdate,
 )
 
-from toolkit.core.folding import LEDGER_KEY
+from toolkit.core.maintenance.folding import LEDGER_KEY
 from toolkit.iceberg.commit import commit_updates
 from toolkit.iceberg.folds import bounded_updates, folded_entries
 

@@ -1,6 +1,6 @@
 """Lineage on a real table: read the log a table's properties hold, and undo an entry.
 
-The log's format and the inverse of each plan are pure (``toolkit.core.lineage``); this
+The log's format and the inverse of each plan are pure (``toolkit.core.evolution.lineage``); this
 module reads them from a PyIceberg table and commits an undo through
 :func:`toolkit.iceberg.operations.evolve`.
 """
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from toolkit.core.lineage import LineageEntry, read_lineage, undo_plan
-from toolkit.core.state import TableState
+from toolkit.core.evolution.lineage import LineageEntry, read_lineage, undo_plan
+from toolkit.core.evolution.state import TableState
 from toolkit.iceberg.destruction import destruction_of
 from toolkit.iceberg.folds import with_folded
 from toolkit.iceberg.operations import EvolutionPreview, evolve, layout_of
@@ -37,7 +37,7 @@ def undo(
 ) -> LineageEntry:
     """Commit the inverse of a logged plan (``entry`` or its number) and log it too.
 
-    Refused as :func:`toolkit.core.lineage.undo_plan` says: with
+    Refused as :func:`toolkit.core.evolution.lineage.undo_plan` says: with
     :class:`IrreversibleError` when the plan has no inverse (a drop, a widening, making a
     column optional), :class:`AlreadyUndoneError` when a later entry undid it, and an error
     naming the field when the table changed so that the inverse would act on another field

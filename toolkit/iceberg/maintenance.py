@@ -3,7 +3,7 @@ snapshots and refs, the live data files and their sizes, the current manifests, 
 the toolkit itself needs kept (a replay under way, another table's files under this
 table's folder). No data file is opened.
 
-The plan is pure (``toolkit.core.maintenance``); the procedures that apply it run on
+The plan is pure (``toolkit.core.maintenance.steps``); the procedures that apply it run on
 Spark (``toolkit.spark.maintenance``).
 """
 
@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 from pyiceberg.manifest import DataFileContent, ManifestContent
 from pyiceberg.table.refs import SnapshotRefType
 
-from toolkit.core.maintenance import (
+from toolkit.core.evolution.state import TableState
+from toolkit.core.maintenance.steps import (
     DEFAULT_MANIFEST_SIZE,
     DEFAULT_TARGET_FILE_SIZE,
     DataFile,
@@ -24,7 +25,6 @@ from toolkit.core.maintenance import (
     Snapshot,
     TableFacts,
 )
-from toolkit.core.state import TableState
 from toolkit.iceberg.catalog import load_table
 from toolkit.iceberg.folds import fold_files
 from toolkit.iceberg.ledger import batch_id_of

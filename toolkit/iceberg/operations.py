@@ -1,6 +1,6 @@
 """Commit a plan of Iceberg evolution operations (RULES 6) to a real table, atomically.
 
-A plan (:class:`~toolkit.core.evolution.Evolution`) is staged in one PyIceberg
+A plan (:class:`~toolkit.core.evolution.plans.Evolution`) is staged in one PyIceberg
 transaction: one schema update per operation, in order (so each sees the previous one,
 exactly as the preview did), partition spec and sort order updates, the lineage property,
 and for a widening Iceberg cannot do in place, an overwrite snapshot replacing every data
@@ -42,9 +42,9 @@ from pyiceberg.types import (
     StructType,
 )
 
-from toolkit.core.destruction import Destruction
-from toolkit.core.evolution import Evolution, plan_evolution
-from toolkit.core.layout import (
+from toolkit.core.evolution.batch_plan import Plan
+from toolkit.core.evolution.destruction import Destruction
+from toolkit.core.evolution.layout import (
     PartitionField,
     Path,
     Position,
@@ -53,7 +53,7 @@ from toolkit.core.layout import (
     dotted,
     field_at,
 )
-from toolkit.core.lineage import (
+from toolkit.core.evolution.lineage import (
     LINEAGE_PREFIX,
     LineageEntry,
     evolution_of_plan,
@@ -61,12 +61,12 @@ from toolkit.core.lineage import (
     read_lineage,
     undoes,
 )
-from toolkit.core.operation_base import WideningLike
-from toolkit.core.operations import Operation, SortKey, Widening
-from toolkit.core.planner import Plan
-from toolkit.core.state import TableState
-from toolkit.core.types import ColumnType
-from toolkit.core.widening import retype_value
+from toolkit.core.evolution.operation_base import WideningLike
+from toolkit.core.evolution.operations import Operation, SortKey, Widening
+from toolkit.core.evolution.plans import Evolution, plan_evolution
+from toolkit.core.evolution.state import TableState
+from toolkit.core.values.types import ColumnType
+from toolkit.core.values.widening import retype_value
 from toolkit.errors import (
     DataLossError,
     OperationError,
@@ -172,7 +172,7 @@ def preview_evolution(
 def check_destruction(
     table: Table, name: str, plan: Evolution, drop_data: bool
 ) -> Destruction:
-    """What ``plan`` destroys on ``table`` (:mod:`toolkit.core.destruction`); refused with
+    """What ``plan`` destroys on ``table`` (:mod:`toolkit.core.evolution.destruction`); refused with
     :class:`DataLossError` when it drops stored values and ``drop_data`` is not set."""
     destruction = destruction_of(table, plan)
     if destruction.needs_yes and not drop_data:
@@ -247,7 +247,8 @@ def evolve(
     counting their values, unless ``drop_data=True``; dropping columns that hold no values
     needs no such yes (``preview_evolution(...).destruction`` says what a plan destroys).
 
-    ``plan`` may also be a policy's :class:`~toolkit.core.planner.Plan` (RULES 3 and 5),
+    ``plan`` may also be a policy's :class:`~toolkit.core.evolution.batch_plan.Plan`
+    (RULES 3 and 5),
     logged as decided by its rule (``decided_by`` and ``reason`` are the rule's; ``batch``
     defaults to the plan's). A schema-only one (columns added, widenings in place, columns
     made optional) takes the fast path, :func:`~toolkit.iceberg.commit.commit_plan`: one
@@ -413,7 +414,7 @@ def _stage(
 
 @dataclass(frozen=True)
 class _TransactionEditor:
-    """The core's :class:`~toolkit.core.operations.TableEditor` over a PyIceberg
+    """The core's :class:`~toolkit.core.evolution.operations.TableEditor` over a PyIceberg
     transaction: one schema, spec or sort order update per call, so each operation sees
     the previous one (as the preview did)."""
 

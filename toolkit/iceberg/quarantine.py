@@ -1,6 +1,6 @@
 """The quarantine table next to a target table: write, read, discard (RULES 5).
 
-Records the engine will not write as they are (:class:`~toolkit.core.quarantine.Quarantined`)
+Records the engine will not write as they are (:class:`~toolkit.core.batch.quarantine.Quarantined`)
 are kept whole in ``<namespace>.<name>__quarantine``, one row per record: its raw JSON
 text, why, the field and types involved, and the batch that set it aside. Nothing is
 dropped: a row leaves the quarantine only when it is replayed into the target (and so
@@ -38,7 +38,7 @@ from pyiceberg.schema import Schema
 from pyiceberg.table import Table
 from pyiceberg.types import LongType, NestedField, StringType, TimestamptzType
 
-from toolkit.core.quarantine import Quarantine, Quarantined, QuarantinedRow
+from toolkit.core.batch.quarantine import Quarantine, Quarantined, QuarantinedRow
 from toolkit.errors import UnknownIdsError
 from toolkit.iceberg.catalog import NEW_TABLE_PROPERTIES, ensure_namespace, load_table
 from toolkit.iceberg.ledger import BATCH_ID_PROPERTY, ingested_batches

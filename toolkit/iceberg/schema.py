@@ -1,6 +1,6 @@
 """The core's schema model to and from ``pyiceberg.schema.Schema``.
 
->>> from toolkit.core.types import Column, ListOf, Struct
+>>> from toolkit.core.values.types import Column, ListOf, Struct
 >>> schema = to_iceberg(Struct((Column(1, "a", ListOf(2, "long"), "upsolver_evolved_from:b"),)))
 >>> print(schema)
 table {
@@ -27,7 +27,7 @@ from pyiceberg.types import (
     StructType,
 )
 
-from toolkit.core.types import Column, ColumnType, ListOf, MapOf, Opaque, Struct
+from toolkit.core.values.types import Column, ColumnType, ListOf, MapOf, Opaque, Struct
 
 
 def _field_ids(t: IcebergType) -> tuple[int, ...]:
@@ -108,7 +108,7 @@ def to_iceberg(
     struct: Struct, schema_id: int = 0, identifier_ids: Iterable[int] = ()
 ) -> Schema:
     """The core's schema as a PyIceberg ``Schema`` (with ``identifier_ids``, the table's
-    identifier fields, from :attr:`~toolkit.core.layout.TableLayout.identifier_ids`)."""
+    identifier fields, from :attr:`~toolkit.core.evolution.layout.TableLayout.identifier_ids`)."""
     return Schema(
         *(column_to_iceberg(c) for c in struct.fields),
         schema_id=schema_id,

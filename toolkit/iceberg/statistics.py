@@ -72,10 +72,10 @@ from pyiceberg.schema import Schema, index_by_id
 from pyiceberg.table import Table
 from pyiceberg.table.snapshots import Snapshot, ancestors_of
 
-from toolkit.core.arrivals import SAMPLES_KEPT, Arrivals, Path, as_path
-from toolkit.core.folding import ARRIVALS_PREFIX
-from toolkit.core.profile import share_text
-from toolkit.core.types import Column, ColumnType, ListOf, MapOf, Struct, type_to_str
+from toolkit.core.batch.arrivals import SAMPLES_KEPT, Arrivals, Path, as_path
+from toolkit.core.batch.profile import share_text
+from toolkit.core.maintenance.folding import ARRIVALS_PREFIX
+from toolkit.core.values.types import Column, ColumnType, ListOf, MapOf, Struct, type_to_str
 from toolkit.iceberg.folds import with_folded
 from toolkit.iceberg.ledger import BATCH_ID_PROPERTY, batch_id_of
 from toolkit.iceberg.schema import from_iceberg
@@ -228,7 +228,7 @@ class WrittenDataStatistics:
         """``{type name: texts}``: up to ``limit`` distinct sample texts per type that
         arrived for the field at ``path``, the latest batches' first, from the snapshot
         summaries alone (ingest records a few per batch, drifting types first: see
-        :meth:`Arrivals.of <toolkit.core.arrivals.Arrivals.of>`). Texts are JSON (``"7"``
+        :meth:`Arrivals.of <toolkit.core.batch.arrivals.Arrivals.of>`). Texts are JSON (``"7"``
         a string, ``7`` a number; records and arrays as short Python reprs), cut to 60
         characters. Batches of expired snapshots leave no samples, and a type ingest did
         not sample has none. The batches' arrivals, added up, keep :data:`SAMPLES_KEPT`

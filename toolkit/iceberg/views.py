@@ -17,10 +17,10 @@ from typing import Any
 
 from pyiceberg.schema import Schema
 
-from toolkit.core.options import make_options, takes_options
-from toolkit.core.profile import Profile
-from toolkit.core.types import Struct
-from toolkit.core.view_types import check_view_types, hinted_view_types
+from toolkit.core.batch.options import make_options, takes_options
+from toolkit.core.batch.profile import Profile
+from toolkit.core.evolution.view_types import check_view_types, hinted_view_types
+from toolkit.core.values.types import Struct
 from toolkit.core.views import Dialect, epoch_units_of
 from toolkit.core.views import coalesce_sql as _coalesce_sql
 from toolkit.iceberg.schema import from_iceberg
@@ -78,6 +78,6 @@ def coalesce_sql(
         pretty=pretty,
         epoch_units=None if profile is None else epoch_units_of(profile),
         long_timestamp_unit=opts.long_timestamp_unit,
-        # (the hints option once the options have it: toolkit.core.hints)
+        # (the hints option once the options have it: toolkit.core.batch.hints)
         view_types=hinted_view_types(view_types, opts.hints, properties),
     )

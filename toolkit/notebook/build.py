@@ -16,13 +16,13 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from toolkit.core.batch.options import REWRITES_WHEN_APPROVED, make_options, takes_options
+from toolkit.core.batch.profile import Profile, profile_of
 from toolkit.core.engine import Engine
-from toolkit.core.maintenance import STEPS
-from toolkit.core.options import REWRITES_WHEN_APPROVED, make_options, takes_options
-from toolkit.core.profile import Profile, profile_of
-from toolkit.core.state import TableState
-from toolkit.core.types import Struct
-from toolkit.core.wording import counted
+from toolkit.core.evolution.state import TableState
+from toolkit.core.maintenance.steps import STEPS
+from toolkit.core.values.types import Struct
+from toolkit.core.values.wording import counted
 from toolkit.notebook.outcome import TableSize
 from toolkit.notebook.panels.editor.model import EvolutionEditorModel, lineage_rows
 from toolkit.notebook.panels.explore.model import StatisticsModel
@@ -33,9 +33,9 @@ if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
     from pyspark.sql import SparkSession
 
-    from toolkit.core.lineage import LineageEntry
-    from toolkit.core.maintenance import MaintenancePlan, MaintenanceReport
-    from toolkit.core.quarantine import Quarantine
+    from toolkit.core.batch.quarantine import Quarantine
+    from toolkit.core.evolution.lineage import LineageEntry
+    from toolkit.core.maintenance.steps import MaintenancePlan, MaintenanceReport
     from toolkit.iceberg.statistics import WrittenDataStatistics
     from toolkit.notebook.panels.editor.model import EvolutionRequest
     from toolkit.notebook.panels.editor.widget import EvolutionEditor
@@ -265,7 +265,7 @@ def preview(
 
     saved, fmt = None, None
     if plan is not None:
-        from toolkit.core.planfile import loads
+        from toolkit.core.evolution.planfile import loads
         from toolkit.errors import PlanFileError
         from toolkit.iceberg.catalog import catalog as open_catalog
         from toolkit.pipeline.reviewed import check_reviewed

@@ -18,9 +18,9 @@ from collections.abc import Iterable, Sequence
 from html import escape, unescape
 from typing import Any
 
-# values as texts are core's (toolkit.core.arrivals stores samples as a panel shows them);
+# values as texts are core's (toolkit.core.batch.arrivals stores samples as a panel shows them);
 # a panel imports them from here with the rest
-from toolkit.core.wording import VALUE_WIDTH, clip, value_text, visible
+from toolkit.core.values.wording import VALUE_WIDTH, clip, value_text, visible
 
 __all__ = [
     "PANEL_CLASS",
@@ -47,7 +47,7 @@ __all__ = [
 
 def text_html(text: str) -> str:
     r"""A text from data as HTML: its control, invisible and bidi characters written out
-    (:func:`toolkit.core.wording.visible`, line breaks kept), so ``user\u202egnp.exe`` never
+    (:func:`toolkit.core.values.wording.visible`, line breaks kept), so ``user\u202egnp.exe`` never
     reads as ``userexe.png`` nor ``ad\u200bmin`` as ``admin``; then HTML-escaped. Every
     panel writes names, values and messages through it (code and SQL blocks, which are
     copied as they are, are HTML-escaped only).

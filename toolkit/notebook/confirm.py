@@ -55,7 +55,7 @@ def drop_confirmation() -> tuple[widgets.HTML, widgets.Button, widgets.Button, w
 def drop_question(table: str, what: str, destruction: object) -> str:
     """What a panel asks before it drops columns holding values.
 
-    >>> from toolkit.core.destruction import Destruction, DroppedColumn
+    >>> from toolkit.core.evolution.destruction import Destruction, DroppedColumn
     >>> d = Destruction((DroppedColumn(("gift",), 3, 2, None),), rows=5)
     >>> print(drop_question("db.t", "Undoing entry #1", d))
     Undoing entry #1 drops 1 column holding 2 values of 5 rows: gift (2 values). Those \

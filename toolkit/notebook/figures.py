@@ -15,7 +15,7 @@ from typing import Any
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from toolkit.core.wording import visible
+from toolkit.core.values.wording import visible
 from toolkit.notebook.common import clip_middle
 from toolkit.notebook.panels.explore.model import StatisticsData, TypeCount, as_statistics_model
 from toolkit.notebook.report_html import TYPE_COLORS, drift_title, type_color, type_legend

@@ -12,13 +12,13 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, get_args
 
-from toolkit.core.observe import Classifier, StructObservation
-from toolkit.core.planner import Plan
-from toolkit.core.quarantine import Quarantined, detail_text
-from toolkit.core.routing import Router, explain_record
-from toolkit.core.types import RECORD, Column, Kind, Struct
-from toolkit.core.widen_policy import WidenRouter, primary_columns
-from toolkit.core.wording import counted
+from toolkit.core.batch.observe import Classifier, StructObservation
+from toolkit.core.batch.quarantine import Quarantined, detail_text
+from toolkit.core.batch.routing import Router, explain_record
+from toolkit.core.evolution.batch_plan import Plan
+from toolkit.core.policies.widen import primary_columns
+from toolkit.core.values.types import RECORD, Column, Kind, Struct
+from toolkit.core.values.wording import counted
 from toolkit.notebook.common import clip, value_text
 from toolkit.notebook.paging import Page, page_of
 
@@ -423,11 +423,11 @@ def landings_of(
 
 
 def widen_landings(
-    number: int, record: Mapping[str, Any], plan: Plan, router: WidenRouter, look: Look
+    number: int, record: Mapping[str, Any], plan: Plan, row: Mapping[str, Any], look: Look
 ) -> RecordLandings:
-    """Under the ``widen`` policy a value lands in the one column named for its key (its
-    record is set aside otherwise: :func:`held_landings`)."""
-    row = router.route([record], plan.batch, "quarantine")[0][0]
+    """Under a policy that widens (RULES 5) a value lands in the one column named for its
+    key, as ``row`` (the record routed) holds it; its record is set aside otherwise
+    (:func:`held_landings`)."""
     primary = primary_columns(plan.after)
     rows: list[LandingRow] = []
     for key, value in record.items():
@@ -435,7 +435,7 @@ def widen_landings(
         if value is None or col is None:
             rows.append(_nowhere(number, (key,), value, look.classifier))
             continue
-        kind = router.classifier.kind(value, (key,))
+        kind = look.classifier.kind(value, (key,))
         rows += look.rows(number, (key,), value, kind, col, (col.name,), row[col.name])
     return RecordLandings(number, value_text(record, 200), tuple(rows))
 

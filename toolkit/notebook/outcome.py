@@ -18,9 +18,9 @@ import traceback
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias, cast
 
-from toolkit.core.maintenance import size_text
-from toolkit.core.state import ABSENT, TableState
-from toolkit.core.wording import and_join, counted
+from toolkit.core.evolution.state import ABSENT, TableState
+from toolkit.core.maintenance.steps import size_text
+from toolkit.core.values.wording import and_join, counted
 from toolkit.errors import MalformedLineError, NotARecordError, PlanChangedError, StalePlanError
 from toolkit.notebook.common import clip, text_html, value_text, wrap
 

@@ -6,7 +6,7 @@ already show (the ``*_html`` modules); a chart is an inline SVG drawn from the n
 plotly figure of :mod:`toolkit.notebook.figures` plots (no plotly, no script, nothing
 fetched). A panel passes its current state (filter, picked field, outcome) in.
 
->>> from toolkit.core.profile import profile
+>>> from toolkit.core.batch.profile import profile
 >>> from toolkit.notebook.panels.explore.model import StatisticsModel
 >>> model = StatisticsModel.from_profile(profile([{"a": 1}, {"a": "x"}]))
 >>> html = explore_report_html(model, field="a")
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from toolkit.core.wording import counted
+from toolkit.core.values.wording import counted
 from toolkit.notebook.common import (
     REPORT_ROWS,
     clip,

@@ -1,7 +1,7 @@
 """A schema as a tree, shared by the preview panel and the evolution editor: the nodes
 (plain data, new fields marked) and their HTML (nested lists, docs shown).
 
->>> from toolkit.core.types import Column, Struct
+>>> from toolkit.core.values.types import Column, Struct
 >>> [(n.name, n.new) for n in schema_tree(Struct((Column(1, "a", "long"),)), [1])]
 [('a', True)]
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from toolkit.core.types import Column, ColumnType, ListOf, Struct, type_to_str
+from toolkit.core.values.types import Column, ColumnType, ListOf, Struct, type_to_str
 from toolkit.notebook.common import badge, scroll_box, text_html, wrap
 
 __all__ = ["SchemaNode", "schema_tree", "schema_tree_html"]

@@ -9,7 +9,7 @@ The words, one per thing:
   creates it); ``spark_name``: the table as Spark names it (``catalog.namespace.name``).
 * ``batch_id``: the id a batch lands under in the table's ledger (a str, given or made);
   ``batch_index``: the core's number of the batch (the table's snapshot count), which
-  plans are numbered by (:attr:`toolkit.core.planner.Plan.batch`).
+  plans are numbered by (:attr:`toolkit.core.evolution.batch_plan.Plan.batch`).
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING
 
 from pyiceberg.catalog import Catalog
 
-from toolkit.core.options import Options
-from toolkit.core.planner import Plan
-from toolkit.core.state import TableState
+from toolkit.core.batch.options import Options
+from toolkit.core.evolution.batch_plan import Plan
+from toolkit.core.evolution.state import TableState
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -44,10 +44,10 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Final
 from urllib.parse import urlparse
 
-from toolkit.core.jsonlines import read_json_array, read_lines, starts_with_array
-from toolkit.core.secrets import masked
-from toolkit.core.values import Float, Int, plain_value
-from toolkit.core.wording import counted
+from toolkit.core.values.jsonlines import read_json_array, read_lines, starts_with_array
+from toolkit.core.values.scalars import Float, Int, plain_value
+from toolkit.core.values.secrets import masked
+from toolkit.core.values.wording import counted
 from toolkit.errors import SourceFormatError
 from toolkit.spark.cluster import reachable_input
 
@@ -253,7 +253,7 @@ def _is_array_document(path: Path) -> bool:
 def read_json(path: Path) -> list[Any]:
     """A JSON-lines file's records, or the items of a ``.json`` file holding one array. A
     line that cannot be taken whole (not UTF-8, not JSON, a key twice) is an
-    :class:`~toolkit.core.jsonlines.UnreadLine` in its place, which the engine sets aside
+    :class:`~toolkit.core.values.jsonlines.UnreadLine` in its place, which the engine sets aside
     with its line number, as ``ingest`` does: one such line never stops a batch."""
     return read_json_array(path) if _is_array_document(path) else read_lines(path)
 

@@ -25,27 +25,32 @@ from pyiceberg.exceptions import (
 )
 from pyiceberg.table import Table
 
-from toolkit.core.arrivals import Arrivals
-from toolkit.core.contracts import (
+from toolkit.core.batch.arrivals import Arrivals
+from toolkit.core.batch.contracts import (
     CONTRACTS_PROPERTY,
     Contracts,
     contract_error,
     frozen,
+)
+from toolkit.core.batch.conversion_warnings import conversion_warnings
+from toolkit.core.batch.hint_plans import hints_note
+from toolkit.core.batch.offsets import OffsetRange, parse_batch_id, range_batch_id, resume_offsets
+from toolkit.core.batch.options import (
+    REWRITES_WHEN_APPROVED,
+    Options,
+    make_options,
+    obeyed,
+    takes_options,
     with_table_contracts,
 )
-from toolkit.core.conversion_warnings import conversion_warnings
+from toolkit.core.batch.profile import Profile
+from toolkit.core.batch.summary import Summary
 from toolkit.core.engine import make_plan
-from toolkit.core.folding import choose_fold
-from toolkit.core.hint_plans import hints_note, obeyed
-from toolkit.core.lineage import plan_lineage_properties
-from toolkit.core.offsets import OffsetRange, parse_batch_id, range_batch_id, resume_offsets
-from toolkit.core.options import REWRITES_WHEN_APPROVED, Options, make_options, takes_options
-from toolkit.core.planner import Plan
-from toolkit.core.policies import policy_of
-from toolkit.core.profile import Profile
-from toolkit.core.state import TableState
-from toolkit.core.summary import Summary
-from toolkit.core.types import Struct
+from toolkit.core.evolution.batch_plan import Plan
+from toolkit.core.evolution.lineage import plan_lineage_properties
+from toolkit.core.evolution.state import TableState
+from toolkit.core.maintenance.folding import choose_fold
+from toolkit.core.values.types import Struct
 from toolkit.errors import IncompatibleRecordError, PlanChangedError, StalePlanError
 from toolkit.iceberg.catalog import NEW_TABLE_PROPERTIES, ensure_namespace, load_table
 from toolkit.iceberg.commit import commit_plan
@@ -113,7 +118,7 @@ class IngestReport:
     #: the same pass (see :func:`ingest`); else it was observed, planned, then routed
     one_pass: bool = False
     #: values written only as another kind of value (a boolean as a number...), per field
-    #: and observed type, in words (:mod:`toolkit.core.conversion_warnings`)
+    #: and observed type, in words (:mod:`toolkit.core.batch.conversion_warnings`)
     warnings: tuple[str, ...] = ()
 
     @property
@@ -145,7 +150,7 @@ def _one_pass_codes(
     the JVM does not route, or a table with list columns that keeps no codes yet (written
     before they were kept: the routing table could not foresee their arrays, so the pass
     would mostly be done again)."""
-    if table is None or mode not in JVM_MODES or not policy_of(options).jvm_routes:
+    if table is None or mode not in JVM_MODES or not options.policy.jvm_routes:
         return None
     if options.hints:  # hinted values are converted by the core, in Python (docs/rules.md)
         return None
@@ -389,7 +394,7 @@ def _planned(
     changes nothing, no other writer moved the table, the routing foresaw every kind),
     else routed now (``typed``: a batch of typed columns, by one projection when it
     can). The same plan and the same checks either way."""
-    policy = policy_of(ctx.options)
+    policy = ctx.options.policy
     fail = ctx.options.on_incompatible == "fail"
     if fail and seen.first_aside is not None:
         raise IncompatibleRecordError(seen.first_aside)
@@ -496,7 +501,7 @@ def _route_and_write(
     """Route the batch's records by ``plan`` and write them, published under its id: by
     one projection when its columns are typed (``typed``) and none is set aside."""
     if typed is not None and not (seen.aside or plan.rare or plan.held) \
-            and not policy_of(ctx.options).sets_aside_under(plan):
+            and not ctx.options.policy.sets_aside_under(plan):
         projected = write_columnar(typed, ctx.options, committed, ctx.spark,
                                    ctx.spark_name, ctx.batch_id, plan, notes)
         if projected is not None:
@@ -628,7 +633,7 @@ def ingest_topic_batch(
     there is nothing new to read.
 
     The batch starts where the table's ledger says each partition stands (the batch ids
-    of a topic are its offset ranges, ``toolkit.core.offsets``), so a run killed at any
+    of a topic are its offset ranges, ``toolkit.core.batch.offsets``), so a run killed at any
     point resumes with no message lost or written twice; the consumer group's offsets
     are committed after the table, as a hint for other tools. It reads as ``reading``
     says (:class:`TopicReading`). Messages whose value is not a JSON object are set aside

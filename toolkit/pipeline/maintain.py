@@ -26,7 +26,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from toolkit.core.maintenance import (
+from toolkit.core.evolution.state import TableState
+from toolkit.core.maintenance.rules import make_plan
+from toolkit.core.maintenance.steps import (
     DAY_MS,
     STEPS,
     Compact,
@@ -38,8 +40,6 @@ from toolkit.core.maintenance import (
     StepResult,
     check_steps,
 )
-from toolkit.core.maintenance_rules import make_plan
-from toolkit.core.state import TableState
 from toolkit.errors import StalePlanError
 from toolkit.iceberg.ledger import remember_batches
 from toolkit.iceberg.maintenance import refs_of, retention_rules, table_facts

@@ -11,18 +11,16 @@ from typing import Any
 from pyiceberg.catalog import Catalog
 from pyiceberg.table import Table
 
-from toolkit.core.contracts import with_table_contracts
+from toolkit.core.batch.observe import StructObservation
+from toolkit.core.batch.options import make_options, obeyed, takes_options, with_table_contracts
+from toolkit.core.batch.profile import Profile, profile_of
+from toolkit.core.batch.quarantine import Quarantined
+from toolkit.core.batch.summary import summarize
 from toolkit.core.engine import Engine, make_plan
-from toolkit.core.hint_plans import obeyed
-from toolkit.core.observe import StructObservation
-from toolkit.core.options import make_options, takes_options
-from toolkit.core.planner import Plan
-from toolkit.core.profile import Profile, profile_of
-from toolkit.core.quarantine import Quarantined
-from toolkit.core.state import TableState
-from toolkit.core.summary import summarize
-from toolkit.core.types import Struct
-from toolkit.core.values import plain_record
+from toolkit.core.evolution.batch_plan import Plan
+from toolkit.core.evolution.state import TableState
+from toolkit.core.values.scalars import plain_record
+from toolkit.core.values.types import Struct
 from toolkit.iceberg.catalog import load_table
 from toolkit.iceberg.operations import rewrite_cost
 from toolkit.iceberg.schema import from_iceberg
@@ -53,7 +51,7 @@ class Preview:
         planning keeps its number, so the others keep theirs too (what a user counts in
         the file).
 
-        >>> from toolkit.core.quarantine import Quarantined
+        >>> from toolkit.core.batch.quarantine import Quarantined
         >>> q = Quarantined(5, "not-a-record", None, None, None, 0, "not a record")
         >>> Preview("t", None, None, None, ({"a": 1}, {"a": 2}), ((1, q),)).numbers
         (1, 3)

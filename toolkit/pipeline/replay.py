@@ -9,7 +9,7 @@ Before anything is planned, each record's keys are routed by field ID from the s
 was set aside against to the table's schema now (a record quarantined before a rename
 lands in the renamed column), and only the records that can land now are replayed: the
 others stay in the quarantine, each with the reason it cannot land
-(:mod:`toolkit.core.replay_plan`), so a replay never commits a schema change that no row
+(:mod:`toolkit.core.batch.replay_plan`), so a replay never commits a schema change that no row
 it writes needs.
 
 >>> replay_batch_id(["b", "a"]) == replay_batch_id(["a", "b", "a"])
@@ -25,15 +25,20 @@ from typing import TYPE_CHECKING, Any
 
 from pyiceberg.catalog import Catalog
 
-from toolkit.core.contracts import with_table_contracts
-from toolkit.core.hint_plans import obeyed
-from toolkit.core.options import REWRITES_WHEN_APPROVED, Options, make_options, takes_options
-from toolkit.core.planner import Plan
-from toolkit.core.quarantine import Quarantine, QuarantinedRow, detail_text, reason_words
-from toolkit.core.replay_plan import by_field_id, landing
-from toolkit.core.state import TableState
-from toolkit.core.types import Struct
-from toolkit.core.wording import counted
+from toolkit.core.batch.options import (
+    REWRITES_WHEN_APPROVED,
+    Options,
+    make_options,
+    obeyed,
+    takes_options,
+    with_table_contracts,
+)
+from toolkit.core.batch.quarantine import Quarantine, QuarantinedRow, detail_text, reason_words
+from toolkit.core.batch.replay_plan import by_field_id, landing
+from toolkit.core.evolution.batch_plan import Plan
+from toolkit.core.evolution.state import TableState
+from toolkit.core.values.types import Struct
+from toolkit.core.values.wording import counted
 from toolkit.errors import NotReplayableError
 from toolkit.iceberg.catalog import load_table
 from toolkit.iceberg.lineage import lineage
@@ -206,7 +211,7 @@ def routed_by_field_id(
     target: Table | None, qtable: Table | None, rows: Iterable[QuarantinedRow]
 ) -> list[Any]:
     """Each row's record, its keys routed by field ID from the schema it was set aside
-    against to the target's schema now (:func:`toolkit.core.replay_plan.by_field_id`)."""
+    against to the target's schema now (:func:`toolkit.core.batch.replay_plan.by_field_id`)."""
     rows = list(rows)
     if target is None:
         return [r.record for r in rows]

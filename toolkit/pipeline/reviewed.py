@@ -3,7 +3,7 @@ file binds"; RULES 6: what a user approves is exactly what is committed, or noth
 
 A plan is reviewed for a batch: these files, this table, this catalog, these options. The
 plan file holds the SHA-256 of each source file as it was when the plan was made, and a
-digest of each other part (:func:`toolkit.core.planfile.bound_digests`), so a file that
+digest of each other part (:func:`toolkit.core.evolution.planfile.bound_digests`), so a file that
 changed since, a plan file edited by hand after the review (its ``source`` pointed at
 other files, its ``catalog``, ``table`` or ``options`` changed) or a ``--catalog`` naming
 another catalog is refused (:class:`~toolkit.errors.UnreviewedPlanError`) before anything
@@ -17,8 +17,8 @@ import os
 from glob import has_magic
 from pathlib import Path
 
-from toolkit.core.planfile import BOUND_PARTS, PlanFile, bound_digests
-from toolkit.core.wording import and_join
+from toolkit.core.evolution.planfile import BOUND_PARTS, PlanFile, bound_digests
+from toolkit.core.values.wording import and_join
 from toolkit.errors import UnreviewedPlanError
 from toolkit.pipeline.files import source_files
 

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from toolkit.arrow import pandas_records, polars_records
 from toolkit.arrow import records as arrow_records
-from toolkit.core.jsonlines import read_values
+from toolkit.core.values.jsonlines import read_values
 from toolkit.pipeline import files
 from toolkit.spark.workers import JVM_MODES, Mode, line_bytes
 

@@ -49,10 +49,10 @@ from urllib.parse import urlparse
 from pyiceberg.catalog import Catalog
 from pyiceberg.exceptions import NoSuchTableError
 
-from toolkit.core.maintenance import MaintenanceReport, check_steps
-from toolkit.core.options import make_options, takes_options
-from toolkit.core.secrets import masked
-from toolkit.core.wording import counted
+from toolkit.core.batch.options import make_options, takes_options
+from toolkit.core.maintenance.steps import MaintenanceReport, check_steps
+from toolkit.core.values.secrets import masked
+from toolkit.core.values.wording import counted
 from toolkit.errors import CheckpointLostError, StalePlanError
 from toolkit.iceberg.catalog import embedded
 from toolkit.iceberg.ledger import ingested_batches

@@ -16,10 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from pyiceberg.table import Table
 
-from toolkit.core.options import Options
-from toolkit.core.planner import Plan
-from toolkit.core.policies import policy_of
-from toolkit.core.typed_profile import foreseen_kinds, projection
+from toolkit.core.batch.options import Options
+from toolkit.core.batch.typed_profile import foreseen_kinds, projection
+from toolkit.core.evolution.batch_plan import Plan
 from toolkit.iceberg.ledger import drop_staged
 from toolkit.iceberg.schema import from_iceberg
 from toolkit.pipeline.sources import SourceKind
@@ -66,7 +65,7 @@ def columnar_source(
     source kind's own DataFrame and the Python path then). A frame becomes a DataFrame
     through Arrow; its rows travel as ``rows`` (typed Arrow columns) if the Python path
     must route them after all, which reads them as the records path reads the frame."""
-    if not policy_of(options).jvm_routes:
+    if not options.policy.jvm_routes:
         return None  # the widening policy routes record by record, by its plan
     if kind.name in FRAME_KINDS:
         table = frame_table(source)

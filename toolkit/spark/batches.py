@@ -22,12 +22,12 @@ import pyarrow as pa
 from pyiceberg.table import Table
 from pyiceberg.table.snapshots import Snapshot
 
-from toolkit.core.options import Options
-from toolkit.core.planner import Plan
-from toolkit.core.profile import Profile
-from toolkit.core.quarantine import Quarantined
-from toolkit.core.summary import Summary
-from toolkit.core.types import Struct
+from toolkit.core.batch.options import Options
+from toolkit.core.batch.profile import Profile
+from toolkit.core.batch.quarantine import Quarantined
+from toolkit.core.batch.summary import Summary
+from toolkit.core.evolution.batch_plan import Plan
+from toolkit.core.values.types import Struct
 from toolkit.iceberg.ledger import (
     BATCH_ID_PROPERTY,
     WRITE_ID_PROPERTY,

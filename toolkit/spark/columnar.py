@@ -1,7 +1,7 @@
 """Typed sources at Spark's own speed: profile in one aggregation, route as a projection.
 
 A typed column knows its type, so the kinds of its values (RULES 1) need no Python:
-:mod:`toolkit.core.typed_profile` splits each column into value classes whose values all
+:mod:`toolkit.core.batch.typed_profile` splits each column into value classes whose values all
 have one kind, and here each class is a Spark predicate, counted for every column in ONE
 aggregation inside the JVM. The core plans on those counts as on any summary. Routing
 (RULES 3.1) is then a ``select`` of Spark expressions, one per column of the plan's
@@ -27,11 +27,11 @@ from typing import TYPE_CHECKING, Any, Final
 import pyarrow as pa
 
 from toolkit.arrow import records as arrow_records
-from toolkit.core.observe import Classifier
-from toolkit.core.options import Options
-from toolkit.core.profile import SAMPLES_PER_TYPE, FieldStats, Profile
-from toolkit.core.summary import Summary
-from toolkit.core.typed_profile import (
+from toolkit.core.batch.observe import Classifier
+from toolkit.core.batch.options import Options
+from toolkit.core.batch.profile import SAMPLES_PER_TYPE, FieldStats, Profile
+from toolkit.core.batch.summary import Summary
+from toolkit.core.batch.typed_profile import (
     Landing,
     Target,
     class_kinds,
@@ -39,7 +39,7 @@ from toolkit.core.typed_profile import (
     typed_summary,
     value_classes,
 )
-from toolkit.core.types import DECIMAL_TYPE, Kind, Shape
+from toolkit.core.values.types import DECIMAL_TYPE, Kind, Shape
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -89,7 +89,7 @@ class TypedColumns:
 
 
 def _source_type(data_type: DataType, utc: bool) -> tuple[str, bool] | None:
-    """The source type of a Spark column (:data:`toolkit.core.typed_profile.SOURCE_TYPES`)
+    """The source type of a Spark column (:data:`toolkit.core.batch.typed_profile.SOURCE_TYPES`)
     and whether it is a timestamp without zone; None for the others (nested, binary...)."""
     from pyspark.sql import types as T
 
@@ -154,7 +154,7 @@ def _date_parts(c: Column) -> tuple[Column, Column, Column]:
 
 def _iso_date(c: Column) -> Column:
     """A text ``YYYY-MM-DD`` of ASCII digits naming a real date of years 1-9999, as
-    ``toolkit.core.conversions.parse_date`` reads it. Told by arithmetic, not by Spark's
+    ``toolkit.core.values.conversions.parse_date`` reads it. Told by arithmetic, not by Spark's
     date parser, which raises on texts its legacy parser would read otherwise."""
     from pyspark.sql import functions as F
 
@@ -287,7 +287,7 @@ def _profile(
     batch: int, rows: int,
 ) -> Profile:
     """The profile the Python path makes of the same rows: counts per shape, and the
-    first values of each shape in source order (``toolkit.core.profile``)."""
+    first values of each shape in source order (``toolkit.core.batch.profile``)."""
     cols = seen.columns
     classifier = Classifier(options)
     wanted: dict[str, dict[Shape, int]] = {}
@@ -349,7 +349,7 @@ def _records(frame: DataFrame, names: Sequence[str]) -> list[dict[str, Any]]:
 
 # ------------------------------------------------------------------ routing
 
-#: RULES 2 conversions a Spark expression does exactly as ``toolkit.core.conversions`` does
+#: RULES 2 conversions a Spark expression does exactly as ``toolkit.core.values.conversions`` does
 #: for every value of a class that reaches it: ``(kind's type, column's Iceberg type)`` ->
 #: the expression on the value in its own type. A pair not here (a double or a timestamp
 #: into a string column: Spark spells them otherwise; a long into a timestamp column,

@@ -1,19 +1,19 @@
 """Routing JSON lines inside the JVM: ``jvm/Router.java``, fed a table made by the core.
 
-The Python router (``toolkit.core.routing``, run in Spark's Python workers) spends most of
+The Python router (``toolkit.core.batch.routing``, run in Spark's Python workers) spends most of
 an ingest's time walking values in Python. ``Router.java`` reads the lines with the
 tally's tokenizer inside the executors and builds Spark's internal rows directly. It
 decides nothing: for every column of the plan's schema and every kind code the batch's
 tally saw for that column's key, :func:`routing_table` asks the core
-:meth:`~toolkit.core.routing.Router.rule` how such a value lands (or that it does not),
+:meth:`~toolkit.core.batch.routing.Router.rule` how such a value lands (or that it does not),
 so RULES 3 lives in ``toolkit.core`` alone; the JVM converts leaves by RULES 2's table
-(``toolkit.core.conversions``), which ``tests/spark/test_router.py`` holds equal to the
+(``toolkit.core.values.conversions``), which ``tests/spark/test_router.py`` holds equal to the
 Python router value by value.
 
-The pipeline routes a batch here when it can (:func:`jvm_routing`): the ``upsolver`` policy,
-JSON lines the tally read in full, nothing set aside. Otherwise, and whenever the JVM
-refuses a line or a kind its table does not foresee, the batch goes through the Python
-router, as before.
+The pipeline routes a batch here when it can (:func:`jvm_routing`): a policy the JVM routes
+(``options.policy.jvm_routes``), JSON lines the tally read in full, nothing set aside.
+Otherwise, and whenever the JVM refuses a line or a kind its table does not foresee, the
+batch goes through the Python router, as before.
 """
 
 from __future__ import annotations
@@ -24,11 +24,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from toolkit.core.map_routing import map_value_column
-from toolkit.core.options import Options
-from toolkit.core.policies import policy_of
-from toolkit.core.routing import Router
-from toolkit.core.types import RECORD, Struct
+from toolkit.core.batch.map_routing import map_value_column
+from toolkit.core.batch.options import Options
+from toolkit.core.batch.routing import Router
+from toolkit.core.values.types import RECORD, Struct
 from toolkit.spark.tally import REPRESENTATIVES, KindCodes, is_array_code, jvm_class
 
 if TYPE_CHECKING:
@@ -62,7 +61,7 @@ def routing_table(
     and ``[code, how, dimension, wrap]`` for every kind code seen for its key (``how`` -1:
     not written there), with the table of its struct for a record column.
 
-    >>> from toolkit.core.types import Column
+    >>> from toolkit.core.values.types import Column
     >>> opts = Options()
     >>> table = routing_table(Struct((Column(1, "a", "double"),)), Router(opts),
     ...                       {("a",): frozenset({1, 4})}, KindCodes(opts))
@@ -119,7 +118,7 @@ def jvm_routing(
     routes by its own plan, in Python), and a batch the tally did not read in full has no
     codes. Both are made once per schema, codes and options, and shared: read the table,
     do not change it."""
-    if not policy_of(options).jvm_routes or codes is None:
+    if not options.policy.jvm_routes or codes is None:
         return None
     if options.hints:  # Router.java converts no value into a hint's type: Python does
         return None
@@ -179,7 +178,7 @@ def fitting_codes(
     arrived at that key (arrays come in too many shapes to list them all). A code it does
     not foresee is found in the tally after the write, which is then done again.
 
-    >>> from toolkit.core.types import Column
+    >>> from toolkit.core.values.types import Column
     >>> codes = fitting_codes(Struct((Column(1, "a", "long"),)), {("a",): frozenset({1025})})
     >>> sorted(codes[("a",)])
     [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 1025]

@@ -2,10 +2,10 @@
 
 Observing JSON lines in Spark's Python workers spends most of its time walking values in
 Python. ``Tally.java`` walks the lines with Jackson inside the executors and sends back,
-per partition, the tree of a :class:`~toolkit.core.summary.Summary` whose kinds are *codes*
-(classes of values the core :class:`~toolkit.core.observe.Classifier` types alike), plus
+per partition, the tree of a :class:`~toolkit.core.batch.summary.Summary` whose kinds are *codes*
+(classes of values the core :class:`~toolkit.core.batch.observe.Classifier` types alike), plus
 the first few raw texts per field path and code. Here each code becomes a
-:class:`~toolkit.core.types.Kind` by classifying a representative value with the core
+:class:`~toolkit.core.values.types.Kind` by classifying a representative value with the core
 Classifier itself, and samples are parsed with the core's own line parser: the lattice,
 the per-value exactness rules and the sample rendering stay in ``toolkit.core``.
 
@@ -41,12 +41,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolkit.core.jsonlines import parse_line
-from toolkit.core.observe import Classifier
-from toolkit.core.options import Options
-from toolkit.core.profile import SAMPLES_PER_TYPE, FieldStats, Profile, _summary
-from toolkit.core.summary import FieldSummary, Summary
-from toolkit.core.types import RECORD, Kind, Shape
+from toolkit.core.batch.observe import Classifier
+from toolkit.core.batch.options import Options
+from toolkit.core.batch.profile import SAMPLES_PER_TYPE, FieldStats, Profile, sample_summary
+from toolkit.core.batch.summary import FieldSummary, Summary
+from toolkit.core.values.jsonlines import parse_line
+from toolkit.core.values.types import RECORD, Kind, Shape
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -302,7 +302,7 @@ def profile_of_summary(
             bucket = picked.setdefault(shape, [])
             if len(bucket) < SAMPLES_PER_TYPE:
                 v = parse_line(text)
-                bucket.append(_summary(v) if shape.type == RECORD or shape.dim else v)
+                bucket.append(sample_summary(v) if shape.type == RECORD or shape.dim else v)
         seen = batch if c else None
         fields[path] = FieldStats(
             path, c, seen, seen, {s: tuple(vs) for s, vs in picked.items()},

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from pyiceberg.schema import Schema
 
-from toolkit.core.options import make_options, takes_options
-from toolkit.core.view_types import HINTS_PROPERTY
+from toolkit.core.batch.options import make_options, takes_options
+from toolkit.core.evolution.view_types import HINTS_PROPERTY
 from toolkit.errors import CatalogFeatureError
 from toolkit.iceberg.views import coalesce_sql
 

@@ -15,16 +15,15 @@ from typing import Any, Literal, TypeAlias, cast
 import pyarrow as pa
 
 from toolkit.arrow import records as arrow_records
+from toolkit.core.batch.observe import StructObservation
+from toolkit.core.batch.options import Options
+from toolkit.core.batch.profile import Profile, profile_of
+from toolkit.core.batch.quarantine import Quarantined, Reason
+from toolkit.core.batch.summary import Summary, summarize
 from toolkit.core.engine import Engine, RoutedBatch, gc_paused
-from toolkit.core.jsonlines import has_lone_surrogate, parse_line
-from toolkit.core.observe import StructObservation
-from toolkit.core.options import Options
-from toolkit.core.planner import Plan
-from toolkit.core.policies import policy_of
-from toolkit.core.profile import Profile, profile_of
-from toolkit.core.quarantine import Quarantined, Reason
-from toolkit.core.summary import Summary, summarize
-from toolkit.core.types import Struct
+from toolkit.core.evolution.batch_plan import Plan
+from toolkit.core.values.jsonlines import has_lone_surrogate, parse_line
+from toolkit.core.values.types import Struct
 from toolkit.errors import MalformedLineError, NotUtf8LineError
 
 #: How a source DataFrame carries records: JSON text, pickled Python dicts, or typed rows.
@@ -188,7 +187,7 @@ def quarantine_partition(
     sets records aside (the widening one), values the table cannot take, or a rare type
     of ``plan``)."""
     engine = _quarantining(options)
-    policy = policy_of(options)
+    policy = options.policy
     out: list[Quarantined] = []
     for chunk in batches:
         with gc_paused():
@@ -228,7 +227,7 @@ def route_partition(
     aside are skipped (the quarantine pass writes them); ``clean`` says the observation
     pass found none, so the chunk is routed without looking for them."""
     engine = _quarantining(options)
-    policy = policy_of(options)
+    policy = options.policy
     # a policy whose routing sets records aside (the widening one), or a plan with rare
     # types, routes by the plan the records that observe, and is never clean: routing
     # itself may set records aside

@@ -28,14 +28,14 @@ import org.apache.spark.unsafe.types.UTF8String;
 import org.apache.spark.util.CollectionAccumulator;
 
 /**
- * The router of toolkit/core/routing.py (RULES 3.1) over JSON lines, inside the JVM.
+ * The router of toolkit/core/batch/routing.py (RULES 3.1) over JSON lines, inside the JVM.
  *
  * <p>Which column receives which value is not decided here: Python sends a routing table
  * (toolkit/spark/router.py) made by the core Router's own {@code rule()}: per column, per
  * kind code of Tally.java seen in the batch, how the value is written (converted, routed as
  * records, or an array without typed leaves) and how many list levels wrap it. What runs
  * here is the mechanical part: reading each line with the tally's tokenizer, converting
- * leaves by the conversion table of RULES 2 (toolkit/core/conversions.py, value by value,
+ * leaves by the conversion table of RULES 2 (toolkit/core/values/conversions.py, value by value,
  * null where a conversion is inexact), and building Spark's internal rows.
  *
  * <p>Anything the table does not foresee (a line the tally would not read, a kind code the

@@ -32,7 +32,7 @@ import org.apache.spark.unsafe.Platform;
 import org.apache.spark.unsafe.types.UTF8String;
 
 /**
- * The type tally of toolkit/core/observe.py (RULES 1) over JSON lines, inside the JVM.
+ * The type tally of toolkit/core/batch/observe.py (RULES 1) over JSON lines, inside the JVM.
  *
  * <p>Each partition walks its lines with Jackson and sends back, as JSON, the tree of its
  * Summary (per key the count of each kind code, nested records per exact dimension) and
@@ -50,7 +50,7 @@ import org.apache.spark.unsafe.types.UTF8String;
  *
  * <p>A number beyond the double range (1e400, which a double reads as infinity) or a
  * nonzero one below it (1e-400, read as 0.0) is a text of its literal, as in Python
- * (toolkit/core/jsonlines.py; RULES 1, as integers beyond 64 bits are).
+ * (toolkit/core/values/jsonlines.py; RULES 1, as integers beyond 64 bits are).
  */
 public final class Tally {
   static final int BOOLEAN = 0;

@@ -4,7 +4,7 @@ before and after, and the cells of the table's lineage rows (the widget puts eac
 
 from __future__ import annotations
 
-from toolkit.core.wording import counted
+from toolkit.core.values.wording import counted
 from toolkit.notebook.common import text_html, wrap
 from toolkit.notebook.panels.editor.model import EvolutionEditorModel, LineageRow
 from toolkit.notebook.schema_tree import schema_tree_html

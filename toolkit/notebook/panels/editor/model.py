@@ -3,12 +3,12 @@ table after them, the plan's text or the error that stops it, and the table's li
 
 Pure: no widget. A form is a list of :class:`FormField` per operation kind; the values a
 user fills in become an operation with :func:`build_operation`, and the operations' own
-validation (:mod:`toolkit.core.operations`) decides whether the plan holds. The HTML is
+validation (:mod:`toolkit.core.evolution.operations`) decides whether the plan holds. The HTML is
 :mod:`toolkit.notebook.panels.editor.html`, the shell :mod:`toolkit.notebook.panels.editor.widget`.
 
->>> from toolkit.core.types import Column, Struct
->>> from toolkit.core.layout import TableLayout
->>> from toolkit.core.state import ABSENT
+>>> from toolkit.core.values.types import Column, Struct
+>>> from toolkit.core.evolution.layout import TableLayout
+>>> from toolkit.core.evolution.state import ABSENT
 >>> m = EvolutionEditorModel("db.t", TableLayout(Struct((Column(1, "name", "string"),))), ABSENT)
 >>> m = m.with_operation(build_operation("rename", {"path": ("name",), "new_name": "full"}))
 >>> print(m.plan_text)
@@ -27,10 +27,9 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
 
-from toolkit.core.evolution import Evolution, plan_evolution
-from toolkit.core.layout import TableLayout, as_path
-from toolkit.core.lineage import undo_plan, undoes, undone_by
-from toolkit.core.operations import (
+from toolkit.core.evolution.layout import TableLayout, as_path
+from toolkit.core.evolution.lineage import undo_plan, undoes, undone_by
+from toolkit.core.evolution.operations import (
     Operation,
     SortKey,
     WidenField,
@@ -48,17 +47,18 @@ from toolkit.core.operations import (
     update_doc,
     widen_to,
 )
-from toolkit.core.reasons import decided_by_text
-from toolkit.core.state import ABSENT, TableState
-from toolkit.core.types import Column, ColumnType, ListOf, Struct, iter_ids
-from toolkit.core.wording import counted, visible
+from toolkit.core.evolution.plans import Evolution, plan_evolution
+from toolkit.core.evolution.state import ABSENT, TableState
+from toolkit.core.policies import decided_by_text
+from toolkit.core.values.types import Column, ColumnType, ListOf, Struct, iter_ids
+from toolkit.core.values.wording import counted, visible
 from toolkit.errors import OperationError, PlanChangedError, StalePlanError, UndoMovedError
 from toolkit.notebook.outcome import TableSize
 from toolkit.notebook.schema_tree import SchemaNode, schema_tree
 
 if TYPE_CHECKING:
 
-    from toolkit.core.lineage import LineageEntry
+    from toolkit.core.evolution.lineage import LineageEntry
 
 __all__ = [
     "OPERATION_KINDS",
@@ -356,7 +356,7 @@ def _plain_logged(reason: str) -> str:
 
 def _undo_blocker(entry: LineageEntry, layout: TableLayout) -> str | None:
     """Why the entry's inverse no longer applies to the table as it is (the rule
-    :func:`toolkit.undo` follows: :func:`toolkit.core.lineage.undo_plan`), or None when it
+    :func:`toolkit.undo` follows: :func:`toolkit.core.evolution.lineage.undo_plan`), or None when it
     does. An entry without inverse, or already undone, is told apart by its row."""
     if entry.inverse() is None:
         return None

@@ -30,9 +30,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import ipywidgets as widgets
 
-from toolkit.core.layout import as_path
-from toolkit.core.operations import Operation
-from toolkit.core.state import TableState
+from toolkit.core.evolution.layout import as_path
+from toolkit.core.evolution.operations import Operation
+from toolkit.core.evolution.state import TableState
 from toolkit.errors import DataLossError, OperationError
 from toolkit.notebook.common import PANEL_CLASS, STYLE, StaticHtmlPanel, text_html
 from toolkit.notebook.confirm import (
@@ -63,7 +63,7 @@ from toolkit.notebook.report_html import editor_report_html
 
 if TYPE_CHECKING:
 
-    from toolkit.core.lineage import LineageEntry
+    from toolkit.core.evolution.lineage import LineageEntry
 
 __all__ = ["EvolutionEditor", "LineageRowView"]
 

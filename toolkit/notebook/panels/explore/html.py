@@ -6,8 +6,8 @@ as ``<script>`` shows as text.
 
 from __future__ import annotations
 
-from toolkit.core.profile import share_text
-from toolkit.core.wording import counted
+from toolkit.core.batch.profile import share_text
+from toolkit.core.values.wording import counted
 from toolkit.notebook.common import badge, fixed_table, text_html, wrap
 from toolkit.notebook.panels.explore.model import FieldRow, Page, StatisticsModel
 

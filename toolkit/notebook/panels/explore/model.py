@@ -8,7 +8,7 @@ are data; HTML, widget and plot are renderings of the same model"), so everythin
 panel shows can be checked here, in memory, without a browser, a kernel, ipywidgets or
 plotly.
 
->>> from toolkit.core.profile import profile
+>>> from toolkit.core.batch.profile import profile
 >>> m = StatisticsModel.from_profile(profile([{"a": 1, "b": "x"}, {"a": "one"}]))
 >>> [(r.name, r.drifted) for r in m.rows]
 [('a', True), ('b', False)]
@@ -25,10 +25,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from toolkit.core.families import families
-from toolkit.core.profile import FieldStats, Profile
-from toolkit.core.types import RECORD, Column, Struct
-from toolkit.core.wording import batch_number, counted
+from toolkit.core.batch.profile import FieldStats, Profile
+from toolkit.core.values.families import families
+from toolkit.core.values.types import RECORD, Column, Struct
+from toolkit.core.values.wording import batch_number, counted
 from toolkit.notebook.common import clip, value_text
 from toolkit.notebook.paging import Page, page_of
 
@@ -76,7 +76,7 @@ class TypeCount:
     mode ``none``, as Spark's writer does for list elements): ``count`` is a lower bound."""
     rendered: bool = False
     """True when :attr:`samples` are texts rendered already (a table's metadata records
-    them as :func:`toolkit.core.arrivals.sample_text` renders a profile's values)."""
+    them as :func:`toolkit.core.batch.arrivals.sample_text` renders a profile's values)."""
 
     @property
     def count_text(self) -> str:
@@ -141,7 +141,7 @@ class FieldRow:
     """Lower-cased name, types and columns, which :meth:`StatisticsModel.filter` searches."""
     timestamps: str | None = None
     """One sentence when the field's timestamp formats or epoch units are mixed (a
-    profile's :class:`~toolkit.core.timestamps.TimestampReport`), else None."""
+    profile's :class:`~toolkit.core.values.timestamps.TimestampReport`), else None."""
     drift_starts: tuple[str, ...] = ()
     """Where the field changed type (a profile's only): "`price` became a string at
     record 1,201" per type after its first (:meth:`Profile.drift_sentences`)."""
@@ -184,7 +184,7 @@ def _search_text(path: tuple[str, ...], types: Iterable[TypeCount], columns: Ite
 class StatisticsModel:
     """Per field: types seen, nulls, batches, samples, family columns; filtered and paged.
 
-    Built from a :class:`~toolkit.core.profile.Profile` (sample data) or from the
+    Built from a :class:`~toolkit.core.batch.profile.Profile` (sample data) or from the
     :class:`~toolkit.iceberg.statistics.WrittenDataStatistics` of a committed table. Both
     give one row per source field path, so a panel shows them alike.
     """
@@ -358,7 +358,7 @@ class StatisticsModel:
     def type_mix_title(self, n: int = 20) -> str:
         """The title of the chart of :meth:`top_drifted`: how many of the fields shown drifted.
 
-        >>> from toolkit.core.profile import profile
+        >>> from toolkit.core.batch.profile import profile
         >>> m = StatisticsModel.from_profile(profile([{"a": 1, "b": "x"}, {"a": "one"}]))
         >>> m.type_mix_title()
         'Type mix of 2 fields (1 drifted)'
@@ -441,7 +441,7 @@ def _profile_row(s: FieldStats, index: _FamilyIndex | None, profile: Profile) ->
 def _mixed_times(s: FieldStats) -> str | None:
     """The sentence of a field whose times arrived in mixed formats or epoch units.
 
-    >>> from toolkit.core.profile import profile
+    >>> from toolkit.core.batch.profile import profile
     >>> p = profile([{"ts": 1717229009}, {"ts": 1717229009430}, {"ts": "2024-06-01"}])
     >>> print(_mixed_times(p.fields[("ts",)]).partition("; ")[2])
     1 whole number looks like epoch seconds and 1 like epoch milliseconds: mixed units

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ipywidgets as widgets
 import plotly.graph_objects as go
 
-from toolkit.core.wording import visible
+from toolkit.core.values.wording import visible
 from toolkit.notebook.common import StaticHtmlPanel
 from toolkit.notebook.figures import figure_output, type_drift_figure, type_mix_figure
 from toolkit.notebook.paging_widget import Filters, Pager

@@ -4,8 +4,8 @@ sentences, what a run did, and why a run was refused, in plain words.
 Pure: no widget, no Spark. The HTML is :mod:`toolkit.notebook.panels.maintenance.html`, the
 shell :mod:`toolkit.notebook.panels.maintenance.widget`.
 
->>> from toolkit.core.maintenance import MaintenancePlan
->>> from toolkit.core.state import TableState
+>>> from toolkit.core.maintenance.steps import MaintenancePlan
+>>> from toolkit.core.evolution.state import TableState
 >>> MaintenanceModel.from_plan(MaintenancePlan("db.t", TableState(0, 1), 0, ())).summary
 'nothing to do for db.t: no step was chosen'
 """
@@ -16,7 +16,8 @@ import traceback
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
-from toolkit.core.maintenance import (
+from toolkit.core.evolution.state import TableState
+from toolkit.core.maintenance.steps import (
     Compact,
     ExpireSnapshots,
     MaintenancePlan,
@@ -27,8 +28,7 @@ from toolkit.core.maintenance import (
     size_text,
     time_text,
 )
-from toolkit.core.state import TableState
-from toolkit.core.wording import counted
+from toolkit.core.values.wording import counted
 from toolkit.errors import StalePlanError
 from toolkit.notebook.common import clip
 
@@ -179,7 +179,7 @@ def _what_moved(exc: StalePlanError) -> str:
     """What moved, without the error's own advice ("preview or ingest again"): the panel
     says what was done and what helps.
 
-    >>> from toolkit.core.state import TableState
+    >>> from toolkit.core.evolution.state import TableState
     >>> _what_moved(StalePlanError("db.t", TableState(0, 1), TableState(0, 2)))
     'db.t moved since the plan was made (its snapshot went from 1 to 2)'
     """

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import ipywidgets as widgets
 
-from toolkit.core.maintenance import MaintenancePlan, MaintenanceReport
+from toolkit.core.maintenance.steps import MaintenancePlan, MaintenanceReport
 from toolkit.notebook.common import StaticHtmlPanel
 from toolkit.notebook.panels.maintenance.html import maintenance_outcome_html, plan_html
 from toolkit.notebook.panels.maintenance.model import MaintenanceModel, MaintenanceOutcome

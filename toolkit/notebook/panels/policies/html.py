@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from toolkit.core.wording import counted
+from toolkit.core.values.wording import counted
 from toolkit.notebook.common import cell_box, fixed_table, text_html, wrap
 from toolkit.notebook.panels.policies.model import PolicyComparison, PolicyOutcome
 

@@ -24,15 +24,19 @@ from typing import TYPE_CHECKING, Any, Final
 
 from pyiceberg.table import Table as PyIcebergTable
 
+from toolkit.core.batch.observe import Classifier
+from toolkit.core.batch.options import (
+    Options,
+    checked_rare_type_percent,
+    make_options,
+)
+from toolkit.core.batch.quarantine import reason_words
 from toolkit.core.engine import Run, simulate_batches
-from toolkit.core.families import families
-from toolkit.core.observe import Classifier
-from toolkit.core.options import POLICY_TERMS, Options, checked_rare_type_percent, make_options
-from toolkit.core.policies import policy_of
-from toolkit.core.quarantine import reason_words
-from toolkit.core.types import RECORD, Column, Kind, Shape, Struct
-from toolkit.core.widen_policy import primary_columns
-from toolkit.core.wording import batch_number, counted
+from toolkit.core.policies import POLICIES, EvolutionPolicy
+from toolkit.core.policies.widen import primary_columns
+from toolkit.core.values.families import families
+from toolkit.core.values.types import RECORD, Column, Kind, Shape, Struct
+from toolkit.core.values.wording import batch_number, counted
 from toolkit.iceberg.schema import from_iceberg, to_iceberg
 from toolkit.pipeline.sources import source_kind
 
@@ -46,6 +50,7 @@ __all__ = [
     "PolicyOutcome",
     "PolicySetup",
     "policy_comparison",
+    "policy_setups",
     "rare_type_setup",
 ]
 
@@ -59,30 +64,37 @@ class PolicySetup:
     options: Mapping[str, Any]
 
 
-#: each column of the comparison, labelled by the name ``policy=`` takes (the one table
-#: of the policies' words, :data:`~toolkit.core.options.POLICY_TERMS`) and how it runs
-POLICY_SETUPS: Final = (
-    PolicySetup(
-        "upsolver", f"upsolver ({POLICY_TERMS['upsolver'].brief})", {"policy": "upsolver"}
-    ),
-    PolicySetup("widen", "widen, rewrites approved", {"policy": "widen", "allow_rewrites": True}),
-    PolicySetup(
-        "widen-no-rewrites", "widen, no rewrites", {"policy": "widen", "allow_rewrites": False}
-    ),
-)
+def policy_setups(percent: float | None = None) -> tuple[PolicySetup, ...]:
+    """Each column of the comparison: every registered policy as it declares it runs
+    (``EvolutionPolicy.comparison``), labelled by the name ``policy=`` takes; given a
+    rare-type threshold, each policy that takes one with it too, right after its first."""
+    setups: list[PolicySetup] = []
+    for policy in POLICIES:
+        runs = [PolicySetup(r.key, r.label, {"policy": policy.name, **r.options})
+                for r in policy.comparison]
+        if percent is not None and policy.takes_rare_type_threshold:
+            runs.insert(1, rare_type_setup(percent, policy))
+        setups += runs
+    return tuple(setups)
 
 
-def rare_type_setup(percent: float) -> PolicySetup:
-    """The ``upsolver`` policy with its rare-type threshold: the comparison's extra column
-    when ``rare_type_percent`` is given.
+def rare_type_setup(percent: float, policy: EvolutionPolicy | None = None) -> PolicySetup:
+    """A policy with its rare-type threshold (the first that takes one unless given): the
+    comparison's extra column when ``rare_type_percent`` is given.
 
     >>> rare_type_setup(1).label
     'upsolver, rare types (<1%) set aside'
     """
+    if policy is None:
+        policy = next(p for p in POLICIES if p.takes_rare_type_threshold)
     return PolicySetup(
-        "upsolver-rare", f"upsolver, rare types (<{percent:g}%) set aside",
-        {"policy": "upsolver", "rare_type_percent": percent},
+        f"{policy.name}-rare", f"{policy.name}, rare types (<{percent:g}%) set aside",
+        {"policy": policy.name, "rare_type_percent": percent},
     )
+
+
+#: each column of the comparison without a rare-type threshold (:func:`policy_setups`)
+POLICY_SETUPS: Final = policy_setups()
 
 
 @dataclass(frozen=True)
@@ -231,12 +243,9 @@ def policy_comparison(
     for taken in ("policy", "allow_rewrites"):
         if taken in options:
             raise ValueError(f"{taken}= is what the comparison varies; leave it out")
-    # the rare-type threshold is the upsolver policy's: its own column, beside the
-    # upsolver policy without it
+    # a rare-type threshold is a policy's own: its own column, beside the policy without it
     percent = checked_rare_type_percent(options.pop("rare_type_percent", None))
-    setups = list(POLICY_SETUPS)
-    if percent is not None:
-        setups.insert(1, rare_type_setup(percent))
+    setups = policy_setups(percent)
     batches = source_kind(sample).records(sample)  # any source, batch by batch
     table_name: str | None = None
     rows: int | None = None
@@ -275,7 +284,7 @@ def _outcome(
     rows = sim.rows
     assert len(rows) == len(written), "every record is written or set aside"
     schema = sim.schema
-    counter = _Converted(Classifier(options), widen=policy_of(options).widens)
+    counter = _Converted(Classifier(options), widen=options.policy.widens)
     for record, row in zip(written, rows, strict=True):
         counter.record(record, row, schema, ())
     by_reason: dict[str, int] = {}

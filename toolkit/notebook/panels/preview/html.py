@@ -14,9 +14,10 @@ from dataclasses import replace
 from html import escape
 from typing import Final
 
-from toolkit.core.planner import MakeOptional, Retype
-from toolkit.core.quarantine import reason_name, reason_words
-from toolkit.core.wording import counted
+from toolkit.core.batch.quarantine import reason_name, reason_words
+from toolkit.core.evolution.batch_plan import Retype
+from toolkit.core.evolution.operations import MakeOptional
+from toolkit.core.values.wording import counted
 from toolkit.notebook.common import (
     REPORT_ROWS,
     badge,

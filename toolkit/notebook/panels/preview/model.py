@@ -14,21 +14,21 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from toolkit.core.contracts import enforce_contracts
-from toolkit.core.conversion_warnings import conversion_warnings
+from toolkit.core.batch.contracts import enforce_contracts
+from toolkit.core.batch.conversion_warnings import conversion_warnings
+from toolkit.core.batch.options import Options
+from toolkit.core.batch.quarantine import Quarantined, fields_set_aside
+from toolkit.core.batch.routing import set_aside_rare
 from toolkit.core.engine import Engine
-from toolkit.core.lookalikes import lookalike_warnings
-from toolkit.core.options import Options
-from toolkit.core.planner import MakeOptional, Plan, Retype
-from toolkit.core.policies import policy_named, policy_of
-from toolkit.core.quarantine import Quarantined, fields_set_aside
-from toolkit.core.routing import set_aside_rare
-from toolkit.core.state import ABSENT, TableState
-from toolkit.core.types import iter_ids, type_to_str
-from toolkit.core.view_types import hinted_view_types, view_paths
+from toolkit.core.evolution.batch_plan import Plan, Retype
+from toolkit.core.evolution.operations import MakeOptional
+from toolkit.core.evolution.state import ABSENT, TableState
+from toolkit.core.evolution.view_types import hinted_view_types, view_paths
+from toolkit.core.policies import DEFAULT_POLICY, EvolutionPolicy
+from toolkit.core.values.lookalikes import lookalike_warnings
+from toolkit.core.values.types import iter_ids, type_to_str
+from toolkit.core.values.wording import counted
 from toolkit.core.views import DIALECTS, Dialect, coalesce_sql, view_folds
-from toolkit.core.widen_policy import WidenRouter
-from toolkit.core.wording import counted
 from toolkit.notebook.common import clip
 from toolkit.notebook.landings import (
     LandingGrid,
@@ -171,7 +171,7 @@ class PlanModel:
     samples: tuple[RecordLandings, ...]
     sql: tuple[tuple[Dialect, str], ...]
     """The COALESCE view's SELECT over the table after the plan, per dialect."""
-    policy: str = "upsolver"
+    policy: EvolutionPolicy = DEFAULT_POLICY
     widenings: tuple[Retype, ...] = ()
     """Columns the plan retypes (the ``widen`` policy): in place or by an approved rewrite."""
     pending: tuple[Retype, ...] = ()
@@ -193,7 +193,7 @@ class PlanModel:
     """Field-and-type pairs of the batch no sample record holds (:func:`cover_sample`)."""
     lookalikes: tuple[str, ...] = ()
     """A warning for each group of new names that look alike (the plan's, from
-    :mod:`toolkit.core.lookalikes`): different fields a reviewer could take for one."""
+    :mod:`toolkit.core.values.lookalikes`): different fields a reviewer could take for one."""
     contracts: tuple[str, ...] = ()
     """A sentence for each field whose contract refuses values of the batch (``plan.held``,
     docs/rules.md, *Contracts*): how many, as what, and what the contract does."""
@@ -202,7 +202,7 @@ class PlanModel:
     (``address: record and string fold into string (records as JSON text)``)."""
     conversions: tuple[str, ...] = ()
     """A warning per field and type whose values the batch writes only as another kind of
-    value (:mod:`toolkit.core.conversion_warnings`): ``quantity: 3 booleans were written
+    value (:mod:`toolkit.core.batch.conversion_warnings`): ``quantity: 3 booleans were written
     as numbers (true -> 1); ...``."""
 
     @property
@@ -221,7 +221,7 @@ class PlanModel:
     @property
     def widening(self) -> bool:
         """Planned under the widening policy (RULES 5)."""
-        return policy_named(self.policy).widens
+        return self.policy.widens
 
     def sql_for(self, dialect: Dialect) -> str:
         return dict(self.sql)[dialect]
@@ -325,17 +325,16 @@ class PlanModel:
         for q in enforce_contracts(plan.held, obs, plan.batch, fail=False).aside:
             held[at[id(q.record)]] = q
             aside.append((numbers[at[id(q.record)]] - 1, q))
-        widen_router: WidenRouter | None = None
-        if policy_of(opts).sets_aside:
-            widen_router = WidenRouter(plan, opts, engine.classifier)
+        policy = opts.policy
+        if policy.sets_aside:
             for i, r in enumerate(preview.records):
                 if i in held:
                     continue
-                for q in widen_router.route([r], plan.batch, "quarantine")[1]:
+                for q in policy.fit(plan, [r], opts, engine.classifier, plan.batch)[1]:
                     held[i] = q
                     aside.append((numbers[i] - 1, q))
         # records holding a rare type are set aside (docs/rules.md)
-        if widen_router is None and plan.rare:
+        if not policy.sets_aside and plan.rare:
             for q in set_aside_rare(plan, obs, plan.batch)[1]:
                 if at[id(q.record)] in held:
                     continue
@@ -355,11 +354,12 @@ class PlanModel:
             r = preview.records[i]
             if i in held:
                 samples.append(held_landings(n, r, held[i], look))
-            elif widen_router is not None:
-                samples.append(widen_landings(n, r, plan, widen_router, look))
+            elif policy.widens:  # a value lands in its key's one column, or nowhere
+                row = policy.fit(plan, [r], opts, engine.classifier, plan.batch)[0][0]
+                samples.append(widen_landings(n, r, plan, row, look))
             else:
                 samples.append(landings_of(n, r, plan, engine.router, look))
-        if aside or policy_of(opts).sets_aside:
+        if aside or policy.sets_aside:
             quarantine = QuarantinePreview.of(aside, fails=opts.on_incompatible == "fail")
         unlanded = tuple(
             f"every value of field {name!r} is set aside, so it gets no column: {q.detail}"
@@ -367,7 +367,7 @@ class PlanModel:
         )
         sql: tuple[tuple[Dialect, str], ...] = ()
         # a hinted field reads as its hint's type (the options' hints, once they exist:
-        # toolkit.core.hints); hints for fields with no column yet are not the view's
+        # toolkit.core.batch.hints); hints for fields with no column yet are not the view's
         paths = view_paths(plan.after)
         hinted = {p: t for p, t in hinted_view_types(None, opts.hints).items()
                   if p in paths}

@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING, Final, Literal, TypeAlias
 
 import ipywidgets as widgets
 
-from toolkit.core.options import Options
-from toolkit.core.planner import Plan
-from toolkit.core.wording import counted
+from toolkit.core.batch.options import Options
+from toolkit.core.evolution.batch_plan import Plan
+from toolkit.core.values.wording import counted
 from toolkit.errors import ExportError
 from toolkit.notebook.common import StaticHtmlPanel
 from toolkit.notebook.confirm import rewrite_confirmation

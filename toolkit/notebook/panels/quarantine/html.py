@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from toolkit.core.quarantine import reason_words
-from toolkit.core.wording import counted
+from toolkit.core.batch.quarantine import reason_words
+from toolkit.core.values.wording import counted
 from toolkit.notebook.common import fixed_table, scroll_box, text_html, wrap
 from toolkit.notebook.outcome import headline_html
 from toolkit.notebook.panels.quarantine.model import (

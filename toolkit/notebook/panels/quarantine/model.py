@@ -16,16 +16,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
-from toolkit.core.quarantine import Quarantine, QuarantineGroup, detail_text, group_label
-from toolkit.core.state import TableState
-from toolkit.core.wording import counted
+from toolkit.core.batch.quarantine import Quarantine, QuarantineGroup, detail_text, group_label
+from toolkit.core.evolution.state import TableState
+from toolkit.core.values.wording import counted
 from toolkit.errors import NotReplayableError, UnknownIdsError
 from toolkit.notebook.common import clip
 from toolkit.notebook.outcome import CommitOutcome
 from toolkit.pipeline.replay import CannotLand, ReplayReport, cannot_land_text
 
 if TYPE_CHECKING:
-    from toolkit.core.planner import Plan
+    from toolkit.core.evolution.batch_plan import Plan
     from toolkit.pipeline.replay import ReplayPreview
 
 __all__ = [

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import ipywidgets as widgets
 
-from toolkit.core.quarantine import Quarantine
+from toolkit.core.batch.quarantine import Quarantine
 from toolkit.notebook.common import StaticHtmlPanel
 from toolkit.notebook.panels.quarantine.html import (
     groups_html,

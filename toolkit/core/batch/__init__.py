@@ -1,0 +1,1 @@
+"""One batch: options, observation, profile, routing, quarantine, offsets."""

@@ -1,0 +1,151 @@
+"""Conversion warnings: values a batch wrote only as another kind of value (issue #28).
+
+RULES 2-3 convert a value into every column of its family that holds it exactly; a value
+whose own type has a column is also written there, and nothing is lost. A value whose
+family has no column of its own type is written *only* converted, and when the conversion
+crosses kinds (a boolean into a number, a number into text, a long into a timestamp, a
+time into a number) a reader can no longer tell it from the values it joined:
+``SUM(quantity)`` counts ``true`` as 1. Such values are counted per field and batch and
+told as a warning line, with the contract that refuses them. Exactness is not in question
+(the conversion is exact, RULES 2); the meaning is.
+
+Not warned: conversions within a kind (long -> double, int -> long, date -> timestamp),
+and dates and timestamps written as text: they arrived as text (RULES 1 detects them), so
+the text is the very value sent.
+
+>>> from toolkit.core.engine import simulate_batches
+>>> run = simulate_batches([[{"quantity": 2}], [{"quantity": True}] * 3 + [{"quantity": 5}]])
+>>> print(*conversion_warnings(run.plans[1], run.profile))
+quantity: 3 booleans were written as numbers (true -> 1); a contract `quantity=freeze` \
+refuses them
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Final
+
+from toolkit.core.batch.options import Options
+from toolkit.core.batch.profile import Profile
+from toolkit.core.evolution.batch_plan import Plan
+from toolkit.core.policies.widen import accepted, primary_columns
+from toolkit.core.values.families import families, receives
+from toolkit.core.values.lattice import UPSOLVER, Lattice
+from toolkit.core.values.types import RECORD, Column, Kind, Shape, Struct
+from toolkit.core.values.widening import matrix_name
+from toolkit.core.values.wording import shape_words
+
+__all__ = ["ConversionWarning", "conversion_warnings", "kind_of_type"]
+
+#: the kind of value each type is, as a reader of a column sees it
+_KINDS: Final[dict[str, str]] = {
+    "boolean": "boolean",
+    "int": "number", "long": "number", "float": "number", "double": "number",
+    "decimal": "number",
+    "string": "text",
+    "date": "time", "timestamp": "time", "timestamptz": "time",
+    "binary": "binary",
+}
+#: the conversions across kinds that are warned, and how one value looks before and after
+_EXAMPLES: Final[dict[tuple[str, str], str]] = {
+    ("boolean", "number"): "true -> 1",
+    ("boolean", "text"): 'true -> "true"',
+    ("number", "text"): '12 -> "12"',
+    ("number", "time"): "1717315254178 -> 2024-06-02T08:00:54.178",
+    ("time", "number"): "2024-06-02T08:00:54.178 -> 1717315254178",
+}
+#: the words of each kind, singular
+_ONE: Final[dict[str, str]] = {"boolean": "boolean", "number": "number", "time": "timestamp"}
+#: the words of each kind, plural
+_WORDS: Final[dict[str, str]] = {
+    "boolean": "booleans", "number": "numbers", "text": "text", "time": "timestamps",
+}
+
+
+def kind_of_type(type_name: str) -> str | None:
+    """The kind of value of a type name (``decimal(10, 2)`` is a number), or None.
+
+    >>> kind_of_type("decimal(10, 2)"), kind_of_type("long"), kind_of_type("record")
+    ('number', 'number', None)
+    """
+    return _KINDS.get(type_name.split("(")[0])
+
+
+@dataclass(frozen=True)
+class ConversionWarning:
+    """``count`` values of field ``path`` arriving as ``observed`` that batch ``batch``
+    wrote only as ``written`` (in column ``column``)."""
+
+    path: tuple[str, ...]
+    batch: int
+    count: int
+    observed: Shape
+    written: str
+    column: str
+
+    @property
+    def field(self) -> str:
+        return ".".join(self.path)
+
+    def __str__(self) -> str:
+        came, went = kind_of_type(self.observed.type or ""), kind_of_type(self.written)
+        assert came is not None and went is not None
+        one = self.count == 1
+        into = "text" if went == "text" else _WORDS[went] if not one else f"a {_ONE[went]}"
+        return (f"{self.field}: {self.count:,} {shape_words(self.observed, many=not one)} "
+                f"{'was' if one else 'were'} written as {into} ({_EXAMPLES[came, went]}); "
+                f"a contract `{self.field}=freeze` refuses {'it' if one else 'them'}")
+
+
+def conversion_warnings(
+    plan: Plan, profile: Profile, options: Options | None = None
+) -> list[ConversionWarning]:
+    """The values batch ``plan.batch`` (as ``profile`` counted it) wrote only across kinds
+    into the schema ``plan.after``, per field and observed type, by path. Top-level fields
+    and fields nested in records (a record column's struct)."""
+    opts = options or Options()
+    counts = {path: s.by_batch.get(plan.batch, {}) for path, s in profile.fields.items()}
+    widen = opts.policy.widens
+    lattice = opts.lattice if not widen else UPSOLVER
+    return sorted(
+        _warnings(plan.after, (), counts, plan.batch, lattice, widen),
+        key=lambda w: (w.path, str(w.observed)),
+    )
+
+
+def _warnings(
+    struct: Struct, prefix: tuple[str, ...], counts: Mapping[tuple[str, ...], Mapping[Shape, int]],
+    batch: int, lattice: Lattice, widen: bool,
+) -> Iterator[ConversionWarning]:
+    primary = primary_columns(struct) if widen else {}
+    for key, members in families(struct).items():
+        path = (*prefix, key)
+        for shape, n in counts.get(path, {}).items():
+            if not n or shape.type in (None, RECORD) or shape.mixed is not None:
+                continue
+            target = primary.get(key) if widen else _upsolver_target(lattice, shape, members)
+            if target is None or target.shape.type is None:
+                continue
+            written = target.shape.type
+            if widen and accepted(shape.type, matrix_name(written)) is None:
+                continue  # set aside, not written (RULES 5)
+            came, went = kind_of_type(shape.type), kind_of_type(written)
+            if came is not None and went is not None and (came, went) in _EXAMPLES:
+                yield ConversionWarning(path, batch, n, shape, written, target.name)
+        for col in members:  # RULES 3.4: nested fields, inside their record columns
+            leaf = col.leaf
+            if isinstance(leaf, Struct):
+                yield from _warnings(leaf, path, counts, batch, lattice, widen)
+
+
+def _upsolver_target(lattice: Lattice, shape: Shape, members: list[Column]) -> Column | None:
+    """RULES 3.1: the column a value of ``shape`` is written to as itself, else None when
+    its own type has a column; else the narrowest column receiving it (None: none)."""
+    if any(c.shape.type == shape.type and c.shape.dim >= shape.dim for c in members):
+        return None  # also written as itself: a reader finds it in its own column
+    kind = Kind(shape.type, shape.dim)
+    taking = [c for c in members if receives(lattice, kind, c) and c.shape.type is not None]
+    # the narrowest first: the type reaching the most others
+    taking.sort(key=lambda c: (-len(lattice.up(c.shape.type or "")), c.shape.dim, c.name))
+    return taking[0] if taking else None

@@ -1,0 +1,1 @@
+"""Evolution as plans: layout, Iceberg's operations, plans, lineage, plan files."""

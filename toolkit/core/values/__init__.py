@@ -1,0 +1,1 @@
+"""The value model: kinds, lattice, conversions, names, families, widening, words."""
