@@ -4,7 +4,7 @@ a batch and across batches (issue #28; docs/rules.md, *Where drift starts*)."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import toolkit
@@ -104,6 +104,7 @@ def expected_firsts(
 
 
 @given(st.lists(batch, min_size=1, max_size=4))
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 def test_first_seen_is_the_first_record_of_each_type_however_profiles_are_merged(
     batches: list[list[dict[str, object]]],
 ) -> None:
