@@ -232,3 +232,24 @@ def test_a_batch_that_fits_its_table_is_profiled_and_written_in_one_pass(
     assert reports[1].profile == toolkit.profile(records_of(str(path)), batch=1)
     assert_table_is_the_simulation(spark, lakehouse, "columnar.steady",
                                    toolkit.simulate(batches))
+
+
+def test_where_drift_starts_counts_records_across_spark_partitions(
+    spark: SparkSession,
+) -> None:
+    from toolkit.core.options import Options
+    from toolkit.spark.columnar import observe_typed, typed_columns
+
+    # texts in three partitions of three: the date texts open the second and end the third
+    days = ["x", None, "y", "2024-01-01", "z", None, "w", "2024-02-01", "v"]
+    records = [{"day": d} for d in days]
+    df = spark.sparkContext.parallelize([(d,) for d in days], 3).toDF("day string")
+    assert df.rdd.getNumPartitions() == 3
+    cols = typed_columns(df)
+    assert cols is not None
+    found = observe_typed(cols, Options(), 0)
+    assert found is not None
+    _, prof, _ = found
+    assert prof == toolkit.profile(records)
+    assert prof.first_seen("day") == {"string": 1, "date": 4}
+    assert prof.last_seen("day") == {"date": 8, "string": 9}  # counted across partitions

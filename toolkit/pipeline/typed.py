@@ -36,6 +36,7 @@ from toolkit.spark.columnar import (
     arrow_dataframe,
     class_counts,
     frame_table,
+    numbered,
     observe_typed,
     observed_counts,
     routed_typed,
@@ -162,7 +163,7 @@ def write_columnar_one_pass(
     every = TypedSeen(cols, kinds, {n: dict.fromkeys(k, 1) for n, k in kinds.items()})
     predicates, aggs, keys = class_counts(cols, options)
     observation = Observation()
-    counted = replace(cols, frame=cols.frame.observe(observation, *aggs))
+    counted = replace(cols, frame=numbered(cols.frame).observe(observation, *aggs))
     frame = routed_typed(replace(every, columns=counted), targets, planned, options)
     if frame is None:
         return None

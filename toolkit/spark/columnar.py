@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 __all__ = [
     "TypedColumns",
     "class_counts",
+    "numbered",
     "observed_counts",
     "TypedSeen",
     "arrow_dataframe",
@@ -230,7 +231,9 @@ def class_counts(
     cols: TypedColumns, options: Options
 ) -> tuple[dict[str, Mapping[str, Column]], list[Column], list[tuple[str, str]]]:
     """The class predicates of every column, the aggregations counting the rows and each
-    class (``rows``, ``k0``, ``k1``...), and the (column, class) each ``k`` counts."""
+    class (``rows``, ``k0``, ``k1``...) and giving the row ids of each class's first and
+    last value (``f0``, ``l0``...: where drift starts, docs/rules.md) over a frame
+    :func:`numbered`, and the (column, class) each ``k`` counts."""
     from pyspark.sql import functions as F
 
     predicates: dict[str, Mapping[str, Column]] = {
@@ -239,9 +242,47 @@ def class_counts(
     keys: list[tuple[str, str]] = []
     for name in cols.names:
         for cls, pred in predicates[name].items():
-            aggs.append(F.count_if(pred).alias(f"k{len(keys)}"))
+            j = len(keys)
+            row_id = F.when(pred, F.col(ROW_ID))
+            aggs += [F.count_if(pred).alias(f"k{j}"), F.min(row_id).alias(f"f{j}"),
+                     F.max(row_id).alias(f"l{j}")]
             keys.append((name, cls))
     return predicates, aggs, keys
+
+
+#: the column of :func:`numbered` (positional names are ``c0``, ``c1``...: no clash)
+ROW_ID: Final = "rid"
+#: the bits of a row id (``monotonically_increasing_id``) below its partition's number
+_ROW_BITS: Final = 33
+
+
+def numbered(frame: DataFrame) -> DataFrame:
+    """``frame`` with each row's Spark row id (its partition in the high bits, its place
+    in the partition below): Spark takes no non-deterministic value inside an aggregate,
+    so the id is a column the aggregation reads."""
+    from pyspark.sql import functions as F
+
+    return frame.withColumn(ROW_ID, F.monotonically_increasing_id())
+
+
+def _record_numbers(frame: DataFrame, ids: Sequence[int]) -> dict[int, int]:
+    """Each of ``ids`` (Spark row ids of ``frame``) as its row's place among all the
+    rows of ``frame``, from 0 (the Python path's record index, ``toolkit.core.profile``).
+    Rows of the first partition need nothing more; others need the row counts of the
+    partitions before theirs: one small job counting rows by partition."""
+    mask = (1 << _ROW_BITS) - 1
+    parts = {i >> _ROW_BITS for i in ids}
+    offset = {0: 0}
+    if parts - {0}:
+        from pyspark.sql import functions as F
+
+        sizes = {int(r["p"]): int(r["n"]) for r in frame.groupBy(
+            F.spark_partition_id().alias("p")).agg(F.count(F.lit(1)).alias("n")).collect()}
+        total = 0
+        for p in range(max(parts) + 1):
+            offset[p] = total
+            total += sizes.get(p, 0)
+    return {i: offset[i >> _ROW_BITS] + (i & mask) for i in ids}
 
 
 def observe_typed(
@@ -252,7 +293,7 @@ def observe_typed(
     samples); None when a class holding values has no single kind (the Python path
     observes the batch)."""
     predicates, aggs, keys = class_counts(cols, options)
-    row = cols.frame.agg(*aggs).collect()[0]
+    row = numbered(cols.frame).agg(*aggs).collect()[0]
     return observed_counts(cols, row.asDict(), keys, predicates, options, batch)
 
 
@@ -279,15 +320,20 @@ def observed_counts(
     rows = int(row["rows"])
     summary = typed_summary(kinds, counts, rows)
     seen = TypedSeen(cols, kinds, counts)
-    return summary, _profile(seen, predicates, options, batch, rows), seen
+    ends = {(name, cls): (int(row[f"f{j}"]), int(row[f"l{j}"]))
+            for j, (name, cls) in enumerate(keys) if counts[name][cls]}
+    at = _record_numbers(cols.frame, [i for pair in ends.values() for i in pair])
+    spans = {key: (at[a], at[b]) for key, (a, b) in ends.items()}
+    return summary, _profile(seen, predicates, options, batch, rows, spans), seen
 
 
 def _profile(
     seen: TypedSeen, predicates: Mapping[str, Mapping[str, Column]], options: Options,
-    batch: int, rows: int,
+    batch: int, rows: int, spans: Mapping[tuple[str, str], tuple[int, int]],
 ) -> Profile:
-    """The profile the Python path makes of the same rows: counts per shape, and the
-    first values of each shape in source order (``toolkit.core.batch.profile``)."""
+    """The profile the Python path makes of the same rows: counts per shape, the first
+    values of each shape in source order, and the first and last record of each shape
+    (``spans``: per column and class, from 0; ``toolkit.core.batch.profile``)."""
     cols = seen.columns
     classifier = Classifier(options)
     wanted: dict[str, dict[Shape, int]] = {}
@@ -322,11 +368,19 @@ def _profile(
     for name in cols.names:
         counts = wanted[name]
         at = batch if counts else None
+        by_shape: dict[Shape, tuple[int, int]] = {}
+        for cls, kind in seen.kinds[name].items():
+            span = spans.get((name, cls))
+            if span is None:
+                continue
+            had = by_shape.get(kind.shape, span)
+            by_shape[kind.shape] = (min(had[0], span[0]), max(had[1], span[1]))
         fields[(name,)] = FieldStats(
             (name,), counts, at, at, {s: tuple(v) for s, v in samples[name].items()},
             {batch: counts} if counts else {},
+            spans={batch: by_shape} if counts else {},
         )
-    return Profile(fields, rows)
+    return Profile(fields, rows, starts={batch: 0})
 
 
 def _add_sample(found: dict[Shape, list[Any]], kind: Kind | None, value: Any) -> None:
