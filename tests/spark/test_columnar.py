@@ -237,7 +237,7 @@ def test_a_batch_that_fits_its_table_is_profiled_and_written_in_one_pass(
 def test_where_drift_starts_counts_records_across_spark_partitions(
     spark: SparkSession,
 ) -> None:
-    from toolkit.core.options import Options
+    from toolkit.core.batch.options import Options
     from toolkit.spark.columnar import observe_typed, typed_columns
 
     # texts in three partitions of three: the date texts open the second and end the third

@@ -267,7 +267,7 @@ def numbered(frame: DataFrame) -> DataFrame:
 
 def _record_numbers(frame: DataFrame, ids: Sequence[int]) -> dict[int, int]:
     """Each of ``ids`` (Spark row ids of ``frame``) as its row's place among all the
-    rows of ``frame``, from 0 (the Python path's record index, ``toolkit.core.profile``).
+    rows of ``frame``, from 0 (the Python path's record index, ``toolkit.core.batch.profile``).
     Rows of the first partition need nothing more; others need the row counts of the
     partitions before theirs: one small job counting rows by partition."""
     mask = (1 << _ROW_BITS) - 1
