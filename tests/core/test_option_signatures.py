@@ -52,6 +52,7 @@ OTHER_KEYWORDS = {
     "catalog": "catalog properties",
     "spark_session": "Spark settings",
     "maintain": "the options of plan_maintenance",
+    "plan_maintenance": "its own options (toolkit.pipeline.maintain.MaintenanceSettings)",
     "preview_maintenance": "the options of plan_maintenance",
 }
 

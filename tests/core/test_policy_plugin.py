@@ -19,7 +19,7 @@ import pytest
 import toolkit
 from toolkit.core import policies
 from toolkit.core.batch.observe import Classifier, StructObservation
-from toolkit.core.batch.observed import Observed
+from toolkit.core.batch.observed import Observed, Seen
 from toolkit.core.batch.options import Options, make_options
 from toolkit.core.batch.quarantine import Quarantined
 from toolkit.core.batch.routing import Router
@@ -51,7 +51,7 @@ class JsonColumnPolicy(EvolutionPolicy):
 
     def plan(
         self, schema: Struct, obs: Observed, options: Settings, batch: int = 0,
-        last_assigned: int = 0,
+        last_assigned: int = 0, seen: Seen | None = None,
     ) -> Plan:
         names = {c.name for c in schema.fields}
         ids = iter(range(max(max_field_id(schema), last_assigned) + 1, 1 << 31))

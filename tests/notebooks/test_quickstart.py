@@ -145,7 +145,7 @@ def test_the_explore_output_carries_its_statistics_as_html(run: Executed) -> Non
 
 def test_every_widget_output_carries_the_panel_as_html(run: Executed) -> None:
     outputs = widget_outputs(run, "")
-    assert len(outputs) == 3  # explore, day 1's preview, day 2's preview
+    assert len(outputs) == 4  # explore, the previews of day 1, day 2 and day 4
     for data in outputs:
         assert "text/html" in data, f"a widget output without text/html: {data['text/plain']}"
         assert "VBox(" not in data["text/html"] and "VBox(" not in data["text/plain"]
@@ -153,3 +153,13 @@ def test_every_widget_output_carries_the_panel_as_html(run: Executed) -> None:
     shown = reader_text(day2["text/html"])
     for column in ("my_field_string", "size_double", "started_long", "device.os_version"):
         assert column in shown  # the columns the plan adds
+
+
+def test_day_4_previews_a_contract_and_a_hint(run: Executed) -> None:
+    """Day 4's preview (never approved) shows the hinted column with its type and the
+    record the contract sets aside, and the table stays as day 3 left it."""
+    (day4,) = widget_outputs(run, "toolkit.preview(day4")
+    shown = reader_text(day4["text/html"])
+    assert "amount" in shown and "decimal(10, 2)" in shown  # the hint's type, first batch
+    assert "refused by contracts" in shown  # the contract's refusal, in the plan's headline
+    assert "discard_row" in shown and "large" in shown  # which value, what the contract does
