@@ -403,8 +403,10 @@ def _profile_row(s: FieldStats, index: _FamilyIndex | None, profile: Profile) ->
         cols, names = tuple(c for _, c in found), tuple(n for n, _ in found)
     def within(b: int) -> tuple[tuple[str, int, int], ...]:
         start = profile.starts.get(b, 0)
-        return tuple((str(k), first - start + 1, last - start + 1)
-                     for k, (first, last) in s.spans.get(b, {}).items())
+        # in the order the types arrived (a Spark profile's spans come in another order)
+        return tuple(sorted(((str(k), first - start + 1, last - start + 1)
+                             for k, (first, last) in s.spans.get(b, {}).items()),
+                            key=lambda r: (r[1], r[0])))
 
     by_batch = tuple(
         BatchCounts(
