@@ -58,14 +58,16 @@ def test_quickstart_runs_and_shows_the_drift(run: Executed) -> None:
     for column in ("my_field_string", "size_double", "started_long", "device_array_record"):
         assert f"{column}: optional" in simulated
 
-    # day 1 and day 2: previewed in a panel, approved by the cell after it
+    # day 1 and day 2: previewed in a panel, approved by the cell after it; day 4 only
+    # previewed (a contract and a hint), never approved
     previews = [c for c in run.code if "toolkit.preview(" in c.source]
-    assert len(previews) == 2
+    assert len(previews) == 3
     for cell in previews:
         assert len(run.views(cell)) == 1
     buttons = [b for b in run.widgets("ButtonModel") if b["description"] == "Approve and commit"]
-    assert len(buttons) == 2
-    assert all(b["disabled"] for b in buttons), "a committed panel cannot commit again"
+    assert len(buttons) == 3
+    # a committed panel cannot commit again; day 4's still can
+    assert sorted(b["disabled"] for b in buttons) == [False, True, True]
     approved = [run.text(c) for c in run.code if c.source.startswith(APPROVE)]
     assert len(approved) == 2
     assert re.search(r"Committed snapshot \d+ to db\.events: 20 rows written", approved[0])
@@ -161,5 +163,6 @@ def test_day_4_previews_a_contract_and_a_hint(run: Executed) -> None:
     (day4,) = widget_outputs(run, "toolkit.preview(day4")
     shown = reader_text(day4["text/html"])
     assert "amount" in shown and "decimal(10, 2)" in shown  # the hint's type, first batch
-    assert "refused by contracts" in shown  # the contract's refusal, in the plan's headline
-    assert "discard_row" in shown and "large" in shown  # which value, what the contract does
+    assert "1 record to quarantine" in shown  # the record the contract sets aside
+    assert "its contract discard_row sets its record aside" in shown  # what, and why
+    assert 'value "large" arrived as a string' in shown.replace("&quot;", '"')  # the value
