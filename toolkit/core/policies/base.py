@@ -111,9 +111,10 @@ class EvolutionPolicy(ABC):
     def sets_aside_under(self, plan: Plan) -> bool:
         """Whether routing may set records aside under ``plan``: always for a policy that
         :attr:`sets_aside`, else when the plan has rare types (a rare-type threshold,
-        docs/rules.md). Such a batch needs the quarantine pass and is routed by
-        :meth:`fit` (on Spark: in the Python workers, never by the JVM router)."""
-        return self.sets_aside or bool(plan.rare)
+        docs/rules.md) or values its field contracts refuse (``plan.held``, docs/rules.md,
+        *Contracts*). Such a batch needs the quarantine pass and is routed by :meth:`fit`
+        (on Spark: in the Python workers, never by the JVM router)."""
+        return self.sets_aside or bool(plan.rare) or bool(plan.held)
 
     def rejected(
         self, plan: Plan, rows: list[dict[str, Any]], options: Settings,
