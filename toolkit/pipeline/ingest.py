@@ -330,10 +330,8 @@ def _ingest_batch(ctx: BatchContext, source: Any, format: str | None) -> IngestR
     ctx = dataclasses.replace(ctx, options=obeyed(with_table_contracts(
         ctx.options, None if loaded is None else loaded.properties), kept))
     # typed columns take the columnar path (toolkit.pipeline.typed); its DataFrame is
-    # the one the Python path reads too when a step must be done value by value. Hints
-    # and contracts are the Python path's (their conversions and refusals are per value)
-    typed = None if ctx.options.hints or ctx.options.contracts else columnar_source(
-        ctx.spark, source, kind_of(source, format), ctx.options)
+    # the one the Python path reads too when a step must be done value by value
+    typed = columnar_source(ctx.spark, source, kind_of(source, format), ctx.options)
     mode: Mode
     if typed is not None:
         df, mode = typed, "rows"

@@ -68,6 +68,8 @@ def columnar_source(
     must route them after all, which reads them as the records path reads the frame."""
     if not options.policy.jvm_routes:
         return None  # the widening policy routes record by record, by its plan
+    if options.hints or options.contracts:
+        return None  # hints convert and contracts refuse value by value (docs/rules.md)
     if kind.name in FRAME_KINDS:
         table = frame_table(source)
         return None if table is None else arrow_dataframe(spark, table)
