@@ -35,6 +35,7 @@ from toolkit.spark.columnar import (
     TypedSeen,
     arrow_dataframe,
     class_counts,
+    classified,
     frame_table,
     numbered,
     observe_typed,
@@ -153,9 +154,10 @@ def write_columnar_one_pass(
     from pyspark.sql import Observation
 
     spark = df.sparkSession
-    cols = typed_columns(df)
-    if cols is None:
+    typed = typed_columns(df)
+    if typed is None:
         return None
+    cols = classified(typed, options)
     schema = from_iceberg(table.schema())
     kinds = {n: foreseen_kinds(cols.source_type(n), options) for n in cols.names}
     targets = projection(schema, kinds, options)

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 __all__ = [
     "TypedColumns",
     "class_counts",
+    "classified",
     "numbered",
     "observed_counts",
     "TypedSeen",
@@ -75,6 +76,12 @@ class TypedColumns:
     types: tuple[str, ...]
     #: whether a column holds timestamps without a zone (read as UTC, RULES 1)
     naive: tuple[bool, ...]
+    #: the columns whose class codes the frame holds (:func:`classified`)
+    coded: frozenset[str] = frozenset()
+
+    def value_names(self) -> list[str]:
+        """The frame's columns of values (not the class codes :func:`classified` adds)."""
+        return [f"c{i}" for i in range(len(self.names))]
 
     def column(self, name: str) -> Column:
         from pyspark.sql import functions as F
@@ -167,43 +174,80 @@ def _iso_date(c: Column) -> Column:
     return F.when(c.rlike("^[0-9]{4}-[0-9]{2}-[0-9]{2}$"), valid).otherwise(F.lit(False))
 
 
-def _class_predicates(
-    cols: TypedColumns, name: str, options: Options
-) -> dict[str, Column]:
-    """A Spark predicate per value class of column ``name`` (nulls in none)."""
+def _class_code(cols: TypedColumns, name: str, options: Options) -> Column | None:
+    """The class of each value of column ``name`` as its index in the column's classes
+    (:func:`toolkit.core.batch.typed_profile.value_classes`; null for a null), one test
+    after another, the cheap ones first; None for a column of one class (every value is
+    in it). Computed once per row (:func:`classified`), so that counting and routing
+    compare a small number instead of testing texts again."""
     from pyspark.sql import functions as F
 
     c = cols.column(name)
-    present = c.isNotNull()
     source = cols.source_type(name)
     classes = value_classes(source, options)
+    if len(classes) == 1:
+        return None
+    at = {cls: F.lit(i) for i, cls in enumerate(classes)}
+    code = F.when(c.isNull(), F.lit(None).cast("int"))
     if source == "long":
         exact = _exact_double(c)
-        return {"exact": present & exact, "lossy": present & ~exact}
-    if source == "string" and "date" in classes:
+        return code.when(exact, at["exact"]).otherwise(at["lossy"])
+    if source == "string":
         # Classifier._str_kind: a text whose first four characters are digits and fifth a
         # dash is a date when it is one, a string when it is ten characters long and no
         # date, else maybe a date-time (value by value in Python). Digits: any Unicode
-        # number, so the test takes in all Python's str.isdigit takes.
-        looks = (F.substring(c, 5, 1) == F.lit("-")) & F.substring(c, 1, 4).rlike(
-            "^\\p{N}{4}$")
-        date = looks & _iso_date(c)
-        other = looks & ~date & ((F.length(c) != F.lit(10)) | c.rlike("[^\\x00-\\x7f]"))
-        return {"text": present & ~date & ~other, "date": present & date,
-                "other": present & other}
+        # number, so the test takes in all Python's str.isdigit takes. Most texts have
+        # no dash fifth: that test alone decides them.
+        return (code.when(F.substring(c, 5, 1) != F.lit("-"), at["text"])
+                .when(~F.substring(c, 1, 4).rlike("^\\p{N}{4}$"), at["text"])
+                .when(_iso_date(c), at["date"])
+                .when((F.length(c) != F.lit(10)) | c.rlike("[^\\x00-\\x7f]"), at["other"])
+                .otherwise(at["text"]))
     if source == "timestamp":
         micros = F.unix_micros(c)
         # Python's years 1-9999 in UTC, compared as epoch microseconds (no calendar work)
         inside = micros.between(_FIRST_MICROS, _LAST_MICROS)
         if "fraction" in classes:
             per = _MICROS_PER[options.timestamp_unit]
-            whole = micros % F.lit(per) == F.lit(0)
-            return {"whole": present & inside & whole, "fraction": present & inside & ~whole,
-                    "far": present & ~inside}
+            return (code.when(~inside, at["far"])
+                    .when(micros % F.lit(per) == F.lit(0), at["whole"])
+                    .otherwise(at["fraction"]))
         whole = (micros % F.lit(1_000_000) == F.lit(0)) | _exact_double(micros)
-        return {"whole": present & inside & whole, "far": present & ~(inside & whole)}
-    (only,) = classes
-    return {only: present}
+        return code.when(inside & whole, at["whole"]).otherwise(at["far"])
+    raise AssertionError(f"no class test for {source} columns")  # pragma: no cover
+
+
+def classified(cols: TypedColumns, options: Options) -> TypedColumns:
+    """``cols`` with the class of each value of every column of several classes computed
+    once per row, as a column of its own (:func:`_class_code`)."""
+    codes = {n: code for n in cols.names
+             if (code := _class_code(cols, n, options)) is not None}
+    if not codes:
+        return cols
+    frame = cols.frame.select(
+        *cols.value_names(),
+        *(code.alias(_code_name(cols, n)) for n, code in codes.items()))
+    return TypedColumns(frame, cols.names, cols.types, cols.naive, frozenset(codes))
+
+
+def _code_name(cols: TypedColumns, name: str) -> str:
+    return f"t{cols.names.index(name)}"
+
+
+def _class_predicates(
+    cols: TypedColumns, name: str, options: Options
+) -> dict[str, Column]:
+    """A Spark predicate per value class of column ``name`` (nulls in none): a comparison
+    of its class code (:func:`classified`)."""
+    from pyspark.sql import functions as F
+
+    classes = value_classes(cols.source_type(name), options)
+    if len(classes) == 1:
+        return {classes[0]: cols.column(name).isNotNull()}
+    code = F.col(_code_name(cols, name)) if name in cols.coded \
+        else _class_code(cols, name, options)
+    assert code is not None
+    return {cls: code == F.lit(i) for i, cls in enumerate(classes)}
 
 
 _MICROS_PER: Final = {"s": 1_000_000, "ms": 1_000, "us": 1}
@@ -233,7 +277,8 @@ def class_counts(
     """The class predicates of every column, the aggregations counting the rows and each
     class (``rows``, ``k0``, ``k1``...) and giving the row ids of each class's first and
     last value (``f0``, ``l0``...: where drift starts, docs/rules.md) over a frame
-    :func:`numbered`, and the (column, class) each ``k`` counts."""
+    :func:`numbered`, with the rows of each of its partitions (``p0``, ``p1``...: up to
+    :data:`COUNTED_PARTITIONS` of them), and the (column, class) each ``k`` counts."""
     from pyspark.sql import functions as F
 
     predicates: dict[str, Mapping[str, Column]] = {
@@ -247,6 +292,10 @@ def class_counts(
             aggs += [F.count_if(pred).alias(f"k{j}"), F.min(row_id).alias(f"f{j}"),
                      F.max(row_id).alias(f"l{j}")]
             keys.append((name, cls))
+    parts = _partitions(cols.frame)
+    if 1 < parts <= COUNTED_PARTITIONS:
+        part = F.shiftright(F.col(ROW_ID), _ROW_BITS)
+        aggs += [F.count_if(part == F.lit(q)).alias(f"p{q}") for q in range(parts)]
     return predicates, aggs, keys
 
 
@@ -254,6 +303,15 @@ def class_counts(
 ROW_ID: Final = "rid"
 #: the bits of a row id (``monotonically_increasing_id``) below its partition's number
 _ROW_BITS: Final = 33
+#: a batch of up to this many partitions has their rows counted by the aggregation that
+#: counts its classes; beyond, a job of its own counts them (record numbers need them)
+COUNTED_PARTITIONS: Final = 64
+
+
+def _partitions(frame: DataFrame) -> int:
+    """How many partitions Spark reads ``frame`` in (planned, not run)."""
+    jdf: Any = frame._jdf
+    return int(jdf.rdd().getNumPartitions())
 
 
 def numbered(frame: DataFrame) -> DataFrame:
@@ -265,19 +323,23 @@ def numbered(frame: DataFrame) -> DataFrame:
     return frame.withColumn(ROW_ID, F.monotonically_increasing_id())
 
 
-def _record_numbers(frame: DataFrame, ids: Sequence[int]) -> dict[int, int]:
+def _record_numbers(
+    frame: DataFrame, ids: Sequence[int], sizes: Mapping[int, int] | None = None
+) -> dict[int, int]:
     """Each of ``ids`` (Spark row ids of ``frame``) as its row's place among all the
     rows of ``frame``, from 0 (the Python path's record index, ``toolkit.core.batch.profile``).
     Rows of the first partition need nothing more; others need the row counts of the
-    partitions before theirs: one small job counting rows by partition."""
+    partitions before theirs: ``sizes`` (by partition), else one small job counting rows
+    by partition."""
     mask = (1 << _ROW_BITS) - 1
     parts = {i >> _ROW_BITS for i in ids}
     offset = {0: 0}
     if parts - {0}:
-        from pyspark.sql import functions as F
+        if sizes is None:
+            from pyspark.sql import functions as F
 
-        sizes = {int(r["p"]): int(r["n"]) for r in frame.groupBy(
-            F.spark_partition_id().alias("p")).agg(F.count(F.lit(1)).alias("n")).collect()}
+            sizes = {int(r["p"]): int(r["n"]) for r in frame.groupBy(
+                F.spark_partition_id().alias("p")).agg(F.count(F.lit(1)).alias("n")).collect()}
         total = 0
         for p in range(max(parts) + 1):
             offset[p] = total
@@ -292,6 +354,7 @@ def observe_typed(
     (and, for kinds the batch's first rows do not show, a small query for the profile's
     samples); None when a class holding values has no single kind (the Python path
     observes the batch)."""
+    cols = classified(cols, options)
     predicates, aggs, keys = class_counts(cols, options)
     row = numbered(cols.frame).agg(*aggs).collect()[0]
     return observed_counts(cols, row.asDict(), keys, predicates, options, batch)
@@ -322,7 +385,9 @@ def observed_counts(
     seen = TypedSeen(cols, kinds, counts)
     ends = {(name, cls): (int(row[f"f{j}"]), int(row[f"l{j}"]))
             for j, (name, cls) in enumerate(keys) if counts[name][cls]}
-    at = _record_numbers(cols.frame, [i for pair in ends.values() for i in pair])
+    sizes = {int(k[1:]): int(v) for k, v in row.items() if k[0] == "p" and k[1:].isdigit()}
+    at = _record_numbers(cols.frame, [i for pair in ends.values() for i in pair],
+                         sizes or None)
     spans = {key: (at[a], at[b]) for key, (a, b) in ends.items()}
     return summary, _profile(seen, predicates, options, batch, rows, spans), seen
 
@@ -345,7 +410,7 @@ def _profile(
                 shapes[shape] = shapes.get(shape, 0) + n
         wanted[name] = shapes
     samples: dict[str, dict[Shape, list[Any]]] = {n: {} for n in cols.names}
-    head = _records(cols.frame.limit(HEAD_ROWS), cols.names)
+    head = _records(cols.frame.select(*cols.value_names()).limit(HEAD_ROWS), cols.names)
     for record in head:
         for name, value in record.items():
             _add_sample(samples[name], classifier.kind(value), value)
