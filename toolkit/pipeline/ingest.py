@@ -60,6 +60,12 @@ from toolkit.iceberg.ledger import (
     drop_staged,
     ingested_batches,
 )
+from toolkit.iceberg.new_tables import (
+    discard_table,
+    new_table_location,
+    promote,
+    staging_identifier,
+)
 from toolkit.iceberg.operations import evolve
 from toolkit.iceberg.quarantine import append_quarantined, quarantine_table_id
 from toolkit.iceberg.schema import from_iceberg, to_iceberg
@@ -69,6 +75,7 @@ from toolkit.pipeline.context import BatchContext
 from toolkit.pipeline.sources import as_dataframe, kind_of
 from toolkit.pipeline.typed import (
     columnar_source,
+    guessed_plan,
     observe_columnar,
     write_columnar,
     write_columnar_one_pass,
@@ -91,7 +98,7 @@ from toolkit.spark.tally import jvm_tally_ready
 from toolkit.spark.workers import JVM_MODES, Mode
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
 #: how often a batch is re-planned when another writer changed the table first
 MAX_ATTEMPTS = 10
@@ -318,10 +325,14 @@ def ingest(
     return dataclasses.replace(report, warnings=warned) if warned else report
 
 
-def _ingest_batch(ctx: BatchContext, source: Any, format: str | None) -> IngestReport:
+def _ingest_batch(
+    ctx: BatchContext, source: Any, format: str | None, *, fresh_tried: bool = False
+) -> IngestReport:
     """Read ``source`` on Spark and land it as one batch: written in one pass when it fits
-    the table (:func:`toolkit.spark.batches.write_one_pass`), else observed, then
-    planned, committed and written (:func:`_planned`)."""
+    the table (:func:`toolkit.spark.batches.write_one_pass`), or when typed columns make
+    a new table as guessed (:func:`_fresh_one_pass`), else observed, then planned,
+    committed and written (:func:`_planned`)."""
+    given = ctx
     loaded = load_table(ctx.catalog, ctx.table)
     batch_index = 0 if loaded is None else len(loaded.snapshots())
     # the field contracts and hints the table keeps hold when none are given (docs/rules.md,
@@ -338,6 +349,12 @@ def _ingest_batch(ctx: BatchContext, source: Any, format: str | None) -> IngestR
     else:
         df, kind = as_dataframe(ctx.spark, source, format)
         mode = kind.mode
+    if typed is not None and loaded is None and not ctx.reviewed and not fresh_tried:
+        fresh = _fresh_one_pass(ctx, typed)
+        if fresh is not None:
+            return fresh
+        if load_table(ctx.catalog, ctx.table) is not None:  # another writer made it
+            return _ingest_batch(given, source, format, fresh_tried=True)
     records = SparkBatch(df, mode, ctx.options, ctx.spark, ctx.batch_id)
     if loaded is not None and ctx.batch_id in ingested_batches(loaded):
         current = from_iceberg(loaded.schema())
@@ -376,6 +393,51 @@ def _ingest_batch(ctx: BatchContext, source: Any, format: str | None) -> IngestR
         with contextlib.suppress(Exception):  # the error on the way is the one to see
             drop_staged(loaded, one.write_id)  # its staged rows go
         raise
+
+
+def _fresh_one_pass(ctx: BatchContext, typed: DataFrame) -> IngestReport | None:
+    """A batch of typed columns into a new table in one pass (docs/performance.md). The
+    table is made under a staging name (:mod:`toolkit.iceberg.new_tables`) from the plan
+    of the batch's usual kinds (:func:`guessed_plan`); the batch is routed into it,
+    counted and staged in one pass; it is published and renamed to its real name only if
+    the plan of the counts is that very plan (what the two passes would have made). None
+    when it is not, or another writer created the table meanwhile: then the staging
+    table and its files are gone, and the batch takes the two passes."""
+    guess = guessed_plan(typed, ctx.options)
+    if guess is None:
+        return None
+    ensure_namespace(ctx.catalog, ctx.table.rsplit(".", 1)[0])
+    location = new_table_location(ctx.catalog, ctx.table)
+    if location is None:
+        return None
+    staging = staging_identifier(ctx.table)
+    created = ctx.catalog.create_table(
+        staging, schema=to_iceberg(guess.after), location=location,
+        properties={**NEW_TABLE_PROPERTIES, STAGING_PROPERTY: "true"})
+    kept = False
+    try:
+        both = write_columnar_one_pass(typed, ctx.options, created,
+                                       f"{ctx.catalog.name}.{staging}", ctx.batch_id, 0)
+        if both is None:
+            return None
+        tally = both[0].tally
+        seen = SparkObservation(tally.summary, tally.profile)
+        plan = make_plan(Struct(), seen.summary, ctx.options, 0, 0, seen=seen.profile)
+        lineage = plan_lineage_properties(plan, {}, ctx.batch_id)  # RULES 6 lineage
+        if plan.after != guess.after or plan.rare or plan.held or not seen.summary.rows \
+                or ctx.options.policy.sets_aside_under(plan) \
+                or choose_fold(tuple(lineage.items())):
+            return None
+        notes = _notes(ctx, seen, created)
+        written = publish_write(created, both[0].write_id, ctx.batch_id, "jvm",
+                                lambda snapshot: {**lineage, **notes(snapshot)})
+        if promote(ctx.catalog, staging, ctx.table) is None:
+            return None
+        kept = True
+        return _report(ctx, plan, seen, written, 1, 0, one_pass=True)
+    finally:
+        if not kept:
+            discard_table(ctx.catalog, staging)
 
 
 def _planned(

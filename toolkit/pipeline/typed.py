@@ -17,8 +17,10 @@ from typing import TYPE_CHECKING, Any
 from pyiceberg.table import Table
 
 from toolkit.core.batch.options import Options
-from toolkit.core.batch.typed_profile import foreseen_kinds, projection
+from toolkit.core.batch.typed_profile import foreseen_kinds, projection, usual_summary
+from toolkit.core.engine import make_plan
 from toolkit.core.evolution.batch_plan import Plan
+from toolkit.core.values.types import Struct
 from toolkit.iceberg.ledger import drop_staged
 from toolkit.iceberg.schema import from_iceberg
 from toolkit.pipeline.sources import SourceKind
@@ -50,7 +52,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 __all__ = [
-    "FRAME_KINDS", "columnar_source", "observe_columnar", "write_columnar",
+    "FRAME_KINDS", "columnar_source", "guessed_plan", "observe_columnar", "write_columnar",
     "write_columnar_one_pass",
 ]
 
@@ -78,6 +80,20 @@ def columnar_source(
         frame: DataFrame = kind.to_dataframe(spark, source)
         return frame
     return None
+
+
+def guessed_plan(df: DataFrame, options: Options) -> Plan | None:
+    """The plan of a new table for a batch of typed columns, made before the batch is
+    read, as if every column held values of its usual class only
+    (:func:`toolkit.core.batch.typed_profile.usual_summary`); None when the columnar path
+    does not take the batch. Its one pass then counts what the batch really holds, and
+    the guess stands only if the plan of those counts is the same."""
+    cols = typed_columns(df)
+    if cols is None:
+        return None
+    summary = usual_summary(dict(zip(cols.names, cols.types, strict=True)), options)
+    plan = make_plan(Struct(), summary, options, 0, 0)
+    return plan if plan.after.fields and not (plan.rare or plan.held) else None
 
 
 @described(None, "Profiling")

@@ -52,6 +52,7 @@ __all__ = [
     "foreseen_kinds",
     "projection",
     "typed_summary",
+    "usual_summary",
     "value_classes",
 ]
 
@@ -153,6 +154,20 @@ def foreseen_kinds(source_type: str, options: Options) -> dict[str, Kind]:
     found = class_kinds(source_type, classes, options)
     assert found is not None
     return found
+
+
+def usual_summary(source_types: Mapping[str, str], options: Options) -> Summary:
+    """The summary of a batch of typed columns (``source_types`` by name) as if each
+    column held values of its first class only (a long a double holds, a text that is no
+    date, a timestamp of whole units...): the guess a new table is made from before its
+    first batch is read, and that the batch's counts then confirm or refute.
+
+    >>> usual_summary({"n": "long", "s": "string"}, Options()).fields["s"].counts
+    {Kind(type='string', dim=0, lossy=frozenset()): 1}
+    """
+    kinds = {n: foreseen_kinds(t, options) for n, t in source_types.items()}
+    counts = {n: {value_classes(t, options)[0]: 1} for n, t in source_types.items()}
+    return typed_summary(kinds, counts, 1)
 
 
 def typed_summary(
