@@ -342,7 +342,9 @@ def _ingest_batch(
         ctx.options, None if loaded is None else loaded.properties), kept))
     # typed columns take the columnar path (toolkit.pipeline.typed); its DataFrame is
     # the one the Python path reads too when a step must be done value by value
-    typed = columnar_source(ctx.spark, source, kind_of(source, format), ctx.options)
+    typed_source = columnar_source(ctx.spark, source, kind_of(source, format), ctx.options)
+    typed = None if typed_source is None else typed_source.frame
+    head = None if typed_source is None else typed_source.head
     mode: Mode
     if typed is not None:
         df, mode = typed, "rows"
@@ -350,7 +352,7 @@ def _ingest_batch(
         df, kind = as_dataframe(ctx.spark, source, format)
         mode = kind.mode
     if typed is not None and loaded is None and not ctx.reviewed and not fresh_tried:
-        fresh = _fresh_one_pass(ctx, typed)
+        fresh = _fresh_one_pass(ctx, typed, head)
         if fresh is not None:
             return fresh
         if load_table(ctx.catalog, ctx.table) is not None:  # another writer made it
@@ -373,7 +375,7 @@ def _ingest_batch(
             and loaded.schema().fields:
         # typed columns into a table that has columns: the steady state's one pass
         both = write_columnar_one_pass(typed, ctx.options, loaded, ctx.spark_name,
-                                       ctx.batch_id, batch_index)
+                                       ctx.batch_id, batch_index, head)
         one, typed_seen = (None, None) if both is None else both
     if one is None:
         columnar = None if typed is None else observe_columnar(typed, ctx.options,
@@ -395,7 +397,9 @@ def _ingest_batch(
         raise
 
 
-def _fresh_one_pass(ctx: BatchContext, typed: DataFrame) -> IngestReport | None:
+def _fresh_one_pass(
+    ctx: BatchContext, typed: DataFrame, head: Sequence[Mapping[str, Any]] | None
+) -> IngestReport | None:
     """A batch of typed columns into a new table in one pass (docs/performance.md). The
     table is made under a staging name (:mod:`toolkit.iceberg.new_tables`) from the plan
     of the batch's usual kinds (:func:`guessed_plan`); the batch is routed into it,
@@ -417,7 +421,7 @@ def _fresh_one_pass(ctx: BatchContext, typed: DataFrame) -> IngestReport | None:
     kept = False
     try:
         both = write_columnar_one_pass(typed, ctx.options, created,
-                                       f"{ctx.catalog.name}.{staging}", ctx.batch_id, 0)
+                                       f"{ctx.catalog.name}.{staging}", ctx.batch_id, 0, head)
         if both is None:
             return None
         tally = both[0].tally

@@ -10,12 +10,14 @@ policy's per-record routing) takes the Python path, which gives the same table.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
-from dataclasses import replace
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from pyiceberg.table import Table
 
+from toolkit.arrow import records as arrow_records
 from toolkit.core.batch.options import Options
 from toolkit.core.batch.typed_profile import foreseen_kinds, projection, usual_summary
 from toolkit.core.engine import make_plan
@@ -34,12 +36,15 @@ from toolkit.spark.batches import (
     spark_schema,
 )
 from toolkit.spark.columnar import (
+    HEAD_ROWS,
     TypedSeen,
     arrow_dataframe,
-    class_counts,
+    class_predicates,
     classified,
+    counted,
+    counting,
     frame_table,
-    numbered,
+    head_records,
     observe_typed,
     observed_counts,
     routed_typed,
@@ -52,8 +57,8 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 __all__ = [
-    "FRAME_KINDS", "columnar_source", "guessed_plan", "observe_columnar", "write_columnar",
-    "write_columnar_one_pass",
+    "FRAME_KINDS", "TypedSource", "columnar_source", "guessed_plan", "observe_columnar",
+    "write_columnar", "write_columnar_one_pass",
 ]
 
 log = logging.getLogger(__name__)
@@ -62,9 +67,19 @@ log = logging.getLogger(__name__)
 FRAME_KINDS = frozenset({"pandas", "arrow", "polars"})
 
 
+@dataclass(frozen=True)
+class TypedSource:
+    """A source of typed columns as the columnar path reads it: its DataFrame, and for a
+    frame in memory its first rows as the Python path reads them (no Spark job needed
+    for the profile's first samples)."""
+
+    frame: DataFrame
+    head: tuple[dict[str, Any], ...] | None = None
+
+
 def columnar_source(
     spark: SparkSession, source: Any, kind: SourceKind, options: Options
-) -> DataFrame | None:
+) -> TypedSource | None:
     """The source as a DataFrame of typed columns for the columnar path, or None (the
     source kind's own DataFrame and the Python path then). A frame becomes a DataFrame
     through Arrow; its rows travel as ``rows`` (typed Arrow columns) if the Python path
@@ -75,10 +90,12 @@ def columnar_source(
         return None  # hints convert and contracts refuse value by value (docs/rules.md)
     if kind.name in FRAME_KINDS:
         table = frame_table(source)
-        return None if table is None else arrow_dataframe(spark, table)
+        if table is None:
+            return None
+        return TypedSource(arrow_dataframe(spark, table),
+                           tuple(arrow_records(table.slice(0, HEAD_ROWS))))
     if kind.mode == "rows":
-        frame: DataFrame = kind.to_dataframe(spark, source)
-        return frame
+        return TypedSource(kind.to_dataframe(spark, source))
     return None
 
 
@@ -143,11 +160,6 @@ def write_columnar(
     return publish_write(table, write_id, batch_id, "jvm", notes)
 
 
-#: how long the counts of a one-pass write may take to reach the driver after the write
-#: (Spark hands them to a listener, on its listener thread)
-COUNTS_WAIT_S = 30.0
-
-
 @described(None, "Profiling and writing")
 def write_columnar_one_pass(
     df: DataFrame,
@@ -156,6 +168,7 @@ def write_columnar_one_pass(
     spark_name: str,
     batch_id: str,
     batch: int,
+    head: Sequence[Mapping[str, Any]] | None = None,
 ) -> tuple[OnePass, TypedSeen] | None:
     """The steady state of typed sources: route the batch into ``table``'s current schema
     as if it held only kinds the table takes (every class that has a kind foreseen), and
@@ -165,10 +178,6 @@ def write_columnar_one_pass(
     path routes: same schema, same classes, same rules), else drops them and routes
     again with the counts in hand. None (nothing staged) when the projection cannot be
     made, the write failed, or a class holds values typed one by one."""
-    import time
-
-    from pyspark.sql import Observation
-
     spark = df.sparkSession
     typed = typed_columns(df)
     if typed is None:
@@ -180,26 +189,29 @@ def write_columnar_one_pass(
     planned = spark_schema(spark, schema)
     if targets is None or spark.table(spark_name).schema != planned:
         return None
-    every = TypedSeen(cols, kinds, {n: dict.fromkeys(k, 1) for n, k in kinds.items()})
-    predicates, aggs, keys = class_counts(cols, options)
-    observation = Observation()
-    counted = replace(cols, frame=numbered(cols.frame).observe(observation, *aggs))
-    frame = routed_typed(replace(every, columns=counted), targets, planned, options)
+    counts = counting(cols, options)  # in the JVM, as the write reads the rows
+    if counts is None:
+        return None
+    every = TypedSeen(replace(cols, frame=counts.frame), kinds,
+                      {n: dict.fromkeys(k, 1) for n, k in kinds.items()})
+    frame = routed_typed(every, targets, planned, options)
     if frame is None:
         return None
     write_id = new_write(table, batch_id)
-    try:
-        append_staged(frame, spark_name, batch_id, write_id)
-    except Exception as exc:  # noqa: BLE001 - a failed job stages nothing: two passes
-        log.info("batch %s: not written in one pass (%s)", batch_id, str(exc)[:300])
-        return None
-    deadline = time.monotonic() + COUNTS_WAIT_S
-    jo: Any = observation._jo
-    future: Any = jo.future()
-    while not future.isCompleted() and time.monotonic() < deadline:
-        time.sleep(0.01)
-    found = observed_counts(cols, observation.get, keys, predicates, options, batch) \
-        if future.isCompleted() else None
+    # the profile's first samples are read while the batch is written: a small job of
+    # its own, which would otherwise wait for the write
+    with ThreadPoolExecutor(1) as pool:
+        reading = None if head is not None else pool.submit(head_records, cols)
+        try:
+            append_staged(frame, spark_name, batch_id, write_id)
+        except Exception as exc:  # noqa: BLE001 - a failed job stages nothing: two passes
+            log.info("batch %s: not written in one pass (%s)", batch_id, str(exc)[:300])
+            return None
+        first = head if reading is None else reading.result()
+    row = counted(counts)
+    predicates = {n: class_predicates(cols, n, options) for n in cols.names}
+    found = None if row is None else observed_counts(
+        cols, row, counts.keys, predicates, options, batch, first)
     if found is None:
         drop_staged(table, write_id)
         return None

@@ -48,7 +48,11 @@ if TYPE_CHECKING:
 __all__ = [
     "TypedColumns",
     "class_counts",
+    "class_predicates",
     "classified",
+    "counted",
+    "counting",
+    "head_records",
     "numbered",
     "observed_counts",
     "TypedSeen",
@@ -234,7 +238,7 @@ def _code_name(cols: TypedColumns, name: str) -> str:
     return f"t{cols.names.index(name)}"
 
 
-def _class_predicates(
+def class_predicates(
     cols: TypedColumns, name: str, options: Options
 ) -> dict[str, Column]:
     """A Spark predicate per value class of column ``name`` (nulls in none): a comparison
@@ -282,7 +286,7 @@ def class_counts(
     from pyspark.sql import functions as F
 
     predicates: dict[str, Mapping[str, Column]] = {
-        n: _class_predicates(cols, n, options) for n in cols.names}
+        n: class_predicates(cols, n, options) for n in cols.names}
     aggs = [F.count(F.lit(1)).alias("rows")]
     keys: list[tuple[str, str]] = []
     for name in cols.names:
@@ -347,6 +351,79 @@ def _record_numbers(
     return {i: offset[i >> _ROW_BITS] + (i & mask) for i in ids}
 
 
+#: the JVM class counting value classes as rows pass (``jvm/ClassTally.java``)
+CLASS_TALLY: Final = "toolkit.spark.jvm.ClassTally"
+
+
+@dataclass(frozen=True)
+class Counting:
+    """A batch's rows counted by class as they pass (:func:`counting`): read the counts
+    with :func:`counted` once the rows are written."""
+
+    frame: DataFrame
+    payloads: Any
+    keys: tuple[tuple[str, str], ...]
+    partitions: int
+
+
+def counting(cols: TypedColumns, options: Options) -> Counting | None:
+    """``cols``' rows (of a frame :func:`classified`) counted by class as a write reads
+    them, inside the JVM (``jvm/ClassTally.java``); None when the session has no such
+    helper."""
+    from pyspark.sql import DataFrame
+
+    from toolkit.spark.tally import jvm_class
+
+    spark = cols.frame.sparkSession
+    klass = jvm_class(spark, CLASS_TALLY)
+    if klass is None:
+        return None
+    gateway: Any = spark.sparkContext._gateway
+    jvm: Any = spark._jvm
+    n = len(cols.names)
+    ordinals, coded, classes = (gateway.new_array(jvm.int, n),
+                                gateway.new_array(jvm.boolean, n), gateway.new_array(jvm.int, n))
+    fields = cols.frame.columns
+    keys: list[tuple[str, str]] = []
+    for i, name in enumerate(cols.names):
+        names = value_classes(cols.source_type(name), options)
+        ordinals[i] = fields.index(_code_name(cols, name) if name in cols.coded else f"c{i}")
+        coded[i] = name in cols.coded
+        classes[i] = len(names)
+        keys += [(name, c) for c in names]
+    # unnamed: Spark keeps a copy of a named accumulator's updates with every task it lists
+    payloads = spark.sparkContext._jsc.sc().collectionAccumulator()
+    jdf = klass.tallied(cols.frame._jdf, ordinals, coded, classes, payloads)
+    return Counting(DataFrame(jdf, spark), payloads, tuple(keys), _partitions(cols.frame))
+
+
+def counted(counts: Counting) -> dict[str, int] | None:
+    """What :func:`counting` counted, as the aggregation of :func:`class_counts` gives it
+    (``rows``, ``k0``, ``f0``, ``l0``... with row ids as :func:`numbered` makes them, and
+    ``p0``... the rows of each partition); None when a partition sent no counts."""
+    from toolkit.spark.tally import jvm_class
+
+    spark = counts.frame.sparkSession
+    text: str = jvm_class(spark, CLASS_TALLY).payloadLines(counts.payloads)
+    by_part: dict[int, list[int]] = {}
+    for line in text.split("\n"):
+        if line:
+            numbers = [int(x) for x in line.split()]
+            by_part[numbers[0]] = numbers[1:]  # a task run twice sent the same counts
+    if set(by_part) != set(range(counts.partitions)):
+        return None
+    row = {"rows": sum(v[0] for v in by_part.values())}
+    row |= {f"p{q}": v[0] for q, v in by_part.items()}
+    for j in range(len(counts.keys)):
+        row[f"k{j}"] = sum(v[1 + 3 * j] for v in by_part.values())
+        ends = [(q << _ROW_BITS | v[2 + 3 * j], q << _ROW_BITS | v[3 + 3 * j])
+                for q, v in by_part.items() if v[1 + 3 * j]]
+        if ends:
+            row[f"f{j}"] = min(a for a, _ in ends)
+            row[f"l{j}"] = max(b for _, b in ends)
+    return row
+
+
 def observe_typed(
     cols: TypedColumns, options: Options, batch: int
 ) -> tuple[Summary, Profile, TypedSeen] | None:
@@ -367,8 +444,10 @@ def observed_counts(
     predicates: Mapping[str, Mapping[str, Column]],
     options: Options,
     batch: int,
+    head: Sequence[Mapping[str, Any]] | None = None,
 ) -> tuple[Summary, Profile, TypedSeen] | None:
-    """:func:`observe_typed` from the counts its aggregation gave (``row``)."""
+    """:func:`observe_typed` from the counts its aggregation gave (``row``), and the
+    batch's :func:`head_records` if read already."""
     counts: dict[str, dict[str, int]] = {n: {} for n in cols.names}
     for j, (name, cls) in enumerate(keys):
         counts[name][cls] = int(row[f"k{j}"])
@@ -389,16 +468,18 @@ def observed_counts(
     at = _record_numbers(cols.frame, [i for pair in ends.values() for i in pair],
                          sizes or None)
     spans = {key: (at[a], at[b]) for key, (a, b) in ends.items()}
-    return summary, _profile(seen, predicates, options, batch, rows, spans), seen
+    return summary, _profile(seen, predicates, options, batch, rows, spans, head), seen
 
 
 def _profile(
     seen: TypedSeen, predicates: Mapping[str, Mapping[str, Column]], options: Options,
     batch: int, rows: int, spans: Mapping[tuple[str, str], tuple[int, int]],
+    head: Sequence[Mapping[str, Any]] | None = None,
 ) -> Profile:
     """The profile the Python path makes of the same rows: counts per shape, the first
-    values of each shape in source order, and the first and last record of each shape
-    (``spans``: per column and class, from 0; ``toolkit.core.batch.profile``)."""
+    values of each shape in source order (``head``: the batch's first rows, when the
+    caller read them already), and the first and last record of each shape (``spans``:
+    per column and class, from 0; ``toolkit.core.batch.profile``)."""
     cols = seen.columns
     classifier = Classifier(options)
     wanted: dict[str, dict[Shape, int]] = {}
@@ -410,8 +491,7 @@ def _profile(
                 shapes[shape] = shapes.get(shape, 0) + n
         wanted[name] = shapes
     samples: dict[str, dict[Shape, list[Any]]] = {n: {} for n in cols.names}
-    head = _records(cols.frame.select(*cols.value_names()).limit(HEAD_ROWS), cols.names)
-    for record in head:
+    for record in head_records(cols) if head is None else head:
         for name, value in record.items():
             _add_sample(samples[name], classifier.kind(value), value)
     for name in cols.names:
@@ -446,6 +526,12 @@ def _profile(
             spans={batch: by_shape} if counts else {},
         )
     return Profile(fields, rows, starts={batch: 0})
+
+
+def head_records(cols: TypedColumns) -> list[dict[str, Any]]:
+    """The first :data:`HEAD_ROWS` rows of the batch, as the Python path reads them (the
+    profile's first samples come from them)."""
+    return _records(cols.frame.select(*cols.value_names()).limit(HEAD_ROWS), cols.names)
 
 
 def _add_sample(found: dict[Shape, list[Any]], kind: Kind | None, value: Any) -> None:
@@ -585,7 +671,7 @@ def routed_typed(
     from pyspark.sql import functions as F
 
     cols = seen.columns
-    predicates = {n: _class_predicates(cols, n, options) for n in cols.names}
+    predicates = {n: class_predicates(cols, n, options) for n in cols.names}
     exprs = []
     for target, field in zip(targets, schema.fields, strict=True):
         out: Column | None = None

@@ -1,0 +1,153 @@
+"""Typed sources in one pass (toolkit.pipeline.typed, toolkit.iceberg.new_tables): a new
+table is made under a staging name from the plan of the batch's usual kinds, and kept only
+when the batch's own counts plan the same table; the JVM counts classes as Spark's own
+aggregation counts them. Whichever way a batch goes, the table is the simulation of the
+same rows, and no staging table or file of one is left."""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlparse
+
+import pandas as pd
+import pyarrow as pa
+import pytest
+from pyiceberg.catalog import Catalog
+
+import toolkit
+from tests.integration.readers import assert_table_is_the_simulation
+from toolkit.iceberg.new_tables import STAGING_MARK
+from toolkit.pipeline import ingest as ingest_module
+from toolkit.pipeline.ingest import ingest
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+pytestmark = pytest.mark.spark
+
+_UTC = dt.UTC
+_NAMES = itertools.count()
+
+
+def _name(what: str) -> str:
+    return f"onepass.{what}_{next(_NAMES)}"
+
+
+def _no_staging_left(lakehouse: Catalog) -> None:
+    names = [t[-1] for t in lakehouse.list_tables("onepass")]
+    assert not [n for n in names if STAGING_MARK in n], names
+
+
+def _data_files_are_the_tables(lakehouse: Catalog, name: str) -> None:
+    """Every data file in the table's folder is one of the table's: a staging table's
+    files went with it."""
+    table = lakehouse.load_table(name)
+    folder = Path(urlparse(table.location()).path) / "data"
+    on_disk = {str(p) for p in folder.rglob("*.parquet")}
+    listed = {urlparse(p).path for p in table.inspect.files()["file_path"].to_pylist()}
+    assert on_disk == listed
+
+
+def test_a_typed_frame_makes_its_new_table_in_one_pass(
+    lakehouse: Catalog, spark: SparkSession
+) -> None:
+    frame = pd.DataFrame({
+        "id": pd.array([1, 2, 3], dtype="int64"),
+        "city": ["Lagos", None, "Paris"],
+        "at": pd.to_datetime(["2024-06-01 10:00", "2024-06-02 11:30", None], utc=True),
+    })
+    name = _name("fresh")
+    report = ingest(frame, name, lakehouse, spark, batch_id="day-1")
+    assert (report.one_pass, report.routed_in, report.rows_written) == (True, "jvm", 3)
+    assert sorted(c.column.name for c in report.plan.changes) == ["at", "city", "id"]
+    assert_table_is_the_simulation(spark, lakehouse, name, toolkit.simulate([frame]))
+    _no_staging_left(lakehouse)
+    # laid out where a table of that name is made, with its batch in the ledger
+    table = lakehouse.load_table(name)
+    assert table.location().endswith("/onepass/" + name.split(".")[1])
+    again = ingest(frame, name, lakehouse, spark, batch_id="day-1")
+    assert again.skipped and again.rows_written == 0
+    assert report.profile == toolkit.profile(frame)
+
+
+@pytest.mark.parametrize("what", ["a date text", "a column of nulls", "no rows"])
+def test_a_guess_the_batch_refutes_leaves_nothing_and_takes_two_passes(
+    lakehouse: Catalog, spark: SparkSession, what: str
+) -> None:
+    frame = {
+        "a date text": pd.DataFrame({"id": [1, 2], "day": ["x", "2024-01-02"]}),
+        "a column of nulls": pd.DataFrame({"id": [1, 2],
+                                           "note": pd.Series([None, None], dtype="string")}),
+        "no rows": pd.DataFrame({"id": pd.Series([], dtype="int64")}),
+    }[what]
+    name = _name("refuted")
+    report = ingest(frame, name, lakehouse, spark, batch_id="b0")
+    assert not report.one_pass
+    _no_staging_left(lakehouse)
+    if what == "no rows":  # nothing to make a table of
+        assert not lakehouse.table_exists(name)
+        return
+    assert_table_is_the_simulation(spark, lakehouse, name, toolkit.simulate([frame]))
+    _data_files_are_the_tables(lakehouse, name)
+
+
+def test_a_table_another_writer_made_meanwhile_takes_the_batch_after_its_own(
+    lakehouse: Catalog, spark: SparkSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = _name("raced")
+    theirs = [{"id": 7, "city": "Tokyo"}]
+    mine = pa.table({"id": pa.array([1, 2], pa.int64()), "city": ["Lagos", "Paris"]})
+    promote = ingest_module.promote
+
+    def after_another_writer(cat: Catalog, staging: str, identifier: str) -> Any:
+        ingest(theirs, identifier, cat, spark, batch_id="theirs")
+        return promote(cat, staging, identifier)
+
+    monkeypatch.setattr(ingest_module, "promote", after_another_writer)
+    report = ingest(mine, name, lakehouse, spark, batch_id="mine")
+    assert report.rows_written == 2 and report.plan.batch == 1  # after theirs
+    assert_table_is_the_simulation(spark, lakehouse, name, toolkit.simulate([theirs, mine]))
+    _no_staging_left(lakehouse)
+    _data_files_are_the_tables(lakehouse, name)
+
+
+def test_the_jvm_counts_classes_as_sparks_aggregation_counts_them(
+    spark: SparkSession,
+) -> None:
+    from toolkit.core.batch.options import Options
+    from toolkit.spark.columnar import (
+        class_counts,
+        classified,
+        counted,
+        counting,
+        numbered,
+        typed_columns,
+    )
+
+    # every class of a text, a long and a timestamp column, nulls, in three partitions
+    rows = [
+        ("x", 1, dt.datetime(2024, 1, 1, tzinfo=_UTC)),
+        (None, 2**53 + 1, None),
+        ("2024-01-01", None, dt.datetime(2024, 1, 1, 0, 0, 0, 1500, tzinfo=_UTC)),
+        ("1999-12-31T10:00", -(2**63), dt.datetime(1, 1, 1, tzinfo=_UTC)),
+        ("2024-02-30", 5, None),
+        ("Jean-Paul", 2**62 + 1, dt.datetime(9999, 12, 31, tzinfo=_UTC)),
+        (None, None, None),
+    ]
+    df = spark.sparkContext.parallelize(rows, 3).toDF("s string, n long, t timestamp")
+    typed = typed_columns(df)
+    assert typed is not None
+    options = Options()
+    cols = classified(typed, options)
+    _, aggs, keys = class_counts(cols, options)
+    expected = numbered(cols.frame).agg(*aggs).collect()[0].asDict()
+    counts = counting(cols, options)
+    assert counts is not None and list(counts.keys) == keys
+    counts.frame.write.format("noop").mode("overwrite").save()
+    found = counted(counts)
+    assert found is not None
+    assert {k: v for k, v in expected.items() if v is not None} == found
+    assert found["rows"] == 7 and sum(found[f"p{q}"] for q in range(3)) == 7
