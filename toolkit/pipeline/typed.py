@@ -26,6 +26,7 @@ from toolkit.core.values.types import Struct
 from toolkit.iceberg.ledger import drop_staged
 from toolkit.iceberg.schema import from_iceberg
 from toolkit.pipeline.sources import SourceKind
+from toolkit.spark.arrow_frames import arrow_dataframe, frame_table
 from toolkit.spark.batches import (
     OnePass,
     SparkObservation,
@@ -38,12 +39,10 @@ from toolkit.spark.batches import (
 from toolkit.spark.columnar import (
     HEAD_ROWS,
     TypedSeen,
-    arrow_dataframe,
     class_predicates,
     classified,
     counted,
     counting,
-    frame_table,
     head_records,
     observe_typed,
     observed_counts,
