@@ -111,5 +111,17 @@ def arrow_dataframe(spark: SparkSession, table: pa.Table) -> DataFrame:
         lambda path: jvm.PythonSQLUtils.readArrowStreamFromFile(path),
         lambda: jvm.ArrowIteratorServer(),
     )
-    jdf = jvm.PythonSQLUtils.toDataFrame(jiter, schema.json(), spark._jsparkSession)
+    # Below this size Spark makes the batches a local relation, whose every projection its
+    # optimizer then evaluates in the driver, row by row, uncompiled (ConvertToLocalRelation):
+    # seconds for the class codes of 200,000 rows. Spread over partitions instead, they
+    # are computed in the executors' compiled code, as a file's are.
+    previous = str(spark.conf.get(_LOCAL_RELATION))
+    spark.conf.set(_LOCAL_RELATION, "0")
+    try:
+        jdf = jvm.PythonSQLUtils.toDataFrame(jiter, schema.json(), spark._jsparkSession)
+    finally:
+        spark.conf.set(_LOCAL_RELATION, previous)
     return DataFrame(jdf, spark)
+
+
+_LOCAL_RELATION = "spark.sql.execution.arrow.localRelationThreshold"
