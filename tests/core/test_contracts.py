@@ -18,7 +18,7 @@ from toolkit.core.batch.contracts import (
     Contracts,
     holds,
 )
-from toolkit.core.batch.options import Options, make_options, with_table_contracts
+from toolkit.core.batch.options import Options, make_options, obeyed
 from toolkit.core.evolution.planfile import plan_from_json, plan_to_json
 from toolkit.core.values.lattice import UPSOLVER
 from toolkit.core.values.types import Column, Kind
@@ -136,11 +136,11 @@ def test_contracts_are_checked_and_kept_as_json() -> None:
 
 def test_options_without_contracts_take_the_tables() -> None:
     kept = {CONTRACTS_PROPERTY: '{"quantity":"freeze"}'}
-    assert with_table_contracts(Options(), kept).contracts == Contracts.of(
+    assert obeyed(Options(), kept).contracts == Contracts.of(
         {"quantity": "freeze"})
-    assert with_table_contracts(Options(), None).contracts == Contracts()
+    assert obeyed(Options(), None).contracts == Contracts()
     given = make_options(contracts={})  # given (even empty): replaces what the table keeps
-    assert with_table_contracts(given, kept).contracts == Contracts()
+    assert obeyed(given, kept).contracts == Contracts()
 
 
 def test_a_plan_file_keeps_what_the_contracts_refused() -> None:

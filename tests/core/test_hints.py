@@ -190,7 +190,7 @@ def test_hints_travel_in_options_and_as_a_bounded_table_property() -> None:
     # given hints replace the kept ones; none given, the kept ones hold
     assert obeyed(Options(), prop).hints == opts.hints
     other = make_options(hints={"q": "long"})
-    assert obeyed(other, prop) is other
+    assert obeyed(other, prop).hints == other.hints
     assert hints_note(other, prop) == {HINTS_PROPERTY: '{"q": "long"}'}
     assert hints_note(opts, prop) == {}
     with pytest.raises(HintError, match="table keeps at most 4,096"):

@@ -41,7 +41,6 @@ from toolkit.core.batch.options import (
     make_options,
     obeyed,
     takes_options,
-    with_table_contracts,
 )
 from toolkit.core.batch.profile import Profile
 from toolkit.core.batch.summary import Summary
@@ -337,9 +336,8 @@ def _ingest_batch(
     batch_index = 0 if loaded is None else len(loaded.snapshots())
     # the field contracts and hints the table keeps hold when none are given (docs/rules.md,
     # Contracts, Type hints)
-    kept = {} if loaded is None else loaded.metadata.properties
-    ctx = dataclasses.replace(ctx, options=obeyed(with_table_contracts(
-        ctx.options, None if loaded is None else loaded.properties), kept))
+    ctx = dataclasses.replace(
+        ctx, options=obeyed(ctx.options, None if loaded is None else loaded.properties))
     # typed columns take the columnar path (toolkit.pipeline.typed); its DataFrame is
     # the one the Python path reads too when a step must be done value by value
     typed_source = columnar_source(ctx.spark, source, kind_of(source, format), ctx.options)

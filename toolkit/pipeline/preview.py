@@ -9,10 +9,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pyiceberg.catalog import Catalog
-from pyiceberg.table import Table
 
 from toolkit.core.batch.observe import StructObservation
-from toolkit.core.batch.options import make_options, obeyed, takes_options, with_table_contracts
+from toolkit.core.batch.options import make_options, obeyed, takes_options
 from toolkit.core.batch.profile import Profile, profile_of
 from toolkit.core.batch.quarantine import Quarantined
 from toolkit.core.batch.summary import summarize
@@ -72,9 +71,8 @@ def plan_preview(
     existing = load_table(catalog, table)
     # the field contracts and hints the table keeps, when none are given (docs/rules.md,
     # Contracts, Type hints)
-    engine = Engine(obeyed(with_table_contracts(
-        make_options(**options), None if existing is None else existing.properties),
-        _properties(existing)))
+    engine = Engine(obeyed(make_options(**options),
+                           None if existing is None else existing.properties))
     batch = 0 if existing is None else len(existing.snapshots())
     rows, aside = _typed(engine, kind_of(records, format).records(records), batch)
     obs = engine.observe(rows, batch)
@@ -90,10 +88,6 @@ def plan_preview(
     return Preview(
         table, plan, TableState.of(existing), seen, tuple(rows), aside, obs
     )
-
-
-def _properties(table: Table | None) -> dict[str, str]:
-    return {} if table is None else dict(table.metadata.properties)
 
 
 def _typed(

@@ -31,7 +31,6 @@ from toolkit.core.batch.options import (
     make_options,
     obeyed,
     takes_options,
-    with_table_contracts,
 )
 from toolkit.core.batch.quarantine import Quarantine, QuarantinedRow, detail_text, reason_words
 from toolkit.core.batch.replay_plan import by_field_id, landing
@@ -252,10 +251,8 @@ def sort_out(
         qtable = load_table(catalog, quarantine_table_id(table_id))
     records = routed_by_field_id(target, qtable, rows)
     schema = Struct() if target is None else from_iceberg(target.schema())
-    # the field contracts the table keeps, when none are given (docs/rules.md, Contracts)
-    options = with_table_contracts(options, None if target is None else target.properties)
-    if target is not None:  # the hints the table keeps (docs/rules.md, Type hints)
-        options = obeyed(options, target.metadata.properties)
+    # the field contracts and hints the table keeps, when none are given (docs/rules.md)
+    options = obeyed(options, None if target is None else target.properties)
     found = landing(records, schema, options)
     cannot = tuple(
         CannotLand(rows[i].id, q.reason, q.field, q.detail) for i, q in found.cannot

@@ -455,19 +455,11 @@ def make_options(**options: Any) -> Options:
     return Options(**given)
 
 
-def with_table_contracts(options: Options, properties: Mapping[str, str] | None) -> Options:
-    """``options`` with the contracts a table keeps (``properties``: its table properties,
-    None for a table not created yet) when none were given (``options.contracts`` is None):
-    what every later batch obeys until contracts are given again."""
-    if options.contracts is not None:
-        return options
-    kept = Contracts() if properties is None else Contracts.of_table(properties)
-    return replace(options, contracts=kept)
-
-
-def obeyed(options: Options, properties: Mapping[str, str]) -> Options:
-    """The options a batch of a table runs under: hints given replace those the table keeps
-    (its ``properties``); none given, the table's hold (docs/rules.md, Type hints).
+def obeyed(options: Options, properties: Mapping[str, str] | None) -> Options:
+    """The options a batch of a table runs under: the field contracts and the hints the
+    table keeps (its ``properties``; None for a table not created yet) hold when none are
+    given; given ones replace them, for this batch and every later one (docs/rules.md,
+    Contracts, Type hints).
 
     >>> from toolkit.core.batch.hints import hints_property, parse_hints
     >>> kept = hints_property(parse_hints({"ts": "timestamp"}))
@@ -476,7 +468,10 @@ def obeyed(options: Options, properties: Mapping[str, str]) -> Options:
     >>> [h.field for h in obeyed(Options(hints=parse_hints({"p": "long"})), kept).hints]
     ['p']
     """
-    if options.hints:
+    if options.contracts is None:
+        contracts = Contracts() if properties is None else Contracts.of_table(properties)
+        options = replace(options, contracts=contracts)
+    if options.hints or properties is None:
         return options
     kept = hints_from_property(properties)
     return replace(options, hints=kept) if kept else options
