@@ -10,9 +10,11 @@ policy's per-record routing) takes the Python path, which gives the same table.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pyiceberg.table import Table
@@ -94,8 +96,35 @@ def columnar_source(
         return TypedSource(arrow_dataframe(spark, table),
                            tuple(arrow_records(table.slice(0, HEAD_ROWS))))
     if kind.mode == "rows":
-        return TypedSource(kind.to_dataframe(spark, source))
+        return TypedSource(kind.to_dataframe(spark, source), _parquet_head(kind, source))
     return None
+
+
+#: a Parquet file's first rows are read here when its first row group is at most this big
+#: (else by a Spark job, run while the batch is written)
+HEAD_GROUP_BYTES = 32 << 20
+
+
+def _parquet_head(kind: SourceKind, source: Any) -> tuple[dict[str, Any], ...] | None:
+    """The first rows of one Parquet file on this disk as the Python path reads them
+    (``toolkit.pipeline.files``): Spark's first partition starts with them."""
+    if kind.name != "parquet" or not isinstance(source, str | os.PathLike):
+        return None
+    path = Path(os.fspath(source))
+    if not path.is_file():
+        return None
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        parquet = pq.ParquetFile(path)
+        if parquet.metadata.num_row_groups and \
+                parquet.metadata.row_group(0).total_byte_size > HEAD_GROUP_BYTES:
+            return None
+        first = next(parquet.iter_batches(batch_size=HEAD_ROWS), None)
+    except (OSError, pa.ArrowException):
+        return None
+    return () if first is None else tuple(arrow_records(pa.Table.from_batches([first])))
 
 
 def guessed_plan(df: DataFrame, options: Options) -> Plan | None:
