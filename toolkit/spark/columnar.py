@@ -192,15 +192,17 @@ def _class_code(cols: TypedColumns, name: str, options: Options) -> Column | Non
     at = {cls: F.lit(i) for i, cls in enumerate(classes)}
     code = F.when(c.isNull(), F.lit(None).cast("int"))
     if source == "long":
-        exact = _exact_double(c)
-        return code.when(exact, at["exact"]).otherwise(at["lossy"])
+        # most longs are within 2**53: a comparison decides them
+        return (code.when(c.between(-_TWO_53, _TWO_53), at["exact"])
+                .when(_exact_double(c), at["exact"]).otherwise(at["lossy"]))
     if source == "string":
         # Classifier._str_kind: a text whose first four characters are digits and fifth a
         # dash is a date when it is one, a string when it is ten characters long and no
         # date, else maybe a date-time (value by value in Python). Digits: any Unicode
         # number, so the test takes in all Python's str.isdigit takes. Most texts have
-        # no dash fifth: that test alone decides them.
-        return (code.when(F.substring(c, 5, 1) != F.lit("-"), at["text"])
+        # no dash, or none fifth: those tests alone decide them.
+        return (code.when(~c.contains("-"), at["text"])  # a byte search: no copy
+                .when(F.substring(c, 5, 1) != F.lit("-"), at["text"])
                 .when(~F.substring(c, 1, 4).rlike("^\\p{N}{4}$"), at["text"])
                 .when(_iso_date(c), at["date"])
                 .when((F.length(c) != F.lit(10)) | c.rlike("[^\\x00-\\x7f]"), at["other"])
