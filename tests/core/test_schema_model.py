@@ -475,3 +475,40 @@ def test_a_map_copied_into_a_new_record_column_gets_new_ids() -> None:
     ids = iter_ids(plan.after)
     assert len(ids) == len(set(ids)), plan.after
     assert plan_evolution(TableLayout(schema), plan.operations).after.schema == plan.after
+
+
+def _struct_paths(s: Struct, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """The canonical path of every struct in ``s`` (itself first), below lists and maps too."""
+    out = [prefix]
+    for c in s.fields:
+        t = c.type
+        while isinstance(t, ListOf | MapOf):
+            t = t.element if isinstance(t, ListOf) else t.value
+        if isinstance(t, Struct):
+            out += _struct_paths(t, (*prefix, c.name))
+    return out
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(layout=layouts(), name=st.sampled_from(
+    ["a", "A", "b", "x", "key", "element", "value", "a.b", "d.key", "a.element.b"]),
+    data=st.data())
+def test_a_new_names_check_reads_the_name_index_as_a_whole_one_would(
+    layout: TableLayout, name: str, data: st.DataObject
+) -> None:
+    """check_free indexes only the top-level columns that can hold the name (RULES 4): it
+    finds what Iceberg's whole name index of the table finds, short names included."""
+    from toolkit.core.evolution.layout import _index_holder, iceberg_name
+    from toolkit.core.values.naming import TakenNames
+
+    schema = layout.schema
+    parent = data.draw(st.sampled_from(_struct_paths(schema)))
+    # a dotted top-level name can be the short name a field inside a list or map would get
+    if parent and data.draw(st.booleans()):
+        dotted = ".".join((*parent, name))
+        if dotted.lower() not in {c.name.lower() for c in schema.fields}:
+            schema = replace(schema, fields=(*schema.fields, Column(999, dotted, "long")))
+    full_parent = iceberg_name(schema, parent)
+    whole = TakenNames()
+    whole.add_type((), schema)
+    assert _index_holder(schema, full_parent, name) == whole.holder(name, full_parent)

@@ -140,6 +140,12 @@ class TakenNames:
         """The names below ``prefix`` (a struct's Iceberg full name), relative to it."""
         return self._under.get(_head(prefix), frozenset())
 
+    def short_of(self, prefix: tuple[str, ...]) -> str:
+        """The start of the short names below the struct at full name ``prefix`` (``dot.``
+        for ``dot.element``), as :meth:`holder` looks them up; the full one if it has none."""
+        head = _head(prefix)
+        return self._short.get(head, head)
+
     def holder(self, name: str, prefix: tuple[str, ...] = ()) -> str | None:
         """The name in Iceberg's index (full, or short) that a field ``name`` in the struct
         at full name ``prefix`` would share with a field already there, or None.

@@ -233,12 +233,17 @@ class StatisticsModel:
         """Rows from a profile; with ``schema`` (the table the data would give), each row
         also names the columns of its family and whether evolution created one."""
         index = _FamilyIndex(schema) if schema is not None else None
+        # each row's "became" sentences, by dotted name (two paths may spell one name),
+        # gathered once: asking the whole profile per row was quadratic in its fields
+        starts: dict[str, list[str]] = {}
+        for path in sorted(profile.fields):
+            starts.setdefault(".".join(path), []).extend(profile.drift_sentences_of(path))
         rows = []
         batches: set[int] = set()
         for path in sorted(profile.fields):
             s = profile.fields[path]
             batches.update(s.by_batch)
-            rows.append(_profile_row(s, index, profile))
+            rows.append(_profile_row(s, index, profile, tuple(starts[".".join(path)])))
         return cls(
             source or "",
             profile.records,
@@ -389,7 +394,8 @@ def as_statistics_model(data: StatisticsData) -> StatisticsModel:
     return StatisticsModel.from_statistics(data)
 
 
-def _profile_row(s: FieldStats, index: _FamilyIndex | None, profile: Profile) -> FieldRow:
+def _profile_row(s: FieldStats, index: _FamilyIndex | None, profile: Profile,
+                 starts: tuple[str, ...]) -> FieldRow:
     present = s.present
     ordered = sorted(s.counts.items(), key=lambda kv: (-kv[1], str(kv[0])))
     samples = s.samples
@@ -421,8 +427,6 @@ def _profile_row(s: FieldStats, index: _FamilyIndex | None, profile: Profile) ->
         lasts = [r[2] for r in within(s.last_batch)]
         first_record = min(firsts, default=None)
         last_record = max(lasts, default=None)
-    name = ".".join(s.path)
-    starts = tuple(d for d in profile.drift_sentences() if d.startswith(f"`{name}` became"))
     return FieldRow(
         s.path,
         types,
