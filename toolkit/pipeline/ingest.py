@@ -50,6 +50,7 @@ from toolkit.core.evolution.lineage import plan_lineage_properties
 from toolkit.core.evolution.state import TableState
 from toolkit.core.maintenance.folding import choose_fold
 from toolkit.core.values.types import Struct
+from toolkit.core.values.wording import counted
 from toolkit.errors import IncompatibleRecordError, PlanChangedError, StalePlanError
 from toolkit.iceberg.catalog import NEW_TABLE_PROPERTIES, ensure_namespace, load_table
 from toolkit.iceberg.commit import commit_plan
@@ -142,7 +143,7 @@ class IngestReport:
         )
         warned = "".join(f"\nWarning: {w}" for w in self.warnings)
         return (
-            f"{self.table}: batch {self.batch_id} wrote {self.rows_written} rows "
+            f"{self.table}: batch {self.batch_id} wrote {counted(self.rows_written, 'row')} "
             f"(snapshot {self.snapshot_id}){aside}\n{self.plan}{warned}"
         )
 
@@ -315,8 +316,9 @@ def ingest(
                        batch_id or uuid.uuid4().hex, approved, expected, arriving)
     with tracking(spark, f"Ingesting batch {ctx.batch_id} into {table}") as track:
         report = _ingest_batch(ctx, source, format)
+        rows = counted(report.rows_written, "row")
         track.finish(f"Batch {ctx.batch_id} was already in {table}" if report.skipped else
-                     f"Wrote batch {ctx.batch_id}: {report.rows_written:,} rows into {table}")
+                     f"Wrote batch {ctx.batch_id}: {rows} into {table}")
     if report.skipped or not report.rows_written:
         return report
     warned = tuple(str(w) for w in conversion_warnings(report.plan, report.profile,
