@@ -21,7 +21,7 @@ import datetime as dt
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import pyarrow as pa
 
@@ -61,6 +61,8 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
 
 #: rows read from the head of a batch for the profile's samples (rarer kinds: a query each)
 HEAD_ROWS: Final = 64
@@ -140,6 +142,28 @@ def typed_columns(df: DataFrame) -> TypedColumns | None:
     return TypedColumns(frame, tuple(names), tuple(types), tuple(naive))
 
 
+#: Spark expressions built before, by what they were built from. A batch's class codes
+#: and routing take hundreds of py4j calls to build (tens of ms a batch, more than the
+#: rest of the driver's work); the expressions name columns by position (``c0``, ``t0``:
+#: no name from data), unresolved, so one serves every batch of the same layout.
+_BUILT: dict[tuple[Any, ...], Any] = {}
+_BUILT_MAX: Final = 1024
+_NOT_BUILT: Final = object()
+
+
+def _built(key: tuple[Any, ...], build: Callable[[], _T]) -> _T:
+    """``build()``, or what it gave for the same ``key`` in this JVM before."""
+    from pyspark import SparkContext
+
+    full = (id(SparkContext._gateway), *key)  # a Column is a reference into one JVM
+    found = _BUILT.get(full, _NOT_BUILT)
+    if found is _NOT_BUILT:
+        if len(_BUILT) >= _BUILT_MAX:
+            _BUILT.clear()
+        found = _BUILT[full] = build()
+    return found  # type: ignore[no-any-return]
+
+
 # ------------------------------------------------------------------ value classes
 
 
@@ -182,6 +206,12 @@ def _class_code(cols: TypedColumns, name: str, options: Options) -> Column | Non
     after another, the cheap ones first; None for a column of one class (every value is
     in it). Computed once per row (:func:`classified`), so that counting and routing
     compare a small number instead of testing texts again."""
+    i = cols.names.index(name)
+    return _built(("code", i, cols.types[i], cols.naive[i], options),
+                  lambda: _class_code_of(cols, name, options))
+
+
+def _class_code_of(cols: TypedColumns, name: str, options: Options) -> Column | None:
     from pyspark.sql import functions as F
 
     c = cols.column(name)
@@ -224,14 +254,17 @@ def _class_code(cols: TypedColumns, name: str, options: Options) -> Column | Non
 def classified(cols: TypedColumns, options: Options) -> TypedColumns:
     """``cols`` with the class of each value of every column of several classes computed
     once per row, as a column of its own (:func:`_class_code`)."""
-    codes = {n: code for n in cols.names
-             if (code := _class_code(cols, n, options)) is not None}
-    if not codes:
+
+    def build() -> tuple[frozenset[str], list[Column]]:
+        codes = {n: code for n in cols.names
+                 if (code := _class_code(cols, n, options)) is not None}
+        return frozenset(codes), [code.alias(_code_name(cols, n)) for n, code in codes.items()]
+
+    coded, exprs = _built(("classified", cols.names, cols.types, cols.naive, options), build)
+    if not coded:
         return cols
-    frame = cols.frame.select(
-        *cols.value_names(),
-        *(code.alias(_code_name(cols, n)) for n, code in codes.items()))
-    return TypedColumns(frame, cols.names, cols.types, cols.naive, frozenset(codes))
+    frame = cols.frame.select(*cols.value_names(), *exprs)
+    return TypedColumns(frame, cols.names, cols.types, cols.naive, coded)
 
 
 def _code_name(cols: TypedColumns, name: str) -> str:
@@ -394,7 +427,10 @@ def counting(cols: TypedColumns, options: Options) -> Counting | None:
     # unnamed: Spark keeps a copy of a named accumulator's updates with every task it lists
     payloads = spark.sparkContext._jsc.sc().collectionAccumulator()
     jdf = klass.tallied(cols.frame._jdf, ordinals, coded, classes, payloads)
-    return Counting(DataFrame(jdf, spark), payloads, tuple(keys), _partitions(cols.frame))
+    # the rows the tally reads are planned already (an RDD): their partitions cost no
+    # second planning of the batch's scan, as asking the frame would
+    parts = int(jdf.queryExecution().logical().rdd().getNumPartitions())
+    return Counting(DataFrame(jdf, spark), payloads, tuple(keys), parts)
 
 
 def counted(counts: Counting) -> dict[str, int] | None:
@@ -668,9 +704,26 @@ def routed_typed(
     """The batch's rows routed into ``schema`` (the Spark schema of the plan's table, one
     field per target) as one projection; None when a landing has no exact expression (the
     Python router does the batch)."""
+    cols = seen.columns
+    held = tuple(tuple(c for c, n in seen.counts[name].items() if n) for name in cols.names)
+    exprs = _built(("routed", cols.names, cols.types, cols.naive, cols.coded, tuple(targets),
+                    schema.json(), held, options),
+                   lambda: _routing(cols, dict(zip(cols.names, held, strict=True)), targets,
+                                    schema, options))
+    return None if exprs is None else cols.frame.select(*exprs)
+
+
+def _routing(
+    cols: TypedColumns,
+    held: Mapping[str, Sequence[str]],
+    targets: Sequence[Target],
+    schema: StructType,
+    options: Options,
+) -> list[Column] | None:
+    """The expressions of :func:`routed_typed`, one per target, for columns that hold
+    values of the classes ``held``."""
     from pyspark.sql import functions as F
 
-    cols = seen.columns
     predicates = {n: class_predicates(cols, n, options) for n in cols.names}
     exprs = []
     for target, field in zip(targets, schema.fields, strict=True):
@@ -681,15 +734,14 @@ def routed_typed(
                 log.info("%s -> %s (%s): no exact Spark expression; routing in Python",
                          landing.from_type, landing.to_type, target.name)
                 return None
-            held = [c for c, n in seen.counts[landing.source].items() if n]
-            if _lands_alike(target, held):  # every value of the column, one way: no test
+            if _lands_alike(target, held[landing.source]):  # every value, one way: no test
                 out = value
                 break
             pred = predicates[landing.source][landing.value_class]
             out = F.when(pred, value) if out is None else out.when(pred, value)
         expr = F.lit(None) if out is None else out
         exprs.append(expr.cast(field.dataType).alias(field.name))
-    return cols.frame.select(*exprs)
+    return exprs
 
 
 def _lands_alike(target: Target, held: Sequence[str]) -> bool:
