@@ -22,6 +22,7 @@ from tests.integration.readers import assert_table_is_the_simulation
 from toolkit.iceberg.new_tables import STAGING_MARK
 from toolkit.pipeline import ingest as ingest_module
 from toolkit.pipeline.ingest import ingest
+from toolkit.pipeline.sources import records_of
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -151,3 +152,33 @@ def test_the_jvm_counts_classes_as_sparks_aggregation_counts_them(
     assert found is not None
     assert {k: v for k, v in expected.items() if v is not None} == found
     assert found["rows"] == 7 and sum(found[f"p{q}"] for q in range(3)) == 7
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "orc"])
+def test_a_files_profile_in_one_pass_is_the_python_paths(
+    fmt: str, lakehouse: Catalog, spark: SparkSession, tmp_path: Path
+) -> None:
+    """The first rows of a Parquet or ORC file are read by Arrow while Spark plans the
+    batch (no Spark job): the profile's samples, counts and spans are still the ones the
+    Python path gives, into a new table and into one that holds the file's kinds, with a
+    kind that first shows beyond those rows (read by a query of its own)."""
+    import pyarrow.orc as po
+    import pyarrow.parquet as pq
+
+    n = 150
+    table = pa.table({
+        "id": pa.array(range(n), pa.int64()),
+        "v": pa.array([f"x{i}" for i in range(n - 3)] + ["2024-01-0" + str(d)
+                                                          for d in (1, 2, 3)]),
+    })
+    paths = [tmp_path / f"b{i}.{fmt}" for i in range(2)]
+    for p in paths:
+        (po.write_table if fmt == "orc" else pq.write_table)(table, p)
+    name = _name(fmt)
+    reports = [ingest(str(p), name, lakehouse, spark, batch_id=f"b{i}")
+               for i, p in enumerate(paths)]
+    assert reports[1].one_pass
+    for i, (report, p) in enumerate(zip(reports, paths, strict=True)):
+        assert report.profile == toolkit.profile(records_of(str(p)), batch=i)
+    assert_table_is_the_simulation(spark, lakehouse, name,
+                                   toolkit.simulate([str(p) for p in paths]))

@@ -74,6 +74,7 @@ from toolkit.kafka import KafkaTopic, TopicReader, is_kafka_url, plan_ranges, to
 from toolkit.pipeline.context import BatchContext
 from toolkit.pipeline.sources import as_dataframe, kind_of
 from toolkit.pipeline.typed import (
+    Head,
     columnar_source,
     guessed_plan,
     observe_columnar,
@@ -398,7 +399,7 @@ def _ingest_batch(
 
 
 def _fresh_one_pass(
-    ctx: BatchContext, typed: DataFrame, head: Sequence[Mapping[str, Any]] | None
+    ctx: BatchContext, typed: DataFrame, head: Head | None
 ) -> IngestReport | None:
     """A batch of typed columns into a new table in one pass (docs/performance.md). The
     table is made under a staging name (:mod:`toolkit.iceberg.new_tables`) from the plan

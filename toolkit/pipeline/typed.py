@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -67,15 +67,20 @@ log = logging.getLogger(__name__)
 #: the in-memory frames that reach Spark through Arrow when every column is typed
 FRAME_KINDS = frozenset({"pandas", "arrow", "polars"})
 
+#: the first rows of a batch as the Python path reads them, being read (None: they
+#: could not be read alone after all)
+Head = Future[tuple[dict[str, Any], ...] | None]
+
 
 @dataclass(frozen=True)
 class TypedSource:
-    """A source of typed columns as the columnar path reads it: its DataFrame, and for a
-    frame in memory its first rows as the Python path reads them (no Spark job needed
-    for the profile's first samples)."""
+    """A source of typed columns as the columnar path reads it: its DataFrame, and when
+    its first rows can be read as the Python path reads them without Spark (a frame in
+    memory, one small Parquet or ORC file on this disk), the reading of them, under way
+    while Spark plans the batch (no Spark job needed for the profile's first samples)."""
 
     frame: DataFrame
-    head: tuple[dict[str, Any], ...] | None = None
+    head: Head | None = None
 
 
 def columnar_source(
@@ -93,38 +98,65 @@ def columnar_source(
         table = frame_table(source)
         if table is None:
             return None
-        return TypedSource(arrow_dataframe(spark, table),
-                           tuple(arrow_records(table.slice(0, HEAD_ROWS))))
+        head: Head = Future()
+        head.set_result(tuple(arrow_records(table.slice(0, HEAD_ROWS))))
+        return TypedSource(arrow_dataframe(spark, table), head)
     if kind.mode == "rows":
-        return TypedSource(kind.to_dataframe(spark, source), _parquet_head(kind, source))
+        return TypedSource(kind.to_dataframe(spark, source), _file_head(kind, source))
     return None
 
 
-#: a Parquet file's first rows are read here when its first row group is at most this big
-#: (else by a Spark job, run while the batch is written)
+#: a file's first rows are read here when its first row group (Parquet) or the file
+#: (ORC: its stripes' sizes are not told) is at most this big, else by a Spark job run
+#: while the batch is written
 HEAD_GROUP_BYTES = 32 << 20
+#: reads the first rows of files while Spark plans their batch (one thread: a batch
+#: waits for its own head only)
+_HEADS = ThreadPoolExecutor(1, thread_name_prefix="toolkit-head")
 
 
-def _parquet_head(kind: SourceKind, source: Any) -> tuple[dict[str, Any], ...] | None:
-    """The first rows of one Parquet file on this disk as the Python path reads them
-    (``toolkit.pipeline.files``): Spark's first partition starts with them."""
-    if kind.name != "parquet" or not isinstance(source, str | os.PathLike):
+def _file_head(kind: SourceKind, source: Any) -> Head | None:
+    """The reading of the first rows of one Parquet or ORC file on this disk, as the
+    Python path reads them (``toolkit.pipeline.files``: Arrow's readers), begun; None
+    when the file is not one such, or too big to read its start alone. Spark's first
+    partition starts with them."""
+    if kind.name not in ("parquet", "orc") or not isinstance(source, str | os.PathLike):
         return None
     path = Path(os.fspath(source))
     if not path.is_file():
         return None
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     try:
+        if kind.name == "orc":
+            import pyarrow.orc as po
+
+            orc = po.ORCFile(path)
+            if path.stat().st_size > HEAD_GROUP_BYTES:
+                return None
+            return _HEADS.submit(_head_of, lambda: orc.read_stripe(0) if orc.nstripes else None)
+        import pyarrow.parquet as pq
+
         parquet = pq.ParquetFile(path)
         if parquet.metadata.num_row_groups and \
                 parquet.metadata.row_group(0).total_byte_size > HEAD_GROUP_BYTES:
             return None
-        first = next(parquet.iter_batches(batch_size=HEAD_ROWS), None)
+        return _HEADS.submit(
+            _head_of, lambda: next(parquet.iter_batches(batch_size=HEAD_ROWS), None))
     except (OSError, pa.ArrowException):
         return None
-    return () if first is None else tuple(arrow_records(pa.Table.from_batches([first])))
+
+
+def _head_of(first: Callable[[], Any]) -> tuple[dict[str, Any], ...] | None:
+    import pyarrow as pa
+
+    try:
+        batch = first()
+    except (OSError, pa.ArrowException):
+        return None  # a Spark job reads them then
+    if batch is None:
+        return ()
+    return tuple(arrow_records(pa.Table.from_batches([batch]).slice(0, HEAD_ROWS)))
 
 
 def guessed_plan(df: DataFrame, options: Options) -> Plan | None:
@@ -196,7 +228,7 @@ def write_columnar_one_pass(
     spark_name: str,
     batch_id: str,
     batch: int,
-    head: Sequence[Mapping[str, Any]] | None = None,
+    head: Head | None = None,
 ) -> tuple[OnePass, TypedSeen] | None:
     """The steady state of typed sources: route the batch into ``table``'s current schema
     as if it held only kinds the table takes (every class that has a kind foreseen), and
@@ -229,13 +261,15 @@ def write_columnar_one_pass(
     # the profile's first samples are read while the batch is written: a small job of
     # its own, which would otherwise wait for the write
     with ThreadPoolExecutor(1) as pool:
-        reading = None if head is not None else pool.submit(head_records, cols)
+        reading = head if head is not None else pool.submit(head_records, cols)
         try:
             append_staged(frame, spark_name, batch_id, write_id)
         except Exception as exc:  # noqa: BLE001 - a failed job stages nothing: two passes
             log.info("batch %s: not written in one pass (%s)", batch_id, str(exc)[:300])
             return None
-        first = head if reading is None else reading.result()
+        first = reading.result()
+    if first is None:  # the file's start could not be read alone
+        first = head_records(cols)
     row = counted(counts)
     predicates = {n: class_predicates(cols, n, options) for n in cols.names}
     found = None if row is None else observed_counts(
