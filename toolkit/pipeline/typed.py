@@ -242,26 +242,28 @@ def write_columnar_one_pass(
     typed = typed_columns(df)
     if typed is None:
         return None
-    cols = classified(typed, options)
     schema = from_iceberg(table.schema())
-    kinds = {n: foreseen_kinds(cols.source_type(n), options) for n in cols.names}
-    targets = projection(schema, kinds, options)
     planned = spark_schema(spark, schema)
-    if targets is None or spark.table(spark_name).schema != planned:
+    kinds = {n: foreseen_kinds(typed.source_type(n), options) for n in typed.names}
+    targets = projection(schema, kinds, options)
+    if targets is None:
         return None
-    counts = counting(cols, options)  # in the JVM, as the write reads the rows
-    if counts is None:
-        return None
-    every = TypedSeen(replace(cols, frame=counts.frame), kinds,
-                      {n: dict.fromkeys(k, 1) for n, k in kinds.items()})
-    frame = routed_typed(every, targets, planned, options)
-    if frame is None:
-        return None
-    write_id = new_write(table, batch_id)
-    # the profile's first samples are read while the batch is written: a small job of
-    # its own, which would otherwise wait for the write
-    with ThreadPoolExecutor(1) as pool:
-        reading = head if head is not None else pool.submit(head_records, cols)
+    # Spark's own view of the table is loaded while the batch is planned, and the
+    # profile's first samples are read (a small job of their own) while it is written:
+    # the JVM's work, on the other core, instead of after
+    with ThreadPoolExecutor(2) as pool:
+        viewed = pool.submit(lambda: spark.table(spark_name).schema)
+        cols = classified(typed, options)
+        counts = counting(cols, options)  # in the JVM, as the write reads the rows
+        if counts is None:
+            return None
+        every = TypedSeen(replace(cols, frame=counts.frame), kinds,
+                          {n: dict.fromkeys(k, 1) for n, k in kinds.items()})
+        frame = routed_typed(every, targets, planned, options)
+        if frame is None or viewed.result() != planned:
+            return None
+        reading = head if head is not None else pool.submit(head_records, typed)
+        write_id = new_write(table, batch_id)
         try:
             append_staged(frame, spark_name, batch_id, write_id)
         except Exception as exc:  # noqa: BLE001 - a failed job stages nothing: two passes
