@@ -122,9 +122,9 @@ def test_the_jvm_counts_classes_as_sparks_aggregation_counts_them(
     from toolkit.spark.columnar import (
         class_counts,
         classified,
-        counted,
         counting,
         numbered,
+        tally_counts,
         typed_columns,
     )
 
@@ -148,7 +148,7 @@ def test_the_jvm_counts_classes_as_sparks_aggregation_counts_them(
     counts = counting(cols, options)
     assert counts is not None and list(counts.keys) == keys
     counts.frame.write.format("noop").mode("overwrite").save()
-    found = counted(counts)
+    found = tally_counts(counts)
     assert found is not None
     assert {k: v for k, v in expected.items() if v is not None} == found
     assert found["rows"] == 7 and sum(found[f"p{q}"] for q in range(3)) == 7

@@ -43,12 +43,12 @@ from toolkit.spark.columnar import (
     TypedSeen,
     class_predicates,
     classified,
-    counted,
     counting,
     head_records,
     observe_typed,
     observed_counts,
     routed_typed,
+    tally_counts,
     typed_columns,
 )
 from toolkit.spark.progress import described
@@ -272,7 +272,7 @@ def write_columnar_one_pass(
         first = reading.result()
     if first is None:  # the file's start could not be read alone
         first = head_records(cols)
-    row = counted(counts)
+    row = tally_counts(counts)
     predicates = {n: class_predicates(cols, n, options) for n in cols.names}
     found = None if row is None else observed_counts(
         cols, row, counts.keys, predicates, options, batch, first)

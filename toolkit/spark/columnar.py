@@ -49,7 +49,7 @@ __all__ = [
     "class_counts",
     "class_predicates",
     "classified",
-    "counted",
+    "tally_counts",
     "counting",
     "head_records",
     "numbered",
@@ -391,7 +391,7 @@ CLASS_TALLY: Final = "toolkit.spark.jvm.ClassTally"
 @dataclass(frozen=True)
 class Counting:
     """A batch's rows counted by class as they pass (:func:`counting`): read the counts
-    with :func:`counted` once the rows are written."""
+    with :func:`tally_counts` once the rows are written."""
 
     frame: DataFrame
     payloads: Any
@@ -433,7 +433,7 @@ def counting(cols: TypedColumns, options: Options) -> Counting | None:
     return Counting(DataFrame(jdf, spark), payloads, tuple(keys), parts)
 
 
-def counted(counts: Counting) -> dict[str, int] | None:
+def tally_counts(counts: Counting) -> dict[str, int] | None:
     """What :func:`counting` counted, as the aggregation of :func:`class_counts` gives it
     (``rows``, ``k0``, ``f0``, ``l0``... with row ids as :func:`numbered` makes them, and
     ``p0``... the rows of each partition); None when a partition sent no counts."""
