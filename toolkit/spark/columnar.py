@@ -256,14 +256,17 @@ def classified(cols: TypedColumns, options: Options) -> TypedColumns:
     once per row, as a column of its own (:func:`_class_code`)."""
 
     def build() -> tuple[frozenset[str], list[Column]]:
+        from pyspark.sql import functions as F
+
         codes = {n: code for n in cols.names
                  if (code := _class_code(cols, n, options)) is not None}
-        return frozenset(codes), [code.alias(_code_name(cols, n)) for n, code in codes.items()]
+        return frozenset(codes), [*map(F.col, cols.value_names()),
+                                  *(code.alias(_code_name(cols, n)) for n, code in codes.items())]
 
     coded, exprs = _built(("classified", cols.names, cols.types, cols.naive, options), build)
     if not coded:
         return cols
-    frame = cols.frame.select(*cols.value_names(), *exprs)
+    frame = cols.frame.select(*exprs)
     return TypedColumns(frame, cols.names, cols.types, cols.naive, coded)
 
 
@@ -276,6 +279,14 @@ def class_predicates(
 ) -> dict[str, Column]:
     """A Spark predicate per value class of column ``name`` (nulls in none): a comparison
     of its class code (:func:`classified`)."""
+    i = cols.names.index(name)
+    return _built(("classes", i, cols.types[i], cols.naive[i], name in cols.coded, options),
+                  lambda: _class_predicates_of(cols, name, options))
+
+
+def _class_predicates_of(
+    cols: TypedColumns, name: str, options: Options
+) -> dict[str, Column]:
     from pyspark.sql import functions as F
 
     classes = value_classes(cols.source_type(name), options)
@@ -411,26 +422,35 @@ def counting(cols: TypedColumns, options: Options) -> Counting | None:
     klass = jvm_class(spark, CLASS_TALLY)
     if klass is None:
         return None
-    gateway: Any = spark.sparkContext._gateway
-    jvm: Any = spark._jvm
-    n = len(cols.names)
-    ordinals, coded, classes = (gateway.new_array(jvm.int, n),
-                                gateway.new_array(jvm.boolean, n), gateway.new_array(jvm.int, n))
-    fields = cols.frame.columns
-    keys: list[tuple[str, str]] = []
-    for i, name in enumerate(cols.names):
-        names = value_classes(cols.source_type(name), options)
-        ordinals[i] = fields.index(_code_name(cols, name) if name in cols.coded else f"c{i}")
-        coded[i] = name in cols.coded
-        classes[i] = len(names)
-        keys += [(name, c) for c in names]
+
+    def arrays() -> tuple[Any, Any, Any, tuple[tuple[str, str], ...]]:
+        gateway: Any = spark.sparkContext._gateway
+        jvm: Any = spark._jvm
+        n = len(cols.names)
+        ordinals, coded, classes = (gateway.new_array(jvm.int, n),
+                                    gateway.new_array(jvm.boolean, n),
+                                    gateway.new_array(jvm.int, n))
+        fields = cols.frame.columns
+        keys: list[tuple[str, str]] = []
+        for i, name in enumerate(cols.names):
+            names = value_classes(cols.source_type(name), options)
+            ordinals[i] = fields.index(_code_name(cols, name) if name in cols.coded
+                                       else f"c{i}")
+            coded[i] = name in cols.coded
+            classes[i] = len(names)
+            keys += [(name, c) for c in names]
+        return ordinals, coded, classes, tuple(keys)
+
+    # the arrays are only read by the JVM: one set serves every batch of the layout
+    ordinals, coded, classes, keys = _built(
+        ("tally", cols.names, cols.types, cols.naive, cols.coded, options), arrays)
     # unnamed: Spark keeps a copy of a named accumulator's updates with every task it lists
     payloads = spark.sparkContext._jsc.sc().collectionAccumulator()
     jdf = klass.tallied(cols.frame._jdf, ordinals, coded, classes, payloads)
     # the rows the tally reads are planned already (an RDD): their partitions cost no
     # second planning of the batch's scan, as asking the frame would
     parts = int(jdf.queryExecution().logical().rdd().getNumPartitions())
-    return Counting(DataFrame(jdf, spark), payloads, tuple(keys), parts)
+    return Counting(DataFrame(jdf, spark), payloads, keys, parts)
 
 
 def tally_counts(counts: Counting) -> dict[str, int] | None:
