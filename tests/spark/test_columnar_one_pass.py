@@ -182,3 +182,28 @@ def test_a_files_profile_in_one_pass_is_the_python_paths(
         assert report.profile == toolkit.profile(records_of(str(p)), batch=i)
     assert_table_is_the_simulation(spark, lakehouse, name,
                                    toolkit.simulate([str(p) for p in paths]))
+
+
+def test_batches_of_one_layout_under_other_options_route_by_their_own(
+    lakehouse: Catalog, spark: SparkSession, tmp_path: Path
+) -> None:
+    """The Spark expressions of a layout are built once and kept (toolkit.spark.columnar);
+    the same columns ingested under other options get expressions of their own: date texts
+    are dates, or strings with detection off, and timestamps become epoch seconds or
+    milliseconds, each table as its simulation says."""
+    import pyarrow.parquet as pq
+
+    day = dt.datetime(2024, 3, 1, 12, 0, 0, 250_000, tzinfo=_UTC)
+    first = pa.table({"v": ["2024-01-01", "x", None], "at": [day, None, day]})
+    second = pa.table({"v": ["y", "2024-02-02", "z"], "at": [None, day, day]})
+    paths = [tmp_path / "a.parquet", tmp_path / "b.parquet"]
+    for table, p in zip((first, second), paths, strict=True):
+        pq.write_table(table, p)
+    for options in ({}, {"detect_dates": False}, {"timestamp_unit": "s"},
+                    {"timestamp_unit": "us"}):
+        name = _name("options")
+        reports = [ingest(str(p), name, lakehouse, spark, batch_id=f"b{i}", **options)
+                   for i, p in enumerate(paths)]
+        assert [r.routed_in for r in reports] == ["jvm", "jvm"]
+        assert_table_is_the_simulation(
+            spark, lakehouse, name, toolkit.simulate([str(p) for p in paths], **options))
