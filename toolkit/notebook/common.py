@@ -110,6 +110,7 @@ STYLE = """<style>
 .tknb .tknb-ok{color:#1d6b3f}
 .tknb .tknb-error{color:#b00020}
 .tknb .tknb-rewrite{color:#b35900;font-weight:600}
+.tknb .tknb-line{white-space:nowrap}
 .tknb-panel .widget-hbox{flex-wrap:wrap}
 .tknb-panel .widget-html,.tknb-panel .widget-html-content{min-width:0}
 .tknb-panel .widget-html-content{line-height:1.45}

@@ -6,6 +6,8 @@ as ``<script>`` shows as text.
 
 from __future__ import annotations
 
+import re
+
 from toolkit.core.batch.profile import share_text
 from toolkit.core.values.wording import counted
 from toolkit.notebook.common import badge, fixed_table, text_html, wrap
@@ -22,11 +24,12 @@ def field_table_html(page: Page[FieldRow], *, committed: bool = False) -> str:
     # no samples column when no row has one (a table whose batches recorded none)
     samples = any(t.samples for r in page.rows for t in r.types)
     # the widths hold whatever the names: the family column keeps a third of the table
+    # (a batch's time and short id, "2026-11-28 02:44 (d87f)", fits 13% on one line)
     columns = [
-        ("field", "24%"), (counts, "16%"), ("nulls", "5%"), ("first / last batch", "8%"),
-        ("samples", "13%"), ("columns of its family", ""),
+        ("field", "19%"), (counts, "15%"), ("nulls", "5%"), ("first / last batch", "13%"),
+        ("samples", "14%"), ("columns of its family", ""),
     ] if samples else [
-        ("field", "28%"), (counts, "20%"), ("nulls", "6%"), ("first / last batch", "10%"),
+        ("field", "24%"), (counts, "19%"), ("nulls", "6%"), ("first / last batch", "15%"),
         ("columns of its family", ""),
     ]
     table = fixed_table(columns, (_field_row(r, samples) for r in page.rows))
@@ -44,6 +47,44 @@ def _at(record: int | None) -> str:
     return "" if record is None else f" (record {record:,})"
 
 
+#: a batch label made of its commit time (``toolkit.notebook.panels.explore.model.batch_label``)
+_DATED = re.compile(r"(\d{4}-\d{2}-\d{2}) \d{2}:\d{2} \(")
+
+
+def _batches(r: FieldRow) -> str:
+    """The first and last batch of a field, each on a line of its own that does not break,
+    the last one's date left out when it is the first one's, one batch said once:
+
+    >>> from toolkit.notebook.panels.explore.model import FieldRow
+    >>> row = FieldRow(("a",), (), None, "2026-11-28 02:44 (d87f)", "2026-11-28 09:15 (c0da)",
+    ...                (), False)
+    >>> print(_batches(row).replace("<br>", "\n"))
+    <span class="tknb-line">2026-11-28 02:44 (d87f)</span>
+    <span class="tknb-line">to 09:15 (c0da)</span>
+    >>> print(_batches(FieldRow(("a",), (), None, "day-1", "day-1", (), False, first_record=3,
+    ...                         last_record=40)).replace("<br>", "\n"))
+    <span class="tknb-line">day-1 (record 3)</span>
+    <span class="tknb-line">to record 40</span>
+    """
+    if r.first_batch is None:
+        return "-"
+    first, last = r.first_batch, str(r.last_batch)
+    if last == first:
+        if r.last_record is None or r.last_record == r.first_record:
+            return _line(f"{first}{_at(r.first_record)}")
+        return _line(f"{first}{_at(r.first_record)}") + "<br>" + _line(
+            f"to record {r.last_record:,}")
+    day = _DATED.match(first)
+    if day is not None and last.startswith(day.group(1) + " ") and _DATED.match(last):
+        last = last.removeprefix(day.group(1) + " ")
+    return _line(f"{first}{_at(r.first_record)}") + "<br>" + _line(
+        f"to {last}{_at(r.last_record)}")
+
+
+def _line(text: str) -> str:
+    return f'<span class="tknb-line">{text_html(text)}</span>'
+
+
 def _field_row(r: FieldRow, with_samples: bool = True) -> str:
     badges = (badge("evolved", "evolved") if r.evolved else "") + (
         badge("drifted", "drifted") if r.drifted else ""
@@ -58,11 +99,7 @@ def _field_row(r: FieldRow, with_samples: bool = True) -> str:
         text_html(", ".join(t.sample_texts)) for t in r.types if t.samples
     ) + "</td>"
     nulls = "-" if r.nulls is None else str(r.nulls)
-    batches = (
-        "-" if r.first_batch is None
-        else f"{text_html(r.first_batch)}{_at(r.first_record)} / "
-             f"{text_html(str(r.last_batch))}{_at(r.last_record)}"
-    ) + "".join(  # where the field changed type (issue #28)
+    batches = _batches(r) + "".join(  # where the field changed type (issue #28)
         f'<br><span class="tknb-rewrite">{text_html(d)}</span>' for d in r.drift_starts
     )
     # one block per column: two long names that wrap stay told apart
