@@ -58,11 +58,12 @@ def _batches(r: FieldRow) -> str:
     >>> from toolkit.notebook.panels.explore.model import FieldRow
     >>> row = FieldRow(("a",), (), None, "2026-11-28 02:44 (d87f)", "2026-11-28 09:15 (c0da)",
     ...                (), False)
-    >>> print(_batches(row).replace("<br>", "\n"))
+    >>> print(*_batches(row).split("<br>"), sep="\\n")
     <span class="tknb-line">2026-11-28 02:44 (d87f)</span>
     <span class="tknb-line">to 09:15 (c0da)</span>
-    >>> print(_batches(FieldRow(("a",), (), None, "day-1", "day-1", (), False, first_record=3,
-    ...                         last_record=40)).replace("<br>", "\n"))
+    >>> one = FieldRow(("a",), (), None, "day-1", "day-1", (), False, first_record=3,
+    ...                last_record=40)
+    >>> print(*_batches(one).split("<br>"), sep="\\n")
     <span class="tknb-line">day-1 (record 3)</span>
     <span class="tknb-line">to record 40</span>
     """
