@@ -92,7 +92,7 @@ from toolkit.spark.batches import (
     write_batch,
     write_one_pass,
 )
-from toolkit.spark.columnar import TypedSeen
+from toolkit.spark.columnar import TypedSeen, typed_columns
 from toolkit.spark.progress import tracking
 from toolkit.spark.router import codes_note, kept_codes
 from toolkit.spark.tally import jvm_tally_ready
@@ -408,8 +408,9 @@ def _fresh_one_pass(
     the plan of the counts is that very plan (what the two passes would have made). None
     when it is not, or another writer created the table meanwhile: then the staging
     table and its files are gone, and the batch takes the two passes."""
-    guess = guessed_plan(typed, ctx.options)
-    if guess is None:
+    cols = typed_columns(typed)  # once, for the guess and the pass
+    guess = None if cols is None else guessed_plan(cols, ctx.options)
+    if cols is None or guess is None:
         return None
     ensure_namespace(ctx.catalog, ctx.table.rsplit(".", 1)[0])
     location = new_table_location(ctx.catalog, ctx.table)
@@ -421,7 +422,7 @@ def _fresh_one_pass(
         properties={**NEW_TABLE_PROPERTIES, STAGING_PROPERTY: "true"})
     kept = False
     try:
-        both = write_columnar_one_pass(typed, ctx.options, created,
+        both = write_columnar_one_pass(cols, ctx.options, created,
                                        f"{ctx.catalog.name}.{staging}", ctx.batch_id, 0, head)
         if both is None:
             return None

@@ -40,6 +40,7 @@ from toolkit.spark.batches import (
 )
 from toolkit.spark.columnar import (
     HEAD_ROWS,
+    TypedColumns,
     TypedSeen,
     class_predicates,
     classified,
@@ -159,13 +160,13 @@ def _head_of(first: Callable[[], Any]) -> tuple[dict[str, Any], ...] | None:
     return tuple(arrow_records(pa.Table.from_batches([batch]).slice(0, HEAD_ROWS)))
 
 
-def guessed_plan(df: DataFrame, options: Options) -> Plan | None:
+def guessed_plan(df: DataFrame | TypedColumns, options: Options) -> Plan | None:
     """The plan of a new table for a batch of typed columns, made before the batch is
     read, as if every column held values of its usual class only
     (:func:`toolkit.core.batch.typed_profile.usual_summary`); None when the columnar path
     does not take the batch. Its one pass then counts what the batch really holds, and
     the guess stands only if the plan of those counts is the same."""
-    cols = typed_columns(df)
+    cols = df if isinstance(df, TypedColumns) else typed_columns(df)
     if cols is None:
         return None
     summary = usual_summary(dict(zip(cols.names, cols.types, strict=True)), options)
@@ -222,7 +223,7 @@ def write_columnar(
 
 @described(None, "Profiling and writing")
 def write_columnar_one_pass(
-    df: DataFrame,
+    df: DataFrame | TypedColumns,
     options: Options,
     table: Table,
     spark_name: str,
@@ -238,10 +239,10 @@ def write_columnar_one_pass(
     path routes: same schema, same classes, same rules), else drops them and routes
     again with the counts in hand. None (nothing staged) when the projection cannot be
     made, the write failed, or a class holds values typed one by one."""
-    spark = df.sparkSession
-    typed = typed_columns(df)
+    typed = df if isinstance(df, TypedColumns) else typed_columns(df)
     if typed is None:
         return None
+    spark = typed.frame.sparkSession
     schema = from_iceberg(table.schema())
     planned = spark_schema(spark, schema)
     kinds = {n: foreseen_kinds(typed.source_type(n), options) for n in typed.names}
