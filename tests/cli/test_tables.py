@@ -27,12 +27,22 @@ def test_profile_names_a_rare_type_by_its_count_never_a_rounded_zero(tmp_path: P
     assert text.exit_code == 0
     assert "n: 3 of 20,000 values are strings (19,997 longs)" in text.output
     assert "0%" not in text.output.replace("100%", "")
+    assert text.output.startswith("20,000 records profiled")
     data = json.loads(invoke("profile", source, "--json").output)
     types = data["fields"][0]["types"]
     assert [(t["type"], t["values"], t["share"]) for t in types] == [
         ("long", 19_997, "19,997 of 20,000"), ("string", 3, "3 of 20,000")]
     assert json.loads(invoke("profile", source, "--sample", "10", "--json").output)[
         "records"] == 10
+
+
+def test_profile_of_one_record_says_so_in_the_singular(tmp_path: Path) -> None:
+    source = tmp_path / "one.jsonl"
+    source.write_text('{"n": 1}\n{"n": 2, "n": 3}\n')
+    text = invoke("profile", source)
+    assert text.exit_code == 0
+    assert text.output.startswith("1 record profiled\n"), text.output
+    assert "1 line set aside, not profiled:" in text.output
 
 
 def test_view_lineage_and_stats_read_a_table(tmp_path: Path) -> None:

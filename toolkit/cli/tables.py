@@ -19,7 +19,7 @@ from toolkit.cli.common import (
 from toolkit.cli.exits import guarded
 from toolkit.core.batch.profile import FieldStats, Profile, share_text
 from toolkit.core.policies import DEFAULT_POLICY, policy_names
-from toolkit.core.values.wording import a_shape, shape_words
+from toolkit.core.values.wording import a_shape, counted, shape_words
 
 __all__ = ["lineage", "profile", "stats", "view"]
 
@@ -70,7 +70,7 @@ def _profile_text(p: Profile, sample: int) -> str:
              if (line := drift_line(path, p.fields[path])) is not None]
     starts = p.drift_sentences()
     times = [r.sentence() or "" for r in p.timestamp_reports()]
-    head = f"{p.records:,} records profiled" + (f" (the first {sample:,})" if
+    head = f"{counted(p.records, 'record')} profiled" + (f" (the first {sample:,})" if
                                                  p.records == sample else "")
     return "\n".join([head, *table, *(["", "Drift:", *drift] if drift else []),
                       *(["", "Where drift starts:", *starts] if starts else []),

@@ -116,7 +116,7 @@ def statistics_model(
         with tracking(session, f"Exploring {what}") as track:
             df = kind.to_dataframe(session, source)
             seen = observe_on_spark(df, kind.mode, opts, first)
-            track.finish(f"Profiled {seen.profile.records:,} records of {what}")
+            track.finish(f"Profiled {counted(seen.profile.records, 'record')} of {what}")
         prof = seen.profile
         schema = make_plan(Struct(), seen.summary, opts, first).after
         return StatisticsModel.from_profile(prof, schema, source=label)
@@ -199,7 +199,7 @@ def _records_to_preview(source: Any, format: str | None, table: str) -> list[Any
         session, "Reading"
     ):
         records = records_of(source, format)
-        track.finish(f"Read {len(records):,} records of {what} to preview against {table}")
+        track.finish(f"Read {counted(len(records), 'record')} of {what} to preview against {table}")
     return records
 
 
