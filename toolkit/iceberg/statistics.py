@@ -76,6 +76,7 @@ from toolkit.core.batch.arrivals import SAMPLES_KEPT, Arrivals, Path, as_path
 from toolkit.core.batch.profile import share_text
 from toolkit.core.maintenance.folding import ARRIVALS_PREFIX
 from toolkit.core.values.types import Column, ColumnType, ListOf, MapOf, Struct, type_to_str
+from toolkit.core.values.wording import counted
 from toolkit.iceberg.folds import with_folded
 from toolkit.iceberg.ledger import BATCH_ID_PROPERTY, batch_id_of
 from toolkit.iceberg.schema import from_iceberg
@@ -308,8 +309,8 @@ class WrittenDataStatistics:
 
     def __str__(self) -> str:
         head = (
-            f"Written data statistics of {self.table}: {self.records} records in "
-            f"{self.data_files} data files (snapshot {self.snapshot_id})"
+            f"Written data statistics of {self.table}: {counted(self.records, 'record')} in "
+            f"{counted(self.data_files, 'data file')} (snapshot {self.snapshot_id})"
         )
         if self.delete_files:
             head += f", {self.delete_files} delete files not applied"
@@ -334,7 +335,7 @@ class WrittenDataStatistics:
         )
         arrivals = self.arrivals
         if arrivals.paths:
-            lines += ["", f"What arrived ({arrivals.records:,} records, as ingest counted "
+            lines += ["", f"What arrived ({counted(arrivals.records, 'record')}, as ingest counted "
                       "them; a value is counted once, whatever columns it was written to):"]
             aheader = ("field", "type", "values", "share", "null or missing", "samples")
             abody = []

@@ -147,7 +147,7 @@ class StreamLog:
             skipped = dict(self.maintenance_skipped)
         for epoch, r in batches:
             lines.append(
-                f"  {r.batch_id}: " + ("skipped" if r.skipped else f"{r.rows_written} rows")
+                f"  {r.batch_id}: " + ("skipped" if r.skipped else counted(r.rows_written, "row"))
             )
             if epoch in maintained:
                 done = "; ".join(s.sentence for s in maintained[epoch].results)

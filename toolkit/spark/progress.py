@@ -8,7 +8,7 @@ The orchestration wraps its Spark work in :func:`tracking` and names each step w
         with described(spark, "Profiling"):
             seen = observe_on_spark(...)
         ...
-        track.finish(f"Wrote batch {batch_id}: {rows:,} rows")
+        track.finish(f"Wrote batch {batch_id}: {counted(rows, 'row')}")
 
 While the block runs, a daemon thread asks Spark's status tracker (every
 :data:`POLL_SECONDS`) how many tasks of the current step's jobs are done and hands a

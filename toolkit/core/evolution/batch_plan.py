@@ -106,7 +106,7 @@ class Retype(Widening):
             return "in place"
         if self.rows is None:
             return "REWRITE"
-        return f"REWRITE: {self.rows:,} rows, {self.bytes or 0:,} bytes"
+        return f"REWRITE: {counted(self.rows, 'row')}, {counted(self.bytes or 0, 'byte')}"
 
     def __str__(self) -> str:
         how = "in place" if self.in_place else f"REWRITE as id {self.new_id}"

@@ -95,6 +95,7 @@ from toolkit.core.values.types import (
     type_to_str,
 )
 from toolkit.core.values.widening import in_place, matrix_name, widen
+from toolkit.core.values.wording import counted
 from toolkit.errors import OperationError
 
 
@@ -443,7 +444,7 @@ class WidenField(Widening):
         if self.rewrite:
             touched = []
             if self.rows is not None:
-                touched.append(f"{self.rows:,} rows")
+                touched.append(counted(self.rows, "row"))
             if self.bytes is not None:
                 touched.append(f"{self.bytes:,} bytes")
             text += "  REWRITE" + (f" ({', '.join(touched)})" if touched else "")

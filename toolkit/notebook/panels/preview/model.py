@@ -265,8 +265,8 @@ class PlanModel:
             told += f"; {self.rare_types_text}"
         told += "".join(f"; contract: {c}" for c in self.contracts)
         if self.new_table:
-            return f"{self.records:,} records planned; {where}; {change}{told}"
-        return f"{self.records:,} records planned against {where}; {change}{told}"
+            return f"{counted(self.records, 'record')} planned; {where}; {change}{told}"
+        return f"{counted(self.records, 'record')} planned against {where}; {change}{told}"
 
     @property
     def rare_types_text(self) -> str:
