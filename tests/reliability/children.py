@@ -11,7 +11,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -39,13 +39,14 @@ CHILD_SPARK = {
 SHORT_LIVED_JVM = "-XX:TieredStopAtLevel=1"
 
 
-def child_spark(cat: Catalog) -> dict[str, str]:
-    """:data:`CHILD_SPARK`, and the driver JVM options the toolkit gives a session on
-    ``cat`` (its catalog's, e.g. SQLite's native library) with :data:`SHORT_LIVED_JVM`."""
+def child_spark(cat: Catalog, conf: Mapping[str, str] = CHILD_SPARK) -> dict[str, str]:
+    """``conf`` (default :data:`CHILD_SPARK`), and the driver JVM options the toolkit gives
+    a session on ``cat`` (its catalog's, e.g. SQLite's native library) with
+    :data:`SHORT_LIVED_JVM`."""
     from toolkit.spark.session import spark_conf
 
-    java = spark_conf(cat, **CHILD_SPARK).get("spark.driver.extraJavaOptions", "")
-    return {**CHILD_SPARK, "spark.driver.extraJavaOptions": f"{java} {SHORT_LIVED_JVM}".strip()}
+    java = spark_conf(cat, **conf).get("spark.driver.extraJavaOptions", "")
+    return {**conf, "spark.driver.extraJavaOptions": f"{java} {SHORT_LIVED_JVM}".strip()}
 
 
 @dataclass
