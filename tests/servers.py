@@ -345,6 +345,9 @@ def spark_cluster(workers: int = 2, cores: int = 1, memory: str = "2g") -> Itera
         "SPARK_LOCAL_HOSTNAME": HOST,
         "JAVA_HOME": str(java_home),  # executors, launched by the workers, use it too
         "PYSPARK_PYTHON": sys.executable,
+        # the master and workers live for a test module: the quick compiler only
+        # (tests/reliability/children.py, SHORT_LIVED_JVM)
+        "SPARK_DAEMON_JAVA_OPTS": "-XX:TieredStopAtLevel=1",
     }
     env.pop("SPARK_MASTER_OPTS", None)
     env.pop("SPARK_WORKER_OPTS", None)

@@ -16,6 +16,7 @@ from typing import Any
 
 import toolkit
 from tests.integration.readers import canonical, read_spark
+from tests.reliability.children import SHORT_LIVED_JVM, child_spark
 
 
 def where_toolkit_is(_: object) -> tuple[str, int]:
@@ -27,11 +28,10 @@ def where_toolkit_is(_: object) -> tuple[str, int]:
 def main(config: str, out: str) -> None:
     cfg = json.loads(Path(config).read_text())
     cat = toolkit.catalog(cfg["catalog"], warehouse=cfg["warehouse"], **cfg["s3"])
-    spark = toolkit.spark_session(
-        cat, master=cfg["master"],
-        **{"spark.executor.memory": "1g", "spark.cores.max": "2",
-           "spark.sql.shuffle.partitions": "2"},
-    )
+    # the driver and the executors live for a few small batches (SHORT_LIVED_JVM)
+    conf = {"spark.executor.memory": "1g", "spark.cores.max": "2",
+            "spark.sql.shuffle.partitions": "2", "spark.executor.extraJavaOptions": SHORT_LIVED_JVM}
+    spark = toolkit.spark_session(cat, master=cfg["master"], **child_spark(cat, conf))
     spark.sparkContext.setLogLevel("ERROR")
     seen: dict[str, Any] = {"driver_pid": os.getpid()}
     seen["executors"] = spark.sparkContext.parallelize(range(4), 4).map(where_toolkit_is).collect()

@@ -11,9 +11,13 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyiceberg.catalog import Catalog
 
 #: ``TOOLKIT_RELIABILITY=long`` runs the reliability tests at their long-run sizes
 LONG_RUN = os.environ.get("TOOLKIT_RELIABILITY", "") == "long"
@@ -28,6 +32,21 @@ CHILD_SPARK = {
     "spark.driver.memory": "1g",
     "spark.sql.shuffle.partitions": "1",
 }
+#: A child's driver JVM compiles with the quick compiler only: a child lives for a few
+#: small batches, and the optimising compiler's work on a fresh JVM (threads of it, on a
+#: machine whose two cores several children share) cost a third of a child's CPU, paid
+#: back only in a long-lived process. What runs is the same code either way.
+SHORT_LIVED_JVM = "-XX:TieredStopAtLevel=1"
+
+
+def child_spark(cat: Catalog, conf: Mapping[str, str] = CHILD_SPARK) -> dict[str, str]:
+    """``conf`` (default :data:`CHILD_SPARK`), and the driver JVM options the toolkit gives
+    a session on ``cat`` (its catalog's, e.g. SQLite's native library) with
+    :data:`SHORT_LIVED_JVM`."""
+    from toolkit.spark.session import spark_conf
+
+    java = spark_conf(cat, **conf).get("spark.driver.extraJavaOptions", "")
+    return {**conf, "spark.driver.extraJavaOptions": f"{java} {SHORT_LIVED_JVM}".strip()}
 
 
 @dataclass

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import toolkit
-from tests.reliability.children import CHILD_SPARK
+from tests.reliability.children import child_spark
 from toolkit.pipeline import ingest as pipeline
 from toolkit.spark import batches as spark_batches
 
@@ -85,7 +85,7 @@ def arm(stage: str) -> None:
 def main(folder: str, batches_file: str, *steps: str) -> None:
     batches = json.loads(Path(batches_file).read_text())
     cat = toolkit.catalog(folder)
-    spark = toolkit.spark_session(cat, **CHILD_SPARK)
+    spark = toolkit.spark_session(cat, **child_spark(cat))
     for step in steps:
         table, index, *stage = step.split(":")
         if stage:

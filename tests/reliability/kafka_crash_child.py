@@ -25,7 +25,7 @@ import sys
 from typing import Any
 
 import toolkit
-from tests.reliability.children import CHILD_SPARK
+from tests.reliability.children import child_spark
 from tests.reliability.crash_child import after, die
 from toolkit import kafka
 from toolkit.pipeline import ingest as pipeline
@@ -60,7 +60,7 @@ def arm(stage: str) -> None:
 
 def main(folder: str, url: str, table: str, *stage: str) -> None:
     cat = toolkit.catalog(folder)
-    spark = toolkit.spark_session(cat, **CHILD_SPARK)
+    spark = toolkit.spark_session(cat, **child_spark(cat))
 
     def armed(report: Any) -> None:
         print(f"{table} {report.batch_id}: rows={report.rows_written}", flush=True)
@@ -77,7 +77,7 @@ def resume(folder: str, *pairs: str) -> None:
     """Stream each (url, table) pair to the end of its topic, one after the other (nothing
     armed: the product's own code, as a restarted stream runs it)."""
     cat = toolkit.catalog(folder)
-    spark = toolkit.spark_session(cat, **CHILD_SPARK)
+    spark = toolkit.spark_session(cat, **child_spark(cat))
 
     def printer(table: str) -> Any:
         def show(report: Any) -> None:

@@ -15,12 +15,12 @@ import time
 from pathlib import Path
 
 import toolkit
-from tests.reliability.children import CHILD_SPARK
+from tests.reliability.children import child_spark
 
 
 def main(folder: str, table: str, batches: str, reports: str, me: str, other: str) -> None:
     cat = toolkit.catalog(folder)
-    spark = toolkit.spark_session(cat, **CHILD_SPARK)
+    spark = toolkit.spark_session(cat, **child_spark(cat))
     spark.range(1).collect()  # start the JVM side fully before the race begins
     Path(f"{me}.ready").touch()
     deadline = time.monotonic() + 120

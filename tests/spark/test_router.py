@@ -27,15 +27,15 @@ from toolkit.spark.tally import KindCodes
 from toolkit.spark.workers import route_partition
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
 
-def both_routes(
+def routed_frames(
     spark: SparkSession, batches: list[list[str | None]], options: Options, parts: int = 3
-) -> tuple[list[str], list[str]] | None:
+) -> tuple[DataFrame, DataFrame] | None:
     """Plans each batch on the schema the previous one made (as ingest does), then routes
-    the last batch with the JVM router and with the Python workers: the rows of each.
-    None when the JVM leaves the batch to Python."""
+    the last batch with the JVM router and with the Python workers: the two DataFrames of
+    routed rows, not yet run. None when the JVM leaves the batch to Python."""
     schema, seen, df = Struct(), None, None
     for i, lines in enumerate(batches):
         df = frame(spark, lines, parts)
@@ -49,9 +49,39 @@ def both_routes(
     target = spark_schema(spark, schema)
     fn = functools.partial(route_partition, mode="json", options=options, schema=schema,
                            arrow_schema=to_arrow_schema(target))
-    python = df.mapInArrow(fn, target)
+    return route_on_jvm(df, routing, target, options), df.mapInArrow(fn, target)
+
+
+def both_routes(
+    spark: SparkSession, batches: list[list[str | None]], options: Options, parts: int = 3
+) -> tuple[list[str], list[str]] | None:
+    """:func:`routed_frames`' rows, each router's. None when the JVM leaves the batch to
+    Python."""
+    frames = routed_frames(spark, batches, options, parts)
+    if frames is None:
+        return None
+    jvm, python = frames
     # as Spark's JSON texts: exact for every value (Python datetimes stop at year 1 local)
-    return route_on_jvm(df, routing, target, options).toJSON().collect(), python.toJSON().collect()
+    return jvm.toJSON().collect(), python.toJSON().collect()
+
+
+def all_routes(frames: list[tuple[DataFrame, DataFrame]]) -> list[tuple[list[str], list[str]]]:
+    """:func:`both_routes` of many batches at once: every router's rows in one Spark job
+    (a job per router and batch cost more than the routing), each row as Spark's JSON
+    text as in :func:`both_routes`, each DataFrame's rows in their order (a union's
+    partitions are its parts' partitions, in order)."""
+    from pyspark.sql import functions as F
+
+    tagged = [
+        df.select(F.lit(i).alias("i"), F.lit(side).alias("side"),
+                  F.to_json(F.struct("*")).alias("row"))  # every column, names unparsed
+        for i, pair in enumerate(frames) for side, df in enumerate(pair)
+    ]
+    rows: list[tuple[list[str], list[str]]] = [([], []) for _ in frames]
+    if tagged:
+        for row in functools.reduce(lambda a, b: a.union(b), tagged).collect():
+            rows[row.i][row.side].append(row.row)
+    return rows
 
 
 def assert_same(spark: SparkSession, batches: list[list[str | None]], options: Options,
@@ -71,20 +101,32 @@ options_st = st.builds(
 )
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                 HealthCheck.data_too_large])
-@given(batches=strategies.batches, options=options_st)
-def test_jvm_router_equals_the_python_router(
-    jvm: SparkSession, batches: list[list[dict[str, Any]]], options: Options
-) -> None:
+def test_jvm_router_equals_the_python_router(jvm: SparkSession) -> None:
     """Drifting batches: the last is routed against the schema all of them made, so its
-    values meet columns of every type and dimension (conversions, wrapping, records)."""
-    lines = [[to_line(r) for r in b] for b in batches[:3] if b]
-    if not lines:
-        return
-    routed = both_routes(jvm, lines, options)
-    if routed is not None:  # None: a table without columns yet (Python workers' rows)
-        assert routed[0] == routed[1]
+    values meet columns of every type and dimension (conversions, wrapping, records).
+
+    Hypothesis draws the examples, each planned as ingest plans it (its batches observed
+    on Spark); both routers' rows of every example then come from one Spark job."""
+    examples: list[tuple[list[list[str | None]], Options]] = []
+    frames: list[tuple[DataFrame, DataFrame]] = []
+
+    @settings(max_examples=40, deadline=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @given(batches=strategies.batches, options=options_st)
+    def planned(batches: list[list[dict[str, Any]]], options: Options) -> None:
+        lines: list[list[str | None]] = [[to_line(r) for r in b] for b in batches[:3] if b]
+        if not lines:
+            return
+        routed = routed_frames(jvm, lines, options)
+        if routed is not None:  # None: a table without columns yet (Python workers' rows)
+            examples.append((lines, options))
+            frames.append(routed)
+
+    planned()
+    assert examples, "no example was routed by the JVM"
+    for (lines, options), (jvm_rows, python_rows) in zip(examples, all_routes(frames),
+                                                         strict=True):
+        assert jvm_rows == python_rows, (lines, options)
 
 
 @pytest.mark.parametrize("name", list(EDGE_LINES))

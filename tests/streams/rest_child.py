@@ -24,13 +24,13 @@ from pathlib import Path
 import toolkit
 from tests.integration.readers import canonical, read_spark
 from tests.integration.test_ingest import CORPUS
-from tests.reliability.children import CHILD_SPARK
+from tests.reliability.children import child_spark
 
 
 def main(settings_file: str, *steps: str) -> None:
     settings = json.loads(Path(settings_file).read_text())
     cat = toolkit.catalog(settings.pop("uri"), name="rest", **settings)
-    spark = toolkit.spark_session(cat, **CHILD_SPARK)
+    spark = toolkit.spark_session(cat, **child_spark(cat))
     for step in steps:
         kind, _, rest = step.partition(":")
         if kind == "ingest":

@@ -22,7 +22,7 @@ from pyiceberg.exceptions import (
     NoSuchNamespaceError,
     NoSuchTableError,
 )
-from pyiceberg.table import CommitTableResponse, StagedTable, Table
+from pyiceberg.table import CommitTableResponse, StagedTable, Table, Transaction
 from pyiceberg.table.locations import load_location_provider
 from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.table.update import (
@@ -54,6 +54,7 @@ WAREHOUSE = "warehouse"
 __all__ = [
     "NEW_TABLE_PROPERTIES",
     "CachingSqlCatalog",
+    "ViewCachingTransaction",
     "check_table_name",
     "ensure_namespace",
     "S3_SCHEMES",
@@ -209,17 +210,43 @@ class CachingSqlCatalog(SqlCatalog):
             self._parsed.popitem(last=False)
 
 
+class ViewCachingTransaction(Transaction):
+    """PyIceberg's transaction, whose view of the metadata as staged so far
+    (``table_metadata``) is worked out once per staged state, without a deep copy.
+
+    PyIceberg's works out the view again, and deep-copies the whole metadata (every schema,
+    snapshot and property the table keeps), at each look: a dozen looks per schema change
+    (its schema update, the requirements it checks, the commit), which took most of a
+    schema change's time on a table with a few dozen schemas and snapshots. The view is
+    shared by its readers: the updates build new models and containers and change none in
+    place (what :class:`CachingSqlCatalog` relies on too)."""
+
+    _view: tuple[TableMetadata, tuple[TableUpdate, ...], TableMetadata] | None = None
+
+    @property
+    def table_metadata(self) -> TableMetadata:
+        base, updates = self._table.metadata, self._updates
+        view = self._view
+        # the same table metadata and the same staged updates (a new tuple at each stage)
+        if view is None or view[0] is not base or view[1] is not updates:
+            view = (base, updates, _updated(base, updates, None))
+            self._view = view
+        return view[2]
+
+
 def _updated(
-    base: TableMetadata, updates: tuple[TableUpdate, ...], location: str
+    base: TableMetadata, updates: tuple[TableUpdate, ...], location: str | None
 ) -> TableMetadata:
     """``base`` with ``updates`` applied: PyIceberg's ``update_table_metadata`` (0.12)
-    for a table that exists, less the final deep copy."""
+    for a table that exists, less the final deep copy (with no ``location``, a
+    transaction's view: no entry in the metadata log)."""
     context = _TableMetadataUpdateContext()
     metadata = base
     for update in updates:
         metadata = _apply_table_update(update, metadata, context)
     if context.has_changes():
-        metadata = _update_table_metadata_log(metadata, location, base.last_updated_ms)
+        if location is not None:
+            metadata = _update_table_metadata_log(metadata, location, base.last_updated_ms)
         if base.last_updated_ms == metadata.last_updated_ms:
             metadata = metadata.model_copy(
                 update={"last_updated_ms": datetime_to_millis(datetime.now().astimezone())})

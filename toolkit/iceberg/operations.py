@@ -54,7 +54,6 @@ from toolkit.core.evolution.layout import (
     field_at,
 )
 from toolkit.core.evolution.lineage import (
-    LINEAGE_PREFIX,
     LineageEntry,
     evolution_of_plan,
     lineage_properties,
@@ -75,6 +74,7 @@ from toolkit.errors import (
     StalePlanError,
     ToolkitError,
 )
+from toolkit.iceberg.catalog import ViewCachingTransaction
 from toolkit.iceberg.commit import check_planned_schema, commit_plan
 from toolkit.iceberg.destruction import destruction_of
 from toolkit.iceberg.folds import bounded_updates, with_folded
@@ -345,7 +345,7 @@ def _evolve_plan(
 def _commit(tbl: Table, name: str, plan: Evolution, state: TableState) -> LineageEntry:
     meta = tbl.metadata
     old_schema = tbl.schema()
-    txn = tbl.transaction()
+    txn = ViewCachingTransaction(tbl)  # a dozen looks at the staged metadata, one copy
     # The plan was made against exactly this metadata: any concurrent commit (schema,
     # data, spec, sort order) fails ours, so the lineage numbering cannot collide either.
     snap = tbl.current_snapshot()
@@ -395,8 +395,10 @@ def _commit(tbl: Table, name: str, plan: Evolution, state: TableState) -> Lineag
             raise
         raise OperationError(f"the plan on {name}", f"nothing was applied: {exc}") from exc
     tbl.refresh()
-    logged = [e for e in read_lineage(with_folded(tbl, "lineage"))
-              if f"{LINEAGE_PREFIX}{e.seq}" in entry_props]
+    # the entry as committed (in the window, or folded at once when too big for it); only
+    # it is read back, not the whole log
+    logged = read_lineage({key: text for key, text in with_folded(tbl, "lineage").items()
+                           if key in entry_props})
     return logged[0]
 
 
