@@ -232,3 +232,27 @@ def test_a_setting_two_calls_hold_is_put_back_when_the_last_one_ends(spark: Any)
     assert spark.conf.get(key) == "0"  # the second call still runs with it
     second.close()
     assert spark.conf.get(key, None) == before
+
+
+def test_a_write_session_has_the_settings_its_parent_has_now(spark: Any) -> None:
+    """A write's own session is used again by later writes: it takes the settings (a
+    catalog added, say) the caller's session has by then, and never keeps a write's id."""
+    from toolkit.spark.settings import own_session
+
+    frame, probe, wap = spark.range(1), "spark.toolkit.test.probe", "spark.wap.id"
+    seen, sessions = [], set()
+    for value in ("1", "2", None):
+        if value is None:
+            spark.conf.unset(probe)
+        else:
+            spark.conf.set(probe, value)
+        with own_session(frame, {wap: f"w{value}"}) as own:
+            session = own.sparkSession
+            sessions.add(id(session))
+            assert session._jsparkSession != spark._jsparkSession
+            seen.append((session.conf.get(probe, None), session.conf.get(wap, None),
+                         spark.conf.get(wap, None)))
+            assert own.count() == 1
+        assert session.conf.get(wap, None) is None
+    assert seen == [("1", "w1", None), ("2", "w2", None), (None, "wNone", None)]
+    assert len(sessions) == 1  # one session, given back and taken again

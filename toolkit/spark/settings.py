@@ -35,10 +35,11 @@ _lock = threading.Lock()
 
 @dataclass(frozen=True)
 class _Clone:
-    """A session cloned from another, and the settings that one had then."""
+    """A session cloned from another, and the hash of that one's settings when this one
+    last took them."""
 
     session: SparkSession
-    settings: int  # the hash of the parent's settings when cloned
+    settings: int
 
 
 #: sessions a write used and gave back, by (application, parent session): cloning one
@@ -56,6 +57,28 @@ def _settings_hash(spark: SparkSession) -> int:
     return int(spark._jsparkSession.sessionState().conf().getAllConfs().hashCode())
 
 
+def _settings(spark: SparkSession, session: Any) -> dict[str, str]:
+    jvm: Any = spark._jvm
+    confs = session.sessionState().conf().getAllConfs()
+    return dict(jvm.scala.collection.JavaConverters.mapAsJavaMapConverter(confs).asJava())
+
+
+def _in_step(clone: _Clone, spark: SparkSession, now: int) -> _Clone:
+    """``clone`` with the settings ``spark`` has now (a catalog added since, a setting
+    changed or unset), when they changed since it took them."""
+    if clone.settings == now:
+        return clone
+    jclone = clone.session._jsparkSession
+    wanted, had = _settings(spark, spark._jsparkSession), _settings(spark, jclone)
+    conf = jclone.sessionState().conf()
+    for name in had.keys() - wanted.keys():
+        conf.unsetConf(name)
+    for name, value in wanted.items():
+        if had.get(name) != value:
+            conf.setConfString(name, value)
+    return _Clone(clone.session, now)
+
+
 @contextmanager
 def own_session(frame: DataFrame, settings: Mapping[str, str]) -> Iterator[DataFrame]:
     """``frame`` (its plan) in a session of its own, cloned from ``frame``'s, with
@@ -63,22 +86,19 @@ def own_session(frame: DataFrame, settings: Mapping[str, str]) -> Iterator[DataF
     (a write) sees them; no other thread's work does, and ``frame``'s session is left
     as it was.
 
-    The clone has every setting and catalog of ``frame``'s session as they are now (one
-    used before is used again only if that session's settings have not changed since it
-    was cloned)."""
+    The clone has every setting and catalog of ``frame``'s session as they are now: one
+    a write gave back is used again, its settings brought in step first."""
     from pyspark.sql import DataFrame, SparkSession
 
     spark = frame.sparkSession
     key, now = _parent_key(spark), _settings_hash(spark)
-    clone = None
     with _lock:
         idle = _idle.get(key, [])
-        while idle and clone is None:
-            candidate = idle.pop()
-            clone = candidate if candidate.settings == now else None
+        clone = idle.pop() if idle else None
     if clone is None:
         jclone = spark._jsparkSession.cloneSession()
         clone = _Clone(SparkSession(spark.sparkContext, jclone), now)
+    clone = _in_step(clone, spark, now)
     session = clone.session
     jvm: Any = spark._jvm
     jdf = jvm.org.apache.spark.sql.Dataset.ofRows(
