@@ -42,9 +42,11 @@ class _Clone:
     settings: int
 
 
-#: sessions a write used and gave back, by (application, parent session): cloning one
-#: is cheap, but its catalog is made anew at its first use (a catalog connection)
-_idle: dict[tuple[str, int], list[_Clone]] = {}
+#: sessions writes used and gave back, by application: cloning one is cheap, but its
+#: catalog is made anew at its first use (a catalog connection), so they are kept, as
+#: many as writes ran at once, and serve any session of the application (a stream's
+#: own session, the user's), their settings brought in step with it first
+_idle: dict[str, list[_Clone]] = {}
 
 
 def _parent_key(spark: SparkSession) -> tuple[str, int]:
@@ -87,14 +89,17 @@ def own_session(frame: DataFrame, settings: Mapping[str, str]) -> Iterator[DataF
     as it was.
 
     The clone has every setting and catalog of ``frame``'s session as they are now: one
-    a write gave back is used again, its settings brought in step first."""
+    a write gave back is used again, its settings brought in step first (when their
+    hash differs from that of the settings it took last)."""
     from pyspark.sql import DataFrame, SparkSession
 
     spark = frame.sparkSession
-    key, now = _parent_key(spark), _settings_hash(spark)
+    app, now = str(spark.sparkContext.applicationId), _settings_hash(spark)
     with _lock:
-        idle = _idle.get(key, [])
-        clone = idle.pop() if idle else None
+        idle = _idle.get(app, [])
+        # one already in step with this session, if there is one
+        at = next((i for i, c in enumerate(idle) if c.settings == now), len(idle) - 1)
+        clone = idle.pop(at) if idle else None
     if clone is None:
         jclone = spark._jsparkSession.cloneSession()
         clone = _Clone(SparkSession(spark.sparkContext, jclone), now)
@@ -111,7 +116,7 @@ def own_session(frame: DataFrame, settings: Mapping[str, str]) -> Iterator[DataF
         for name in settings:
             session.conf.unset(name)
         with _lock:
-            _idle.setdefault(key, []).append(clone)
+            _idle.setdefault(app, []).append(clone)
 
 
 #: the settings :func:`held` holds, by (application, session, name): how many calls hold
