@@ -461,6 +461,12 @@ class ViewTypeError(ToolkitError, ValueError):
     name, say): the message names the field and the type."""
 
 
+class QueryNameTakenError(ToolkitError, ValueError):
+    """A stream started under the name of a query still running in this process (two
+    sources into one table under its default name, say): the two would share the
+    checkpoint the name picks. The message names the query."""
+
+
 __all__ = [
     "batch_number",
     "AlreadyUndoneError",
@@ -486,6 +492,7 @@ __all__ = [
     "OperationError",
     "PlanChangedError",
     "PlanFileError",
+    "QueryNameTakenError",
     "RewriteLossError",
     "RewriteNotApprovedError",
     "SourceFormatError",

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyiceberg.catalog import Catalog
 
+from toolkit.errors import QueryNameTakenError
 from toolkit.kafka import KafkaTopic, TopicReader
 from toolkit.pipeline.ingest import (
     IngestReport,
@@ -29,7 +30,7 @@ from toolkit.pipeline.ingest import (
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["KafkaQuery", "TopicStream", "start_topic_stream"]
+__all__ = ["KafkaQuery", "TopicStream", "name_taken", "start_topic_stream"]
 
 #: messages per partition in one micro-batch, unless ``max_messages`` says otherwise
 MAX_MESSAGES = 100_000
@@ -92,6 +93,25 @@ class KafkaQuery:
         self._stop.set()
         if threading.current_thread() is not self._thread:
             self._thread.join()
+
+
+#: the Kafka queries started in this process, by name: as Spark keeps the names of its
+#: own queries unique, for the name picks the query's checkpoint folder and consumer group
+_by_name: dict[str, KafkaQuery] = {}
+_names = threading.Lock()
+
+
+def name_taken(name: str, spark: SparkSession) -> QueryNameTakenError | None:
+    """The error to raise when a query named ``name`` runs in this process (a Kafka
+    query, or one of ``spark``'s own), else None."""
+    other = _by_name.get(name)
+    if (other is not None and other.isActive) or \
+            any(q.name == name for q in spark.streams.active):
+        return QueryNameTakenError(
+            f"a query named {name!r} is already running in this process: give this "
+            "stream a query_name of its own (each source feeding a table needs its own "
+            "name, and the checkpoint it picks)")
+    return None
 
 
 @dataclass(frozen=True)
@@ -159,7 +179,12 @@ def start_topic_stream(
                 pause = (every if every is not None else 0.0 if report is not None else 1.0)
                 query.wait(max(0.0, pause - (time.monotonic() - began)))
 
-    return KafkaQuery(stream.name, run).start()
+    with _names:  # two streams started at once under one name: the second is refused
+        taken = name_taken(stream.name, spark)
+        if taken is not None:
+            raise taken
+        query = _by_name[stream.name] = KafkaQuery(stream.name, run)
+        return query.start()
 
 
 def _trigger(trigger: Mapping[str, Any] | str | None) -> tuple[bool, float | None]:

@@ -59,7 +59,7 @@ from toolkit.iceberg.ledger import ingested_batches
 from toolkit.kafka import is_kafka_url
 from toolkit.pipeline.files import folder_format
 from toolkit.pipeline.ingest import IngestReport, ingest
-from toolkit.pipeline.kafka_stream import TopicStream, start_topic_stream
+from toolkit.pipeline.kafka_stream import TopicStream, name_taken, start_topic_stream
 from toolkit.pipeline.maintain import MaintenanceSettings, maintain
 from toolkit.pipeline.sources import SOURCE_KINDS, SourceKind, source_named
 
@@ -254,7 +254,10 @@ def stream(
       as soon as the previous one ends).
     * ``query_name``: the query's name, default ``ingest_<table>``. Batch ids are
       ``<query_name>:<epoch>``: keep it the same across restarts, and give each source
-      feeding the same table its own name (and checkpoint).
+      feeding the same table its own name (and checkpoint). A name already running in
+      this process raises :class:`~toolkit.errors.QueryNameTakenError`. Queries run side
+      by side in one session, each write in a session of its own
+      (:mod:`toolkit.spark.settings`).
     * ``on_batch``: called with the :class:`~toolkit.pipeline.ingest.IngestReport` of each
       micro-batch, in Spark's callback thread; :func:`reports` keeps them all anyway.
     * ``source_options``: options of Spark's file source (``maxFilesPerTrigger``,
@@ -328,6 +331,9 @@ def stream(
         kind = _folder_kind(str(directory), format)
     upkeep = _checked_upkeep(table, catalog, spark, maintain_every, maintenance)
     name = query_name or _default_query_name(table)
+    taken = name_taken(name, spark)  # Spark refuses its own queries' names; not Kafka's
+    if taken is not None:
+        raise taken
     if checkpoint is None:
         info = embedded(catalog)
         if info is None:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from toolkit.core.batch.typed_profile import decimal_source
+from toolkit.spark.settings import held
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -114,13 +115,10 @@ def arrow_dataframe(spark: SparkSession, table: pa.Table) -> DataFrame:
     # Below this size Spark makes the batches a local relation, whose every projection its
     # optimizer then evaluates in the driver, row by row, uncompiled (ConvertToLocalRelation):
     # seconds for the class codes of 200,000 rows. Spread over partitions instead, they
-    # are computed in the executors' compiled code, as a file's are.
-    previous = str(spark.conf.get(_LOCAL_RELATION))
-    spark.conf.set(_LOCAL_RELATION, "0")
-    try:
+    # are computed in the executors' compiled code, as a file's are. Held, not set and
+    # put back: another thread's frame may be on its way meanwhile (toolkit.spark.settings)
+    with held(spark, {_LOCAL_RELATION: "0"}):
         jdf = jvm.PythonSQLUtils.toDataFrame(jiter, schema.json(), spark._jsparkSession)
-    finally:
-        spark.conf.set(_LOCAL_RELATION, previous)
     return DataFrame(jdf, spark)
 
 

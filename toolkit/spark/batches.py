@@ -45,6 +45,7 @@ from toolkit.spark.router import (
     route_on_jvm,
     route_tallied,
 )
+from toolkit.spark.settings import own_session
 from toolkit.spark.tally import Tallied, jvm_tally_ready, observe_json, tallied_payloads
 from toolkit.spark.workers import (
     JVM_MODES,
@@ -60,7 +61,8 @@ if TYPE_CHECKING:
 
 #: how often an append is tried again when another writer changed the schema meanwhile
 MAX_ATTEMPTS = 10
-#: Iceberg's Spark session setting that makes a write to a staging table stage only
+#: Iceberg's Spark session setting that makes a write to a staging table stage only (set
+#: in a session of the write's own: toolkit.spark.settings)
 WAP_ID = "spark.wap.id"
 #: how often a staged append is tried when another writer took its sequence number
 STAGED_ATTEMPTS = 5
@@ -205,8 +207,8 @@ def write_batch(
 
     Spark stages the rows, and :func:`toolkit.iceberg.ledger.publish` publishes them
     unless the batch id landed meanwhile: one batch id lands once, even when two
-    processes write it at the same moment. ``spark.wap.id`` is set on the batch's session
-    for the append (a session setting: one batch at a time per session)."""
+    processes write it at the same moment, or two threads of one session
+    (:func:`_append_staged`)."""
     from pyspark.errors import AnalysisException
     from pyspark.sql.pandas.types import to_arrow_schema
 
@@ -285,15 +287,18 @@ def _new_write(table: Table, batch_id: str) -> str:
 def _append_staged(frame: DataFrame, spark_name: str, batch_id: str, write_id: str) -> None:
     """Append ``frame`` to the table as a staged snapshot (Iceberg's write-audit-publish),
     tagged with the batch and the write; :func:`toolkit.iceberg.ledger.publish` publishes
-    it."""
-    writer = (
-        frame.writeTo(spark_name)
-        .option(f"snapshot-property.{BATCH_ID_PROPERTY}", batch_id)
-        .option(f"snapshot-property.{WRITE_ID_PROPERTY}", write_id)
-    )
-    spark = frame.sparkSession
-    spark.conf.set(WAP_ID, write_id)
-    try:
+    it.
+
+    The write's id is a session setting (``spark.wap.id``), so the append runs in a
+    session of its own (:func:`toolkit.spark.settings.own_session`): another write of the
+    same session meanwhile (a second stream, another thread's ingest) neither stages
+    under this id nor loses its own, which would publish it unchecked."""
+    with own_session(frame, {WAP_ID: write_id}) as own:
+        writer = (
+            own.writeTo(spark_name)
+            .option(f"snapshot-property.{BATCH_ID_PROPERTY}", batch_id)
+            .option(f"snapshot-property.{WRITE_ID_PROPERTY}", write_id)
+        )
         for attempt in range(1, STAGED_ATTEMPTS + 1):
             try:
                 writer.append()
@@ -306,8 +311,6 @@ def _append_staged(frame: DataFrame, spark_name: str, batch_id: str, write_id: s
                 # files are orphans for maintenance (tests/streams/test_rest_catalog.py)
                 if attempt == STAGED_ATTEMPTS or _SEQUENCE_RACE not in str(exc):
                     raise
-    finally:
-        spark.conf.unset(WAP_ID)
 
 
 @dataclass(frozen=True)

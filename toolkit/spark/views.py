@@ -28,6 +28,7 @@ from toolkit.core.batch.options import make_options, takes_options
 from toolkit.core.evolution.view_types import HINTS_PROPERTY
 from toolkit.errors import CatalogFeatureError
 from toolkit.iceberg.views import coalesce_sql
+from toolkit.spark.settings import held
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -139,16 +140,7 @@ def as_written(spark: SparkSession) -> Iterator[None]:
     it; the settings are as they were after. The SQL the toolkit runs holds names from
     data: variable substitution is off (``${...}`` would be replaced by an environment
     variable or a setting; toolkit.core.views), and string literals take backslash escapes
-    (sqlglot writes ``'`` and ``\\`` so)."""
-    wanted = {SUBSTITUTE: "false", ESCAPED_LITERALS: "false"}
-    before = {key: spark.conf.get(key, None) for key in wanted}
-    for key, value in wanted.items():
-        spark.conf.set(key, value)
-    try:
+    (sqlglot writes ``'`` and ``\\`` so). Held while any such block runs on the session
+    (another thread's view or maintenance, say: :func:`toolkit.spark.settings.held`)."""
+    with held(spark, {SUBSTITUTE: "false", ESCAPED_LITERALS: "false"}):
         yield
-    finally:
-        for key, was in before.items():
-            if was is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, was)

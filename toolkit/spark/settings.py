@@ -1,0 +1,153 @@
+"""Spark session settings the toolkit needs for the length of one call, kept out of the
+other calls running meanwhile on the same session (two streams, two threads ingesting).
+
+A session's settings (``spark.conf``) are one map for every thread using the session: a
+setting made around one call is seen by every call running meanwhile, and the first call
+to restore it takes it away from under the others. Two kinds:
+
+* a value that belongs to one write: Iceberg's write-audit-publish id
+  (``spark.wap.id``), which makes a write to a staging table stage its snapshot instead
+  of publishing it. Iceberg 1.10 reads it from the session only
+  (``SparkWriteConf.wapId``; its write options carry no such id and no branch), so a
+  write set up in one thread would stage under another write's id, or, once the other
+  write had unset it, be published straight away, with no check of the ledger
+  (``toolkit.iceberg.ledger``). :func:`own_session` runs such a write in a session of
+  its own, a clone of the caller's: no other write sees its settings.
+* a value every toolkit call wants the same: :func:`held` sets it while at least one
+  call needs it, and puts back what was there when the last of them ends.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+__all__ = ["held", "own_session"]
+
+_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class _Clone:
+    """A session cloned from another, and the hash of that one's settings when this one
+    last took them."""
+
+    session: SparkSession
+    settings: int
+
+
+#: sessions writes used and gave back, by application: cloning one is cheap, but its
+#: catalog is made anew at its first use (a catalog connection), so they are kept, as
+#: many as writes ran at once, and serve any session of the application (a stream's
+#: own session, the user's), their settings brought in step with it first
+_idle: dict[str, list[_Clone]] = {}
+
+
+def _parent_key(spark: SparkSession) -> tuple[str, int]:
+    jvm: Any = spark._jvm
+    return (str(spark.sparkContext.applicationId),
+            int(jvm.System.identityHashCode(spark._jsparkSession)))
+
+
+def _settings_hash(spark: SparkSession) -> int:
+    return int(spark._jsparkSession.sessionState().conf().getAllConfs().hashCode())
+
+
+def _settings(spark: SparkSession, session: Any) -> dict[str, str]:
+    jvm: Any = spark._jvm
+    confs = session.sessionState().conf().getAllConfs()
+    return dict(jvm.scala.collection.JavaConverters.mapAsJavaMapConverter(confs).asJava())
+
+
+def _in_step(clone: _Clone, spark: SparkSession, now: int) -> _Clone:
+    """``clone`` with the settings ``spark`` has now (a catalog added since, a setting
+    changed or unset), when they changed since it took them."""
+    if clone.settings == now:
+        return clone
+    jclone = clone.session._jsparkSession
+    wanted, had = _settings(spark, spark._jsparkSession), _settings(spark, jclone)
+    conf = jclone.sessionState().conf()
+    for name in had.keys() - wanted.keys():
+        conf.unsetConf(name)
+    for name, value in wanted.items():
+        if had.get(name) != value:
+            conf.setConfString(name, value)
+    return _Clone(clone.session, now)
+
+
+@contextmanager
+def own_session(frame: DataFrame, settings: Mapping[str, str]) -> Iterator[DataFrame]:
+    """``frame`` (its plan) in a session of its own, cloned from ``frame``'s, with
+    ``settings`` set there for the block: what the block runs with the frame it gets
+    (a write) sees them; no other thread's work does, and ``frame``'s session is left
+    as it was.
+
+    The clone has every setting and catalog of ``frame``'s session as they are now: one
+    a write gave back is used again, its settings brought in step first (when their
+    hash differs from that of the settings it took last)."""
+    from pyspark.sql import DataFrame, SparkSession
+
+    spark = frame.sparkSession
+    app, now = str(spark.sparkContext.applicationId), _settings_hash(spark)
+    with _lock:
+        idle = _idle.get(app, [])
+        # one already in step with this session, if there is one
+        at = next((i for i, c in enumerate(idle) if c.settings == now), len(idle) - 1)
+        clone = idle.pop(at) if idle else None
+    if clone is None:
+        jclone = spark._jsparkSession.cloneSession()
+        clone = _Clone(SparkSession(spark.sparkContext, jclone), now)
+    clone = _in_step(clone, spark, now)
+    session = clone.session
+    jvm: Any = spark._jvm
+    jdf = jvm.org.apache.spark.sql.Dataset.ofRows(
+        session._jsparkSession, frame._jdf.queryExecution().analyzed())
+    for name, value in settings.items():
+        session.conf.set(name, value)
+    try:
+        yield DataFrame(jdf, session)
+    finally:
+        for name in settings:
+            session.conf.unset(name)
+        with _lock:
+            _idle.setdefault(app, []).append(clone)
+
+
+#: the settings :func:`held` holds, by (application, session, name): how many calls hold
+#: it, and the value it had before the first (None: unset)
+_holders: dict[tuple[str, int, str], tuple[int, str | None]] = {}
+
+
+@contextmanager
+def held(spark: SparkSession, settings: Mapping[str, str]) -> Iterator[None]:
+    """``settings`` set on ``spark`` while the block runs, and while any other block
+    holding them on the same session runs; the value each had before the first of them
+    began is put back when the last one ends. Every caller wants the same value for a
+    setting: the toolkit's own settings of this kind are constants."""
+    app, session = _parent_key(spark)
+    keys = [(app, session, name) for name in settings]
+    with _lock:
+        for key, (name, value) in zip(keys, settings.items(), strict=True):
+            count, before = _holders.get(key, (0, None))
+            if count == 0:
+                before = spark.conf.get(name, None)
+                spark.conf.set(name, value)
+            _holders[key] = (count + 1, before)
+    try:
+        yield
+    finally:
+        with _lock:
+            for key, name in zip(keys, settings, strict=True):
+                count, before = _holders.pop(key)
+                if count > 1:
+                    _holders[key] = (count - 1, before)
+                elif before is None:
+                    spark.conf.unset(name)
+                else:
+                    spark.conf.set(name, before)
