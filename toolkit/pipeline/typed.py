@@ -160,15 +160,12 @@ def _head_of(first: Callable[[], Any]) -> tuple[dict[str, Any], ...] | None:
     return tuple(arrow_records(pa.Table.from_batches([batch]).slice(0, HEAD_ROWS)))
 
 
-def guessed_plan(df: DataFrame | TypedColumns, options: Options) -> Plan | None:
+def guessed_plan(cols: TypedColumns, options: Options) -> Plan | None:
     """The plan of a new table for a batch of typed columns, made before the batch is
     read, as if every column held values of its usual class only
     (:func:`toolkit.core.batch.typed_profile.usual_summary`); None when the columnar path
     does not take the batch. Its one pass then counts what the batch really holds, and
     the guess stands only if the plan of those counts is the same."""
-    cols = df if isinstance(df, TypedColumns) else typed_columns(df)
-    if cols is None:
-        return None
     summary = usual_summary(dict(zip(cols.names, cols.types, strict=True)), options)
     plan = make_plan(Struct(), summary, options, 0, 0)
     return plan if plan.after.fields and not (plan.rare or plan.held) else None
