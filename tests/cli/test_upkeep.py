@@ -17,6 +17,7 @@ from click.testing import CliRunner, Result
 from pyiceberg.catalog import Catalog
 from pyiceberg.exceptions import NamespaceAlreadyExistsError
 
+from tests.cli.lakes import left_staging_table
 from toolkit.cli import cli
 from toolkit.iceberg.catalog import embedded_folder
 
@@ -70,3 +71,29 @@ def test_maintain_prints_its_plan_and_applies_it_only_with_yes(
     assert len(lakehouse.load_table("cli.kept").scan().to_arrow()) == 4  # no row lost
     nothing = invoke(*args)
     assert nothing.exit_code == 0 and nothing.output.endswith("cli.kept: nothing to do\n")
+
+
+@pytest.mark.spark
+def test_maintain_lists_a_leftover_staging_table_and_drops_it_only_with_yes(
+    lakehouse: Catalog, spark: SparkSession
+) -> None:
+    with contextlib.suppress(NamespaceAlreadyExistsError):
+        lakehouse.create_namespace("cli")
+    lakehouse.create_table("cli.landed", schema=pa.schema([pa.field("n", pa.int64())]))
+    left = left_staging_table(lakehouse, "cli.landed", 2)
+    args = ("maintain", "cli.landed", "--catalog", embedded_folder(lakehouse),
+            "--steps", "drop_staging_tables", "--staging-older-than", "0s")
+
+    asked = invoke(*args)
+    assert asked.exit_code == 3, asked.output
+    assert (f"drop_staging_tables: Drop 1 staging table a stopped ingest left ({left}, 1 data "
+            "file, 2 rows never published)") in asked.output
+    assert "This plan needs approval" in asked.output
+    assert lakehouse.table_exists(left)  # nothing dropped
+
+    applied = invoke(*args, "--yes", "--json")
+    assert applied.exit_code == 0, applied.output
+    result = json.loads(applied.output)["results"][0]
+    assert (result["name"], result["counts"]["staging_tables_dropped"]) == (
+        "drop_staging_tables", 1)
+    assert not lakehouse.table_exists(left) and lakehouse.table_exists("cli.landed")

@@ -1,6 +1,7 @@
 """The pure maintenance plan: which snapshots expire and which are kept (and why), which
 small files compact into about how many, how many manifests are rewritten, which orphan
-files go; each step in plain words. Also the quoting of the procedures' SQL."""
+files go, which staging tables of stopped ingests are dropped; each step in plain words.
+Also the quoting of the procedures' SQL."""
 
 from __future__ import annotations
 
@@ -16,20 +17,24 @@ from toolkit.core.maintenance.rules import (
     plan_expiry,
     plan_manifests,
     plan_orphans,
+    plan_staging_tables,
 )
 from toolkit.core.maintenance.steps import (
     DAY_MS,
     STEPS,
     Compact,
     DataFile,
+    DropStagingTables,
     ExpireSnapshots,
     MaintenancePlan,
     MaintenanceReport,
     Manifest,
+    OrphanSearch,
     Ref,
     RemoveOrphanFiles,
     RewriteManifests,
     Snapshot,
+    StagingTable,
     TableFacts,
     check_steps,
 )
@@ -236,15 +241,17 @@ def test_orphans_are_listed_and_another_tables_files_left_alone() -> None:
 def test_the_plan_holds_the_chosen_steps_in_run_order_with_the_state() -> None:
     f = facts(history(6), data_files=files([MB] * 6), manifests=manifests(6))
     plan = make_plan(
-        f, ["remove_orphan_files", "expire_snapshots", "compact", "rewrite_manifests"],
+        f, ["drop_staging_tables", "remove_orphan_files", "expire_snapshots", "compact",
+            "rewrite_manifests"],
         older_than_ms=NOW, retain_last=2, target_file_size=None, min_input_files=5,
-        orphans_older_than_ms=NOW - 3 * DAY_MS, orphans_found=["file:/w/o.parquet"],
+        orphans=OrphanSearch(NOW - 3 * DAY_MS, ("file:/w/o.parquet",)),
     )
     assert isinstance(plan, MaintenancePlan) and plan.state == TableState(0, 6)
     assert [s.name for s in plan.steps] == list(STEPS)
     assert isinstance(plan.steps[0], Compact) and isinstance(plan.steps[1], RewriteManifests)
     assert isinstance(plan.steps[2], ExpireSnapshots)
     assert isinstance(plan.steps[3], RemoveOrphanFiles)
+    assert isinstance(plan.steps[4], DropStagingTables) and not plan.steps[4].todo
     assert plan.steps[1].after_compaction
     assert plan.expiry is not None and plan.expiry.expire == (1, 2, 3, 4)
     assert plan.refs == (("main", 6),) and plan.todo
@@ -260,7 +267,7 @@ def test_unknown_steps_are_refused_naming_them() -> None:
 
 def test_the_report_says_what_each_procedure_did() -> None:
     plan = make_plan(facts(), [], older_than_ms=0, retain_last=1, target_file_size=None,
-                     min_input_files=5, orphans_older_than_ms=0, orphans_found=None)
+                     min_input_files=5, orphans=None)
     results = (
         MaintenanceReport.compacted({"rewritten_data_files_count": 12,
                                      "added_data_files_count": 1,
@@ -312,3 +319,59 @@ def test_fold_files_the_properties_point_to_are_never_orphans() -> None:
     assert step.files == (crashed,)
     assert step.sentence.endswith(
         "1 file of the toolkit's logs (lineage, arrivals, the ingest ledger) is kept.")
+
+
+# --- staging tables left by stopped ingests -----------------------------------------------
+
+LEFT = StagingTable("db.t__toolkit_new_ab12cd34ef56", NOW - 2 * DAY_MS, 3, 1200,
+                    ("file:/w/db/t/data/left.parquet", "file:/w/db/t/metadata/left.json"))
+EMPTY = StagingTable("db.t__toolkit_new_0123456789ab", NOW - 3 * DAY_MS, 0, 0)
+FRESH = StagingTable("db.t__toolkit_new_ffffffffffff", NOW - 3_600_000, 1, 10)
+
+
+def test_staging_tables_older_than_a_day_are_dropped_with_what_they_hold() -> None:
+    plan = make_plan(facts(staging_tables=(LEFT, FRESH)), ["drop_staging_tables"],
+                     older_than_ms=NOW, retain_last=1, target_file_size=None,
+                     min_input_files=5, orphans=None)
+    step = plan.step("drop_staging_tables")
+    assert isinstance(step, DropStagingTables) and plan.todo
+    assert step.drop == (LEFT,) and step.young == (FRESH,)  # the default: a day
+    assert step.sentence == (
+        "Drop 1 staging table a stopped ingest left (db.t__toolkit_new_ab12cd34ef56, 3 data "
+        "files, 1,200 rows never published) and delete its files; rerunning that batch "
+        "writes it. 1 staging table updated since 1970-04-10 00:00 UTC "
+        "(db.t__toolkit_new_ffffffffffff) is kept: an ingest may be writing it.")
+
+
+def test_young_staging_tables_are_kept_and_the_step_has_nothing_to_do() -> None:
+    step = plan_staging_tables(facts(staging_tables=(FRESH,)), older_than_ms=NOW - DAY_MS)
+    assert not step.todo and step.drop == ()
+    assert step.sentence.startswith("No staging table left by a stopped ingest older than ")
+    assert step.sentence.endswith("is kept: an ingest may be writing it.")
+    assert plan_staging_tables(facts(), older_than_ms=NOW - DAY_MS).sentence == (
+        "No staging table left by a stopped ingest.")
+    two = plan_staging_tables(facts(staging_tables=(LEFT, EMPTY)), older_than_ms=NOW)
+    assert two.sentence.startswith(
+        "Drop 2 staging tables stopped ingests left (db.t__toolkit_new_ab12cd34ef56, 3 data "
+        "files, 1,200 rows never published; db.t__toolkit_new_0123456789ab, no data file) "
+        "and delete their files")
+
+
+def test_the_files_of_staging_tables_are_never_orphans_of_the_table() -> None:
+    """A staging table is made in the table's folder: its files are listed by the orphan
+    search, yet belong to another table (its own step drops them)."""
+    found = ["file:///w/db/t/data/left.parquet", "file:/w/db/t/data/crashed.parquet"]
+    step = plan_orphans(facts(staging_tables=(LEFT,)), older_than_ms=NOW - 3 * DAY_MS,
+                        found=found)
+    assert step.files == ("file:/w/db/t/data/crashed.parquet",)
+    assert step.sentence.endswith("1 file of staging tables is left to drop_staging_tables.")
+
+
+def test_the_report_says_how_many_staging_tables_were_dropped_and_which_were_kept() -> None:
+    result = MaintenanceReport.staging_dropped(
+        1, 7, ["db.t__toolkit_new_ab12cd34ef56: it no longer exists"])
+    assert (result.count("staging_tables_dropped"), result.count("staging_files_deleted")) \
+        == (1, 7)
+    assert result.sentence == ("dropped 1 staging table, deleting 7 files; kept "
+                               "db.t__toolkit_new_ab12cd34ef56: it no longer exists")
+    assert MaintenanceReport.staging_dropped(0, 0).sentence == "no staging table dropped"

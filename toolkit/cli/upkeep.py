@@ -1,6 +1,6 @@
 """The command that keeps a table in shape: ``maintain`` plans expiring snapshots,
-compacting small files, rewriting manifests and removing orphan files, prints the plan,
-and applies exactly it when told ``--yes``."""
+compacting small files, rewriting manifests, removing orphan files and dropping the staging
+tables stopped ingests left, prints the plan, and applies exactly it when told ``--yes``."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def steps_of(given: tuple[str, ...]) -> tuple[StepName, ...]:
     order; an unknown one is refused as bad input, naming it.
 
     >>> steps_of(("expire_snapshots,compact",)), len(steps_of(()))
-    (('compact', 'expire_snapshots'), 4)
+    (('compact', 'expire_snapshots'), 5)
     """
     names = [n.strip().replace("-", "_") for item in given for n in item.split(",") if n.strip()]
     try:
@@ -71,6 +71,10 @@ def _report_json(report: MaintenanceReport) -> list[dict[str, Any]]:
               metavar="DURATION",
               help="Remove only orphan files older than this (at least 1d: files of writes "
                    "in flight must survive).")
+@click.option("--staging-older-than", type=DURATION, default="1d", show_default=True,
+              metavar="DURATION",
+              help="Drop only staging tables a stopped ingest left that have not changed "
+                   "for this long (an ingest under way may be writing a younger one).")
 @click.option("--steps", "step_names", multiple=True, metavar="STEP[,STEP...]",
               help=f"The steps to plan [default: all: {', '.join(STEPS)}].")
 @click.option("--dry-run", is_flag=True, help="Print the plan and exit 0; change nothing.")
@@ -81,11 +85,12 @@ def _report_json(report: MaintenanceReport) -> list[dict[str, Any]]:
 @json_option
 @guarded
 def maintain(table: str, catalog_spec: str, warehouse: str | None, older_than: dt.timedelta,
-             retain_last: int, orphans_older_than: dt.timedelta, step_names: tuple[str, ...],
+             retain_last: int, orphans_older_than: dt.timedelta,
+             staging_older_than: dt.timedelta, step_names: tuple[str, ...],
              dry_run: bool, yes: bool, spark_conf: tuple[str, ...], as_json: bool) -> None:
     """Plan TABLE's maintenance (expire old snapshots, compact small files, rewrite
-    manifests, remove orphan files), print it in plain words, and apply exactly that plan
-    only with --yes.
+    manifests, remove orphan files, drop the staging tables of ingests that stopped before
+    renaming them), print it in plain words, and apply exactly that plan only with --yes.
 
     Nothing a reader or the ingest ledger needs is removed (the current snapshot, those a
     branch or tag holds, the last --retain-last of each branch). Without --yes a plan with
@@ -108,7 +113,7 @@ def maintain(table: str, catalog_spec: str, warehouse: str | None, older_than: d
     with status("Planning maintenance..."):
         plan = plan_maintenance(table, where.catalog, spark, older_than=older_than,
                                 retain_last=retain_last, orphans_older_than=orphans_older_than,
-                                steps=steps)
+                                staging_older_than=staging_older_than, steps=steps)
     data: dict[str, Any] = {"table": table, "todo": plan.todo, "plan": _plan_json(plan),
                             "applied": False, "results": []}
     if not plan.todo or dry_run:

@@ -1,7 +1,8 @@
 """What a maintenance plan is made from, read from a table's metadata with PyIceberg: its
 snapshots and refs, the live data files and their sizes, the current manifests, and what
 the toolkit itself needs kept (a replay under way, another table's files under this
-table's folder). No data file is opened.
+table's folder), and the staging tables stopped ingests left next to it. No data file is
+opened.
 
 The plan is pure (``toolkit.core.maintenance.steps``); the procedures that apply it run on
 Spark (``toolkit.spark.maintenance``).
@@ -23,11 +24,13 @@ from toolkit.core.maintenance.steps import (
     Manifest,
     Ref,
     Snapshot,
+    StagingTable,
     TableFacts,
 )
 from toolkit.iceberg.catalog import load_table
 from toolkit.iceberg.folds import fold_files
 from toolkit.iceberg.ledger import batch_id_of
+from toolkit.iceberg.new_tables import staging_tables, table_files, written
 from toolkit.iceberg.quarantine import (
     QUARANTINE_SUFFIX,
     REPLAYED_BY_PROPERTY,
@@ -45,6 +48,7 @@ __all__ = [
     "TARGET_FILE_SIZE_PROPERTY",
     "refs_of",
     "retention_rules",
+    "staging_facts",
     "table_facts",
 ]
 
@@ -116,7 +120,19 @@ def table_facts(
         *_quarantine_needs(catalog, identifier, table.location()),
         retention_rules(table),
         fold_files(table),
+        staging_facts(catalog, identifier),
     )
+
+
+def staging_facts(catalog: Catalog, identifier: str) -> tuple[StagingTable, ...]:
+    """The staging tables of ``identifier`` in ``catalog``, whatever their age: when each
+    was last updated, what its snapshots wrote, and every file it references."""
+    out = []
+    for name, table in staging_tables(catalog, identifier):
+        data_files, rows = written(table)
+        out.append(StagingTable(name, table.metadata.last_updated_ms, data_files, rows,
+                                tuple(table_files(table))))
+    return tuple(out)
 
 
 def refs_of(table: Table) -> tuple[Ref, ...]:

@@ -446,7 +446,7 @@ def preview_maintenance(
     """The maintenance panel of ``table``: the plan of
     :func:`toolkit.pipeline.maintain.plan_maintenance` (``options``: ``older_than``,
     ``retain_last``, ``target_file_size``, ``min_input_files``, ``orphans_older_than``,
-    ``steps``), and "Apply this plan", which runs exactly it with
+    ``staging_older_than``, ``steps``), and "Apply this plan", which runs exactly it with
     :func:`toolkit.pipeline.maintain.maintain` (refused if the table moved meanwhile).
     Without ``spark``, a session on ``catalog`` is started (or the running one reused)
     when one is needed: for the orphan files' dry run, and to apply.

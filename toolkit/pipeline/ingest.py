@@ -61,6 +61,7 @@ from toolkit.iceberg.ledger import (
     ingested_batches,
 )
 from toolkit.iceberg.new_tables import (
+    STAGING_FOR_PROPERTY,
     discard_table,
     new_table_location,
     promote,
@@ -419,7 +420,9 @@ def _fresh_one_pass(
     staging = staging_identifier(ctx.table)
     created = ctx.catalog.create_table(
         staging, schema=to_iceberg(guess.after), location=location,
-        properties={**NEW_TABLE_PROPERTIES, STAGING_PROPERTY: "true"})
+        # marked, so that maintenance drops it if this process dies before the rename
+        properties={**NEW_TABLE_PROPERTIES, STAGING_PROPERTY: "true",
+                    STAGING_FOR_PROPERTY: ctx.table})
     kept = False
     try:
         both = write_columnar_one_pass(cols, ctx.options, created,

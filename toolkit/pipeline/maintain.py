@@ -1,13 +1,15 @@
 """Table maintenance, previewed like any other plan: :func:`plan_maintenance` says what
-expiring snapshots, compacting small files, rewriting manifests and removing orphan files
-would do, changing nothing; :func:`maintain` applies exactly that plan (refused if the
-table moved since) and reports what Iceberg's procedures did.
+expiring snapshots, compacting small files, rewriting manifests, removing orphan files and
+dropping the staging tables stopped ingests left would do, changing nothing;
+:func:`maintain` applies exactly that plan (refused if the table moved since) and reports
+what Iceberg's procedures did.
 
 Nothing a reader or the ledger needs is removed: the current snapshot, snapshots a branch
 or tag points to, the last ``retain_last`` of each branch, staged writes under a day old
 and the snapshot of a replay under way are kept; the batch ids of expired snapshots are
 folded into the ingest ledger before they expire (so a batch id is still written once);
-orphan files are removed only when older than a day (files of writes in flight survive).
+orphan files are removed only when older than a day (files of writes in flight survive);
+staging tables are dropped only when unchanged for a day (an ingest may be writing one).
 
 A notebook session::
 
@@ -32,9 +34,11 @@ from toolkit.core.maintenance.steps import (
     DAY_MS,
     STEPS,
     Compact,
+    DropStagingTables,
     ExpireSnapshots,
     MaintenancePlan,
     MaintenanceReport,
+    OrphanSearch,
     RemoveOrphanFiles,
     RewriteManifests,
     StepResult,
@@ -43,6 +47,7 @@ from toolkit.core.maintenance.steps import (
 from toolkit.errors import StalePlanError
 from toolkit.iceberg.ledger import remember_batches
 from toolkit.iceberg.maintenance import refs_of, retention_rules, table_facts
+from toolkit.iceberg.new_tables import drop_leftover
 from toolkit.iceberg.statistics import fold_arrivals, stale_arrivals_properties
 from toolkit.spark import maintenance as procedures
 from toolkit.spark.progress import tracking
@@ -64,6 +69,8 @@ OLDER_THAN = dt.timedelta(days=5)
 RETAIN_LAST = 5
 MIN_INPUT_FILES = 5
 ORPHANS_OLDER_THAN = dt.timedelta(days=3)
+#: a staging table updated within a day may be an ingest's under way (as staged writes)
+STAGING_OLDER_THAN = dt.timedelta(days=1)
 
 
 @dataclass(frozen=True)
@@ -76,6 +83,7 @@ class MaintenanceSettings:
     target_file_size: int | None = None
     min_input_files: int = MIN_INPUT_FILES
     orphans_older_than: dt.timedelta | dt.datetime = ORPHANS_OLDER_THAN
+    staging_older_than: dt.timedelta | dt.datetime = STAGING_OLDER_THAN
     steps: Iterable[str] = STEPS
 
 
@@ -115,6 +123,10 @@ def plan_maintenance(
     * ``remove_orphan_files``: files no metadata references, older than
       ``orphans_older_than`` (default 3 days, never less than 1: files of writes in
       flight must survive), found by a dry run on ``spark``.
+    * ``drop_staging_tables``: the staging tables (``<table>__toolkit_new_<id>``, marked
+      as standing in for ``table``) that ingests which stopped before renaming them left,
+      last updated before ``staging_older_than`` (default 1 day: an ingest under way may
+      be writing a younger one), with what they hold.
 
     ``steps`` chooses among them (default all); ``spark`` is needed only for the orphan
     dry run. Pass the plan to :func:`maintain` to apply exactly it. ``options`` are the
@@ -151,8 +163,9 @@ def plan_maintenance(
         retain_last=settings.retain_last,
         target_file_size=settings.target_file_size,
         min_input_files=settings.min_input_files,
-        orphans_older_than_ms=orphans_ms,
-        orphans_found=found,
+        orphans=None if found is None else OrphanSearch(orphans_ms, found),
+        staging_older_than_ms=_cutoff_ms(settings.staging_older_than, now_ms,
+                                         "staging_older_than", table),
     )
 
 
@@ -193,7 +206,11 @@ def maintain(
     (``rewrite_data_files``), ``rewrite_manifests``, then the batch ids of the snapshots
     to expire are folded into the ingest ledger and exactly the planned snapshots are
     expired (``expire_snapshots``), last exactly the planned orphan files are removed if
-    still unreferenced (``remove_orphan_files``). The report holds each procedure's counts.
+    still unreferenced (``remove_orphan_files``), and exactly the planned staging tables
+    are dropped with their files (``drop_staging_tables``), each only if it is still a
+    staging table of ``table`` and unchanged since the plan (one renamed meanwhile is the
+    real table now; one that changed may be an ingest's under way): the others are kept
+    and the report says why. The report holds each procedure's counts.
     """
     if plan is None:
         plan = plan_maintenance(table, catalog, spark, **options)
@@ -228,6 +245,8 @@ def maintain(
                     spark, catalog.name, name, step.files, step.older_than_ms
                 )
                 results.append(MaintenanceReport.orphans_removed(removed))
+            elif isinstance(step, DropStagingTables):
+                results.append(_drop_staging(catalog, table, step))
             log.info("%s: %s", table, results[-1].sentence)
         track.finish(f"Maintained {table}: "
                      + ("; ".join(r.sentence for r in results) or "nothing to do"))
@@ -264,3 +283,13 @@ def _expire(
     tbl.refresh()
     left = {s.snapshot_id for s in tbl.metadata.snapshots}
     return MaintenanceReport.expired(sum(1 for i in ids if i not in left), counts)
+
+
+def _drop_staging(catalog: Catalog, table: str, step: DropStagingTables) -> StepResult:
+    """Drop exactly the planned staging tables (each checked again just before: see
+    :func:`~toolkit.iceberg.new_tables.drop_leftover`) and delete their files."""
+    done = [drop_leftover(catalog, table, t.identifier, t.last_updated_ms) for t in step.drop]
+    return MaintenanceReport.staging_dropped(
+        sum(1 for d in done if d.kept is None), sum(d.files for d in done),
+        [f"{d.identifier}: {d.kept}" for d in done if d.kept is not None],
+    )

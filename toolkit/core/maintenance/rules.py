@@ -5,9 +5,11 @@ rule follows the Iceberg procedure that applies it, so the plan's numbers are th
 
 What a plan never removes: the current snapshot, a snapshot a branch or tag points to, the
 last ``retain_last`` snapshots of every branch, a snapshot no branch holds that is less
-than a day old (a staged write may be in flight), the snapshot of a replay under way, and
-orphan files younger than a day. The batch ids of expired snapshots are folded into the
-ingest ledger first, so a batch is never written twice after its snapshot is gone.
+than a day old (a staged write may be in flight), the snapshot of a replay under way,
+orphan files younger than a day, the files of the table's staging tables (they are another
+table's), and a staging table updated within the last day (an ingest may be writing it).
+The batch ids of expired snapshots are folded into the ingest ledger first, so a batch is
+never written twice after its snapshot is gone.
 
 >>> from toolkit.core.maintenance.steps import Ref, Snapshot
 >>> from toolkit.core.evolution.state import TableState
@@ -35,10 +37,12 @@ from toolkit.core.maintenance.steps import (
     MAX_GROUP_SIZE,
     Compact,
     DataFile,
+    DropStagingTables,
     ExpireSnapshots,
     KeptSnapshot,
     MaintenancePlan,
     MaintenanceStep,
+    OrphanSearch,
     RemoveOrphanFiles,
     RewriteManifests,
     Snapshot,
@@ -56,6 +60,7 @@ __all__ = [
     "plan_expiry",
     "plan_manifests",
     "plan_orphans",
+    "plan_staging_tables",
 ]
 
 
@@ -260,6 +265,16 @@ def plan_orphans(
                 f"{'is' if len(theirs) == 1 else 'are'} left alone."
             )
             keep += theirs
+    # a staging table's files lie in this table's folder (it was made where the table
+    # would be) but are that table's: dropping it (its own step) deletes them
+    staging = {_bare(f) for t in facts.staging_tables for f in t.files}
+    theirs = [f for f in found if _bare(f) in staging]
+    if theirs:
+        notes.append(
+            f"{counted(len(theirs), 'file')} of staging tables "
+            f"{'is' if len(theirs) == 1 else 'are'} left to drop_staging_tables."
+        )
+        keep += theirs
     folds = {_bare(f) for f in facts.fold_files}
     ours = [f for f in found if _bare(f) in folds]
     if ours:
@@ -270,6 +285,15 @@ def plan_orphans(
         keep += ours
     files = tuple(f for f in found if f not in set(keep))
     return RemoveOrphanFiles(older_than_ms, files, tuple(notes))
+
+
+def plan_staging_tables(facts: TableFacts, *, older_than_ms: int) -> DropStagingTables:
+    """The table's staging tables last updated before ``older_than_ms`` (left by ingests
+    that stopped between writing and renaming them), to drop; the younger ones are kept,
+    as an ingest under way may be writing them."""
+    old = tuple(t for t in facts.staging_tables if t.last_updated_ms < older_than_ms)
+    young = tuple(t for t in facts.staging_tables if t.last_updated_ms >= older_than_ms)
+    return DropStagingTables(older_than_ms, old, young)
 
 
 def _bare(p: str) -> str:
@@ -290,11 +314,12 @@ def make_plan(
     retain_last: int,
     target_file_size: int | None,
     min_input_files: int,
-    orphans_older_than_ms: int,
-    orphans_found: Sequence[str] | None,
+    orphans: OrphanSearch | None,
+    staging_older_than_ms: int | None = None,
 ) -> MaintenancePlan:
-    """The plan of the chosen ``steps`` for ``facts`` (``orphans_found``: the dry run's
-    files, needed when orphan removal is chosen)."""
+    """The plan of the chosen ``steps`` for ``facts`` (``orphans``: the dry run's files,
+    needed when orphan removal is chosen; ``staging_older_than_ms``: staging tables
+    updated since are kept, default a day before the facts were measured)."""
     chosen = check_steps(steps)
     planned: list[MaintenanceStep] = []
     compaction = None
@@ -311,11 +336,15 @@ def make_plan(
             planned.append(
                 plan_expiry(facts, older_than_ms=older_than_ms, retain_last=retain_last)
             )
+        elif name == "drop_staging_tables":
+            planned.append(plan_staging_tables(
+                facts, older_than_ms=facts.measured_at_ms - DAY_MS
+                if staging_older_than_ms is None else staging_older_than_ms))
         else:
-            if orphans_found is None:
+            if orphans is None:
                 raise ValueError(f"{facts.table}: orphan removal needs the dry run's files")
             planned.append(
-                plan_orphans(facts, older_than_ms=orphans_older_than_ms, found=orphans_found)
+                plan_orphans(facts, older_than_ms=orphans.older_than_ms, found=orphans.found)
             )
     return MaintenancePlan(
         facts.table, facts.state, facts.measured_at_ms, tuple(planned),

@@ -1,6 +1,7 @@
 """Table maintenance as a plan, the vocabulary: the facts a plan is made from (measured
 from a table's metadata beforehand), its steps (expire snapshots, compact small files,
-rewrite manifests, remove orphan files), each with a sentence in plain words and the
+rewrite manifests, remove orphan files, drop the staging tables stopped ingests left), each
+with a sentence in plain words and the
 table state it was made against, and what a run did.
 
 Pure: the facts (:class:`TableFacts`) are measured by ``toolkit.iceberg.maintenance`` (and
@@ -31,16 +32,19 @@ __all__ = [
     "STEPS",
     "Compact",
     "DataFile",
+    "DropStagingTables",
     "ExpireSnapshots",
     "KeptSnapshot",
     "MaintenancePlan",
     "MaintenanceReport",
     "MaintenanceStep",
     "Manifest",
+    "OrphanSearch",
     "Ref",
     "RemoveOrphanFiles",
     "RewriteManifests",
     "Snapshot",
+    "StagingTable",
     "StepName",
     "StepResult",
     "TableFacts",
@@ -51,12 +55,15 @@ __all__ = [
 ]
 
 StepName: TypeAlias = Literal[
-    "compact", "rewrite_manifests", "expire_snapshots", "remove_orphan_files"
+    "compact", "rewrite_manifests", "expire_snapshots", "remove_orphan_files",
+    "drop_staging_tables",
 ]
 #: the steps, in the order a run applies them: compaction first (its new files then get
-#: their manifests rewritten), expiry before orphan removal (as Iceberg advises)
+#: their manifests rewritten), expiry before orphan removal (as Iceberg advises); the
+#: staging tables other tables are, apart from the table's own metadata, last
 STEPS: Final[tuple[StepName, ...]] = (
-    "compact", "rewrite_manifests", "expire_snapshots", "remove_orphan_files"
+    "compact", "rewrite_manifests", "expire_snapshots", "remove_orphan_files",
+    "drop_staging_tables",
 )
 DAY_MS: Final = 86_400_000
 #: Iceberg's defaults: data file target size, manifest target size, group size limit
@@ -114,6 +121,24 @@ class Manifest:
 
 
 @dataclass(frozen=True)
+class StagingTable:
+    """A staging table of the table (``<table>__toolkit_new_<id>``, marked as standing in
+    for it): a new table is written under that name, then renamed in one step; a process
+    that died in between left it behind (``toolkit.iceberg.new_tables``)."""
+
+    identifier: str
+    last_updated_ms: int
+    """When its metadata last changed (an ingest writing it changes it)."""
+    data_files: int
+    rows: int
+    """The data files and rows its snapshots wrote, staged or not: never published under
+    the table's name."""
+    files: tuple[str, ...] = ()
+    """Every file it references (data, manifests, metadata): they lie in the table's
+    folder, yet are not the table's orphans."""
+
+
+@dataclass(frozen=True)
 class TableFacts:
     """What the table's metadata says, when it was read: everything a plan is made from."""
 
@@ -142,10 +167,21 @@ class TableFacts:
     fold_files: tuple[str, ...] = ()
     """The toolkit's fold files the table's properties point to (older entries of its
     lineage, arrivals and ingest ledger): never orphans, whatever Iceberg says."""
+    staging_tables: tuple[StagingTable, ...] = ()
+    """The staging tables of the table still in the catalog, whatever their age."""
 
     @property
     def ref_map(self) -> Mapping[str, int]:
         return {r.name: r.snapshot_id for r in self.refs}
+
+
+@dataclass(frozen=True)
+class OrphanSearch:
+    """What a dry run of Iceberg's orphan search found: the files older than
+    ``older_than_ms`` that no metadata references."""
+
+    older_than_ms: int
+    found: tuple[str, ...]
 
 
 # --- the steps ----------------------------------------------------------------------------
@@ -318,7 +354,65 @@ class RemoveOrphanFiles:
         )
 
 
-MaintenanceStep: TypeAlias = ExpireSnapshots | Compact | RewriteManifests | RemoveOrphanFiles
+@dataclass(frozen=True)
+class DropStagingTables:
+    """Drop the staging tables that stopped ingests left (older than a time: an ingest
+    under way may be writing a younger one), and delete their files."""
+
+    older_than_ms: int
+    drop: tuple[StagingTable, ...]
+    """Exactly these are dropped, each only if still a staging table, unchanged since."""
+    young: tuple[StagingTable, ...] = ()
+    """Staging tables updated since ``older_than_ms``: kept."""
+    name: StepName = field(default="drop_staging_tables", init=False)
+
+    @property
+    def todo(self) -> bool:
+        return bool(self.drop)
+
+    @property
+    def sentence(self) -> str:
+        """What the step drops and keeps.
+
+        >>> left = StagingTable("db.t__toolkit_new_ab12cd34ef56", 0, 3, 1200)
+        >>> print(DropStagingTables(1, (left,)).sentence)
+        Drop 1 staging table a stopped ingest left (db.t__toolkit_new_ab12cd34ef56, 3 data \
+files, 1,200 rows never published) and delete its files; rerunning that batch writes it.
+        """
+        young = ""
+        if self.young:
+            names = listed([t.identifier for t in self.young])
+            young = (
+                f"{counted(len(self.young), 'staging table')} updated since "
+                f"{time_text(self.older_than_ms)} ({names}) "
+                f"{'is' if len(self.young) == 1 else 'are'} kept: an ingest may be "
+                f"writing {'it' if len(self.young) == 1 else 'them'}."
+            )
+        if not self.drop:
+            return ("No staging table left by a stopped ingest"
+                    + (f" older than {time_text(self.older_than_ms)}; {young}"
+                       if young else "."))
+        one = len(self.drop) == 1
+        shown = "; ".join(
+            f"{t.identifier}, " + (
+                f"{counted(t.data_files, 'data file')}, {counted(t.rows, 'row')} never "
+                "published" if t.data_files else "no data file")
+            for t in self.drop[:LISTED]
+        )
+        more = len(self.drop) - LISTED
+        shown += f"; and {more} more" if more > 0 else ""
+        return (
+            f"Drop {counted(len(self.drop), 'staging table')} "
+            f"{'a stopped ingest' if one else 'stopped ingests'} left ({shown}) and delete "
+            f"{'its' if one else 'their'} files; rerunning "
+            f"{'that batch writes it' if one else 'those batches writes them'}."
+            + (f" {young}" if young else "")
+        )
+
+
+MaintenanceStep: TypeAlias = (
+    ExpireSnapshots | Compact | RewriteManifests | RemoveOrphanFiles | DropStagingTables
+)
 
 
 @dataclass(frozen=True)
@@ -438,6 +532,23 @@ class MaintenanceReport:
                 else "no orphan file removed")
         return StepResult(
             "remove_orphan_files", True, (("orphan_files_removed", len(files)),), text
+        )
+
+    @staticmethod
+    def staging_dropped(dropped: int, files: int, kept: Sequence[str] = ()) -> StepResult:
+        """The result of dropping staging tables: ``dropped`` tables and ``files`` files
+        gone; ``kept``: why each planned one that was not dropped was kept, in words.
+
+        >>> print(MaintenanceReport.staging_dropped(1, 5, ["db.t__toolkit_new_ab: it no "
+        ...       "longer exists"]).sentence)
+        dropped 1 staging table, deleting 5 files; kept db.t__toolkit_new_ab: it no longer exists
+        """
+        text = (f"dropped {counted(dropped, 'staging table')}, deleting "
+                f"{counted(files, 'file')}" if dropped else "no staging table dropped")
+        text += "".join(f"; kept {why}" for why in kept)
+        return StepResult(
+            "drop_staging_tables", True,
+            (("staging_tables_dropped", dropped), ("staging_files_deleted", files)), text,
         )
 
 

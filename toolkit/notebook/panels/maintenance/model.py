@@ -19,6 +19,7 @@ from typing import Literal, TypeAlias
 from toolkit.core.evolution.state import TableState
 from toolkit.core.maintenance.steps import (
     Compact,
+    DropStagingTables,
     ExpireSnapshots,
     MaintenancePlan,
     MaintenanceReport,
@@ -40,6 +41,7 @@ TITLES = {
     "rewrite_manifests": "Rewrite manifests",
     "expire_snapshots": "Expire snapshots",
     "remove_orphan_files": "Remove orphan files",
+    "drop_staging_tables": "Drop staging tables left behind",
 }
 #: how many names (snapshots, files) a step's details list
 DETAILS = 8
@@ -74,6 +76,8 @@ def _numbers(step: MaintenanceStep) -> str:
     if isinstance(step, ExpireSnapshots):
         kept = "1 old one" if len(step.kept) == 1 else f"{len(step.kept):,} old ones"
         return f"{len(step.expire):,} of {counted(step.total, 'snapshot')}; {kept} kept"
+    if isinstance(step, DropStagingTables):
+        return counted(len(step.drop), "staging table")
     return counted(len(step.files), "file")
 
 
@@ -85,6 +89,12 @@ def _details(step: MaintenanceStep) -> tuple[str, ...]:
         lines += [f"expire {i}" for i in step.expire]
     elif isinstance(step, RemoveOrphanFiles):
         lines = [f"remove {f}" for f in step.files]
+    elif isinstance(step, DropStagingTables):
+        lines = [f"drop {t.identifier}: {counted(t.data_files, 'data file')}, "
+                 f"{counted(t.rows, 'row')}, last updated {time_text(t.last_updated_ms)}"
+                 for t in step.drop]
+        lines += [f"keep {t.identifier}: updated {time_text(t.last_updated_ms)}"
+                  for t in step.young]
     elif isinstance(step, Compact):
         lines = [f"target file size {size_text(step.target_file_size)}, at least "
                  f"{step.min_input_files} small files per partition"]
