@@ -115,9 +115,16 @@ def test_a_table_another_writer_made_meanwhile_takes_the_batch_after_its_own(
     _data_files_are_the_tables(lakehouse, name)
 
 
+@pytest.mark.parametrize(
+    ("partitions", "copies"),
+    [(3, 1), (12, 1), (2, 40)],
+    ids=["three partitions", "empty partitions", "columns in several packs"],
+)
 def test_the_jvm_counts_classes_as_sparks_aggregation_counts_them(
-    spark: SparkSession,
+    spark: SparkSession, partitions: int, copies: int
 ) -> None:
+    from pyspark.sql import functions as F
+
     from toolkit.core.batch.options import Options
     from toolkit.spark.columnar import (
         class_counts,
@@ -138,7 +145,9 @@ def test_the_jvm_counts_classes_as_sparks_aggregation_counts_them(
         ("Jean-Paul", 2**62 + 1, dt.datetime(9999, 12, 31, tzinfo=_UTC)),
         (None, None, None),
     ]
-    df = spark.sparkContext.parallelize(rows, 3).toDF("s string, n long, t timestamp")
+    df = spark.sparkContext.parallelize(rows, partitions).toDF("s string, n long, t timestamp")
+    # more columns than one long's digits hold are counted in packs of their own
+    df = df.select(*(F.col(c).alias(f"{c}{i}") for i in range(copies) for c in "snt"))
     typed = typed_columns(df)
     assert typed is not None
     options = Options()
@@ -149,9 +158,14 @@ def test_the_jvm_counts_classes_as_sparks_aggregation_counts_them(
     assert counts is not None and list(counts.keys) == keys
     counts.frame.write.format("noop").mode("overwrite").save()
     found = tally_counts(counts)
-    assert found is not None
-    assert {k: v for k, v in expected.items() if v is not None} == found
-    assert found["rows"] == 7 and sum(found[f"p{q}"] for q in range(3)) == 7
+    assert (counts.packs > 1) == (copies > 1)
+    # a partition without rows sends nothing: its count is nobody's
+    assert {k: v for k, v in expected.items() if v is not None
+            and not (k[0] == "p" and v == 0)} == found
+    assert found["rows"] == 7 and sum(v for k, v in found.items() if k[0] == "p") == 7
+    # the last pack's last column counted too: its timestamps' whole and fractional ones
+    assert len(keys) == copies * 8 and found[f"k{len(keys) - 3}"] == 3
+    assert found[f"k{len(keys) - 2}"] == 1
 
 
 @pytest.mark.parametrize("fmt", ["parquet", "orc"])

@@ -230,7 +230,7 @@ def write_columnar_one_pass(
 ) -> tuple[OnePass, TypedSeen] | None:
     """The steady state of typed sources: route the batch into ``table``'s current schema
     as if it held only kinds the table takes (every class that has a kind foreseen), and
-    count its classes in the same pass (Spark's ``observe``), staging the rows. The
+    count its classes in the same pass (``jvm/ClassTally.java``), staging the rows. The
     caller plans on the counts as on any observation and publishes the staged rows only
     if the plan changes nothing (then the projection routed exactly what the two-pass
     path routes: same schema, same classes, same rules), else drops them and routes
@@ -270,10 +270,9 @@ def write_columnar_one_pass(
         first = reading.result()
     if first is None:  # the file's start could not be read alone
         first = head_records(cols)
-    row = tally_counts(counts)
     predicates = {n: class_predicates(cols, n, options) for n in cols.names}
-    found = None if row is None else observed_counts(
-        cols, row, counts.keys, predicates, options, batch, first)
+    found = observed_counts(cols, tally_counts(counts), counts.keys, predicates, options,
+                            batch, first)
     if found is None:
         drop_staged(table, write_id)
         return None

@@ -399,6 +399,10 @@ def _record_numbers(
 CLASS_TALLY: Final = "toolkit.spark.jvm.ClassTally"
 
 
+#: how big a pack's digits may get: the product of its columns' bases stays in a long
+_PACKED_MAX: Final = 1 << 62
+
+
 @dataclass(frozen=True)
 class Counting:
     """A batch's rows counted by class as they pass (:func:`counting`): read the counts
@@ -407,13 +411,16 @@ class Counting:
     frame: DataFrame
     payloads: Any
     keys: tuple[tuple[str, str], ...]
-    partitions: int
+    packs: int
 
 
 def counting(cols: TypedColumns, options: Options) -> Counting | None:
     """``cols``' rows (of a frame :func:`classified`) counted by class as a write reads
-    them, inside the JVM (``jvm/ClassTally.java``); None when the session has no such
-    helper."""
+    them, inside the write's own code in the JVM (``jvm/ClassTally.java``); None when the
+    session has no such helper.
+
+    Each row's class codes are packed into longs, a digit per column (0 a null, c + 1
+    class c), so that one call into the JVM helper per row and pack counts them all."""
     from pyspark.sql import DataFrame
 
     from toolkit.spark.tally import jvm_class
@@ -423,51 +430,69 @@ def counting(cols: TypedColumns, options: Options) -> Counting | None:
     if klass is None:
         return None
 
-    def arrays() -> tuple[Any, Any, Any, tuple[tuple[str, str], ...]]:
+    def arrays() -> tuple[Any, Any, Any, tuple[tuple[str, str], ...], int]:
+        from pyspark.sql import functions as F
+
         gateway: Any = spark.sparkContext._gateway
         jvm: Any = spark._jvm
-        n = len(cols.names)
-        ordinals, coded, classes = (gateway.new_array(jvm.int, n),
-                                    gateway.new_array(jvm.boolean, n),
-                                    gateway.new_array(jvm.int, n))
-        fields = cols.frame.columns
         keys: list[tuple[str, str]] = []
-        for i, name in enumerate(cols.names):
+        packs: list[list[tuple[Column, int]]] = [[]]
+        product = 1
+        for name in cols.names:
             names = value_classes(cols.source_type(name), options)
-            ordinals[i] = fields.index(_code_name(cols, name) if name in cols.coded
-                                       else f"c{i}")
-            coded[i] = name in cols.coded
-            classes[i] = len(names)
             keys += [(name, c) for c in names]
-        return ordinals, coded, classes, tuple(keys)
+            if name in cols.coded:
+                digit = F.coalesce(F.col(_code_name(cols, name)) + F.lit(1), F.lit(0))
+            else:  # one class: every value is in it
+                digit = F.when(cols.column(name).isNull(), F.lit(0)).otherwise(F.lit(1))
+            base = len(names) + 1
+            if product * base > _PACKED_MAX:
+                packs.append([])
+                product = 1
+            packs[-1].append((digit, base))
+            product *= base
+        columns = gateway.new_array(jvm.org.apache.spark.sql.Column, len(packs))
+        bases = gateway.new_array(jvm.int, len(cols.names))
+        sizes = gateway.new_array(jvm.int, len(packs))
+        j = 0
+        for i, pack in enumerate(packs):
+            packed, weight = F.lit(0).cast("long"), 1
+            for digit, base in pack:
+                packed = packed + digit.cast("long") * F.lit(weight)
+                bases[j], j, weight = base, j + 1, weight * base
+            columns[i] = packed._jc
+            sizes[i] = len(pack)
+        return columns, bases, sizes, tuple(keys), len(packs)
 
-    # the arrays are only read by the JVM: one set serves every batch of the layout
-    ordinals, coded, classes, keys = _built(
+    # the columns and arrays are only read by the JVM: one set serves every batch of the
+    # layout
+    packs, bases, sizes, keys, n = _built(
         ("tally", cols.names, cols.types, cols.naive, cols.coded, options), arrays)
     # unnamed: Spark keeps a copy of a named accumulator's updates with every task it lists
     payloads = spark.sparkContext._jsc.sc().collectionAccumulator()
-    jdf = klass.tallied(cols.frame._jdf, ordinals, coded, classes, payloads)
-    # the rows the tally reads are planned already (an RDD): their partitions cost no
-    # second planning of the batch's scan, as asking the frame would
-    parts = int(jdf.queryExecution().logical().rdd().getNumPartitions())
-    return Counting(DataFrame(jdf, spark), payloads, keys, parts)
+    jdf = klass.counted(cols.frame._jdf, packs, bases, sizes, payloads)
+    return Counting(DataFrame(jdf, spark), payloads, keys, n)
 
 
-def tally_counts(counts: Counting) -> dict[str, int] | None:
+def tally_counts(counts: Counting) -> dict[str, int]:
     """What :func:`counting` counted, as the aggregation of :func:`class_counts` gives it
     (``rows``, ``k0``, ``f0``, ``l0``... with row ids as :func:`numbered` makes them, and
-    ``p0``... the rows of each partition); None when a partition sent no counts."""
+    ``p0``... the rows of each partition that has any). Read once the job that wrote the
+    rows succeeded: every partition ran then, and one that sent nothing had no rows."""
     from toolkit.spark.tally import jvm_class
 
     spark = counts.frame.sparkSession
     text: str = jvm_class(spark, CLASS_TALLY).payloadLines(counts.payloads)
-    by_part: dict[int, list[int]] = {}
+    sent: dict[tuple[int, int], list[int]] = {}
     for line in text.split("\n"):
         if line:
-            numbers = [int(x) for x in line.split()]
-            by_part[numbers[0]] = numbers[1:]  # a task run twice sent the same counts
-    if set(by_part) != set(range(counts.partitions)):
-        return None
+            pack, part, *numbers = (int(x) for x in line.split())
+            sent[pack, part] = numbers  # a task run twice sent the same counts
+    by_part: dict[int, list[int]] = {}
+    for pack in range(counts.packs):  # a partition's packs, in order: every class once
+        for (p, q), numbers in sorted(sent.items()):
+            if p == pack:
+                by_part.setdefault(q, numbers[:1]).extend(numbers[1:])
     row = {"rows": sum(v[0] for v in by_part.values())}
     row |= {f"p{q}": v[0] for q, v in by_part.items()}
     for j in range(len(counts.keys)):
