@@ -126,14 +126,8 @@ def test_the_jvm_counts_classes_as_sparks_aggregation_counts_them(
     from pyspark.sql import functions as F
 
     from toolkit.core.batch.options import Options
-    from toolkit.spark.columnar import (
-        class_counts,
-        classified,
-        counting,
-        numbered,
-        tally_counts,
-        typed_columns,
-    )
+    from toolkit.spark.class_tally import counting, tally_counts
+    from toolkit.spark.columnar import class_counts, classified, numbered, typed_columns
 
     # every class of a text, a long and a timestamp column, nulls, in three partitions
     rows = [

@@ -38,18 +38,17 @@ from toolkit.spark.batches import (
     publish_write,
     spark_schema,
 )
+from toolkit.spark.class_tally import counting, tally_counts
 from toolkit.spark.columnar import (
     HEAD_ROWS,
     TypedColumns,
     TypedSeen,
     class_predicates,
     classified,
-    counting,
     head_records,
     observe_typed,
     observed_counts,
     routed_typed,
-    tally_counts,
     typed_columns,
 )
 from toolkit.spark.progress import described

@@ -49,8 +49,10 @@ __all__ = [
     "class_counts",
     "class_predicates",
     "classified",
-    "tally_counts",
-    "counting",
+    "ROW_ID",
+    "ROW_BITS",
+    "built",
+    "code_name",
     "head_records",
     "numbered",
     "observed_counts",
@@ -151,7 +153,7 @@ _BUILT_MAX: Final = 1024
 _NOT_BUILT: Final = object()
 
 
-def _built(key: tuple[Any, ...], build: Callable[[], _T]) -> _T:
+def built(key: tuple[Any, ...], build: Callable[[], _T]) -> _T:
     """``build()``, or what it gave for the same ``key`` in this JVM before."""
     from pyspark import SparkContext
 
@@ -207,7 +209,7 @@ def _class_code(cols: TypedColumns, name: str, options: Options) -> Column | Non
     in it). Computed once per row (:func:`classified`), so that counting and routing
     compare a small number instead of testing texts again."""
     i = cols.names.index(name)
-    return _built(("code", i, cols.types[i], cols.naive[i], options),
+    return built(("code", i, cols.types[i], cols.naive[i], options),
                   lambda: _class_code_of(cols, name, options))
 
 
@@ -261,16 +263,17 @@ def classified(cols: TypedColumns, options: Options) -> TypedColumns:
         codes = {n: code for n in cols.names
                  if (code := _class_code(cols, n, options)) is not None}
         return frozenset(codes), [*map(F.col, cols.value_names()),
-                                  *(code.alias(_code_name(cols, n)) for n, code in codes.items())]
+                                  *(code.alias(code_name(cols, n)) for n, code in codes.items())]
 
-    coded, exprs = _built(("classified", cols.names, cols.types, cols.naive, options), build)
+    coded, exprs = built(("classified", cols.names, cols.types, cols.naive, options), build)
     if not coded:
         return cols
     frame = cols.frame.select(*exprs)
     return TypedColumns(frame, cols.names, cols.types, cols.naive, coded)
 
 
-def _code_name(cols: TypedColumns, name: str) -> str:
+def code_name(cols: TypedColumns, name: str) -> str:
+    """The column of the class codes of column ``name`` in a frame :func:`classified`."""
     return f"t{cols.names.index(name)}"
 
 
@@ -280,7 +283,7 @@ def class_predicates(
     """A Spark predicate per value class of column ``name`` (nulls in none): a comparison
     of its class code (:func:`classified`)."""
     i = cols.names.index(name)
-    return _built(("classes", i, cols.types[i], cols.naive[i], name in cols.coded, options),
+    return built(("classes", i, cols.types[i], cols.naive[i], name in cols.coded, options),
                   lambda: _class_predicates_of(cols, name, options))
 
 
@@ -292,7 +295,7 @@ def _class_predicates_of(
     classes = value_classes(cols.source_type(name), options)
     if len(classes) == 1:
         return {classes[0]: cols.column(name).isNotNull()}
-    code = F.col(_code_name(cols, name)) if name in cols.coded \
+    code = F.col(code_name(cols, name)) if name in cols.coded \
         else _class_code(cols, name, options)
     assert code is not None
     return {cls: code == F.lit(i) for i, cls in enumerate(classes)}
@@ -342,7 +345,7 @@ def class_counts(
             keys.append((name, cls))
     parts = _partitions(cols.frame)
     if 1 < parts <= COUNTED_PARTITIONS:
-        part = F.shiftright(F.col(ROW_ID), _ROW_BITS)
+        part = F.shiftright(F.col(ROW_ID), ROW_BITS)
         aggs += [F.count_if(part == F.lit(q)).alias(f"p{q}") for q in range(parts)]
     return predicates, aggs, keys
 
@@ -350,7 +353,7 @@ def class_counts(
 #: the column of :func:`numbered` (positional names are ``c0``, ``c1``...: no clash)
 ROW_ID: Final = "rid"
 #: the bits of a row id (``monotonically_increasing_id``) below its partition's number
-_ROW_BITS: Final = 33
+ROW_BITS: Final = 33
 #: a batch of up to this many partitions has their rows counted by the aggregation that
 #: counts its classes; beyond, a job of its own counts them (record numbers need them)
 COUNTED_PARTITIONS: Final = 64
@@ -379,8 +382,8 @@ def _record_numbers(
     Rows of the first partition need nothing more; others need the row counts of the
     partitions before theirs: ``sizes`` (by partition), else one small job counting rows
     by partition."""
-    mask = (1 << _ROW_BITS) - 1
-    parts = {i >> _ROW_BITS for i in ids}
+    mask = (1 << ROW_BITS) - 1
+    parts = {i >> ROW_BITS for i in ids}
     offset = {0: 0}
     if parts - {0}:
         if sizes is None:
@@ -392,117 +395,7 @@ def _record_numbers(
         for p in range(max(parts) + 1):
             offset[p] = total
             total += sizes.get(p, 0)
-    return {i: offset[i >> _ROW_BITS] + (i & mask) for i in ids}
-
-
-#: the JVM class counting value classes as rows pass (``jvm/ClassTally.java``)
-CLASS_TALLY: Final = "toolkit.spark.jvm.ClassTally"
-
-
-#: how big a pack's digits may get: the product of its columns' bases stays in a long
-_PACKED_MAX: Final = 1 << 62
-
-
-@dataclass(frozen=True)
-class Counting:
-    """A batch's rows counted by class as they pass (:func:`counting`): read the counts
-    with :func:`tally_counts` once the rows are written."""
-
-    frame: DataFrame
-    payloads: Any
-    keys: tuple[tuple[str, str], ...]
-    packs: int
-
-
-def counting(cols: TypedColumns, options: Options) -> Counting | None:
-    """``cols``' rows (of a frame :func:`classified`) counted by class as a write reads
-    them, inside the write's own code in the JVM (``jvm/ClassTally.java``); None when the
-    session has no such helper.
-
-    Each row's class codes are packed into longs, a digit per column (0 a null, c + 1
-    class c), so that one call into the JVM helper per row and pack counts them all."""
-    from pyspark.sql import DataFrame
-
-    from toolkit.spark.tally import jvm_class
-
-    spark = cols.frame.sparkSession
-    klass = jvm_class(spark, CLASS_TALLY)
-    if klass is None:
-        return None
-
-    def arrays() -> tuple[Any, Any, Any, tuple[tuple[str, str], ...], int]:
-        from pyspark.sql import functions as F
-
-        gateway: Any = spark.sparkContext._gateway
-        jvm: Any = spark._jvm
-        keys: list[tuple[str, str]] = []
-        packs: list[list[tuple[Column, int]]] = [[]]
-        product = 1
-        for name in cols.names:
-            names = value_classes(cols.source_type(name), options)
-            keys += [(name, c) for c in names]
-            if name in cols.coded:
-                digit = F.coalesce(F.col(_code_name(cols, name)) + F.lit(1), F.lit(0))
-            else:  # one class: every value is in it
-                digit = F.when(cols.column(name).isNull(), F.lit(0)).otherwise(F.lit(1))
-            base = len(names) + 1
-            if product * base > _PACKED_MAX:
-                packs.append([])
-                product = 1
-            packs[-1].append((digit, base))
-            product *= base
-        columns = gateway.new_array(jvm.org.apache.spark.sql.Column, len(packs))
-        bases = gateway.new_array(jvm.int, len(cols.names))
-        sizes = gateway.new_array(jvm.int, len(packs))
-        j = 0
-        for i, pack in enumerate(packs):
-            packed, weight = F.lit(0).cast("long"), 1
-            for digit, base in pack:
-                packed = packed + digit.cast("long") * F.lit(weight)
-                bases[j], j, weight = base, j + 1, weight * base
-            columns[i] = packed._jc
-            sizes[i] = len(pack)
-        return columns, bases, sizes, tuple(keys), len(packs)
-
-    # the columns and arrays are only read by the JVM: one set serves every batch of the
-    # layout
-    packs, bases, sizes, keys, n = _built(
-        ("tally", cols.names, cols.types, cols.naive, cols.coded, options), arrays)
-    # unnamed: Spark keeps a copy of a named accumulator's updates with every task it lists
-    payloads = spark.sparkContext._jsc.sc().collectionAccumulator()
-    jdf = klass.counted(cols.frame._jdf, packs, bases, sizes, payloads)
-    return Counting(DataFrame(jdf, spark), payloads, keys, n)
-
-
-def tally_counts(counts: Counting) -> dict[str, int]:
-    """What :func:`counting` counted, as the aggregation of :func:`class_counts` gives it
-    (``rows``, ``k0``, ``f0``, ``l0``... with row ids as :func:`numbered` makes them, and
-    ``p0``... the rows of each partition that has any). Read once the job that wrote the
-    rows succeeded: every partition ran then, and one that sent nothing had no rows."""
-    from toolkit.spark.tally import jvm_class
-
-    spark = counts.frame.sparkSession
-    text: str = jvm_class(spark, CLASS_TALLY).payloadLines(counts.payloads)
-    sent: dict[tuple[int, int], list[int]] = {}
-    for line in text.split("\n"):
-        if line:
-            pack, part, *numbers = (int(x) for x in line.split())
-            sent[pack, part] = numbers  # a task run twice sent the same counts
-    by_part: dict[int, list[int]] = {}
-    for pack in range(counts.packs):  # a partition's packs, in order: every class once
-        for (p, q), numbers in sorted(sent.items()):
-            if p == pack:
-                by_part.setdefault(q, numbers[:1]).extend(numbers[1:])
-    row = {"rows": sum(v[0] for v in by_part.values())}
-    row |= {f"p{q}": v[0] for q, v in by_part.items()}
-    for j in range(len(counts.keys)):
-        row[f"k{j}"] = sum(v[1 + 3 * j] for v in by_part.values())
-        ends = [(q << _ROW_BITS | v[2 + 3 * j], q << _ROW_BITS | v[3 + 3 * j])
-                for q, v in by_part.items() if v[1 + 3 * j]]
-        if ends:
-            row[f"f{j}"] = min(a for a, _ in ends)
-            row[f"l{j}"] = max(b for _, b in ends)
-    return row
+    return {i: offset[i >> ROW_BITS] + (i & mask) for i in ids}
 
 
 def observe_typed(
@@ -751,7 +644,7 @@ def routed_typed(
     Python router does the batch)."""
     cols = seen.columns
     held = tuple(tuple(c for c, n in seen.counts[name].items() if n) for name in cols.names)
-    exprs = _built(("routed", cols.names, cols.types, cols.naive, cols.coded, tuple(targets),
+    exprs = built(("routed", cols.names, cols.types, cols.naive, cols.coded, tuple(targets),
                     schema.json(), held, options),
                    lambda: _routing(cols, dict(zip(cols.names, held, strict=True)), targets,
                                     schema, options))

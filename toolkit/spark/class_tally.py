@@ -1,0 +1,133 @@
+"""Counting the value classes of typed columns as a write reads them, inside the JVM
+(``jvm/ClassTally.java``): the one pass of typed sources (``toolkit.pipeline.typed``)
+routes, stages and counts a batch in one Spark job, and plans on the counts as on the
+aggregation :func:`toolkit.spark.columnar.class_counts` gives.
+
+Each row's class codes (:func:`toolkit.spark.columnar.classified`) are packed into longs, a
+digit per column; a JVM function called once per row and pack, in a filter inside the
+write's own generated code, counts them, and each task sends its partition's counts when
+it ends.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+from toolkit.core.batch.options import Options
+from toolkit.core.batch.typed_profile import value_classes
+from toolkit.spark.columnar import ROW_BITS, TypedColumns, built, code_name
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+
+__all__ = ["CLASS_TALLY", "Counting", "counting", "tally_counts"]
+
+#: the JVM class counting value classes as rows pass (``jvm/ClassTally.java``)
+CLASS_TALLY: Final = "toolkit.spark.jvm.ClassTally"
+
+
+#: how big a pack's digits may get: the product of its columns' bases stays in a long
+_PACKED_MAX: Final = 1 << 62
+
+
+@dataclass(frozen=True)
+class Counting:
+    """A batch's rows counted by class as they pass (:func:`counting`): read the counts
+    with :func:`tally_counts` once the rows are written."""
+
+    frame: DataFrame
+    payloads: Any
+    keys: tuple[tuple[str, str], ...]
+    packs: int
+
+
+def counting(cols: TypedColumns, options: Options) -> Counting | None:
+    """``cols``' rows (of a frame :func:`classified`) counted by class as a write reads
+    them, inside the write's own code in the JVM (``jvm/ClassTally.java``); None when the
+    session has no such helper.
+
+    Each row's class codes are packed into longs, a digit per column (0 a null, c + 1
+    class c), so that one call into the JVM helper per row and pack counts them all."""
+    from pyspark.sql import DataFrame
+
+    from toolkit.spark.tally import jvm_class
+
+    spark = cols.frame.sparkSession
+    klass = jvm_class(spark, CLASS_TALLY)
+    if klass is None:
+        return None
+
+    def arrays() -> tuple[Any, Any, Any, tuple[tuple[str, str], ...], int]:
+        from pyspark.sql import functions as F
+
+        gateway: Any = spark.sparkContext._gateway
+        jvm: Any = spark._jvm
+        keys: list[tuple[str, str]] = []
+        packs: list[list[tuple[Column, int]]] = [[]]
+        product = 1
+        for name in cols.names:
+            names = value_classes(cols.source_type(name), options)
+            keys += [(name, c) for c in names]
+            if name in cols.coded:
+                digit = F.coalesce(F.col(code_name(cols, name)) + F.lit(1), F.lit(0))
+            else:  # one class: every value is in it
+                digit = F.when(cols.column(name).isNull(), F.lit(0)).otherwise(F.lit(1))
+            base = len(names) + 1
+            if product * base > _PACKED_MAX:
+                packs.append([])
+                product = 1
+            packs[-1].append((digit, base))
+            product *= base
+        columns = gateway.new_array(jvm.org.apache.spark.sql.Column, len(packs))
+        bases = gateway.new_array(jvm.int, len(cols.names))
+        sizes = gateway.new_array(jvm.int, len(packs))
+        j = 0
+        for i, pack in enumerate(packs):
+            packed, weight = F.lit(0).cast("long"), 1
+            for digit, base in pack:
+                packed = packed + digit.cast("long") * F.lit(weight)
+                bases[j], j, weight = base, j + 1, weight * base
+            columns[i] = packed._jc
+            sizes[i] = len(pack)
+        return columns, bases, sizes, tuple(keys), len(packs)
+
+    # the columns and arrays are only read by the JVM: one set serves every batch of the
+    # layout
+    packs, bases, sizes, keys, n = built(
+        ("tally", cols.names, cols.types, cols.naive, cols.coded, options), arrays)
+    # unnamed: Spark keeps a copy of a named accumulator's updates with every task it lists
+    payloads = spark.sparkContext._jsc.sc().collectionAccumulator()
+    jdf = klass.counted(cols.frame._jdf, packs, bases, sizes, payloads)
+    return Counting(DataFrame(jdf, spark), payloads, keys, n)
+
+
+def tally_counts(counts: Counting) -> dict[str, int]:
+    """What :func:`counting` counted, as the aggregation of :func:`class_counts` gives it
+    (``rows``, ``k0``, ``f0``, ``l0``... with row ids as :func:`numbered` makes them, and
+    ``p0``... the rows of each partition that has any). Read once the job that wrote the
+    rows succeeded: every partition ran then, and one that sent nothing had no rows."""
+    from toolkit.spark.tally import jvm_class
+
+    spark = counts.frame.sparkSession
+    text: str = jvm_class(spark, CLASS_TALLY).payloadLines(counts.payloads)
+    sent: dict[tuple[int, int], list[int]] = {}
+    for line in text.split("\n"):
+        if line:
+            pack, part, *numbers = (int(x) for x in line.split())
+            sent[pack, part] = numbers  # a task run twice sent the same counts
+    by_part: dict[int, list[int]] = {}
+    for pack in range(counts.packs):  # a partition's packs, in order: every class once
+        for (p, q), numbers in sorted(sent.items()):
+            if p == pack:
+                by_part.setdefault(q, numbers[:1]).extend(numbers[1:])
+    row = {"rows": sum(v[0] for v in by_part.values())}
+    row |= {f"p{q}": v[0] for q, v in by_part.items()}
+    for j in range(len(counts.keys)):
+        row[f"k{j}"] = sum(v[1 + 3 * j] for v in by_part.values())
+        ends = [(q << ROW_BITS | v[2 + 3 * j], q << ROW_BITS | v[3 + 3 * j])
+                for q, v in by_part.items() if v[1 + 3 * j]]
+        if ends:
+            row[f"f{j}"] = min(a for a, _ in ends)
+            row[f"l{j}"] = max(b for _, b in ends)
+    return row
