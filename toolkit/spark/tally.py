@@ -60,7 +60,8 @@ log = logging.getLogger(__name__)
 
 SOURCE = Path(__file__).with_name("jvm") / "Tally.java"
 #: every source of the jar: the tally, and the router that reuses its tokenizer
-SOURCES = tuple(SOURCE.with_name(n) for n in ("Tally.java", "Router.java", "ClassTally.java"))
+SOURCES = tuple(SOURCE.with_name(n) for n in ("Tally.java", "Router.java", "ClassTally.java",
+                                               "Sockets.java"))
 TALLY_CLASS = "toolkit.spark.jvm.Tally"
 
 #: A value of each scalar code of Tally.java, in code order: the Classifier types each
@@ -202,7 +203,10 @@ def jvm_class(spark: SparkSession, name: str) -> Any:
     jvm: Any = spark._jvm
     if jvm is None:
         return None
-    classes = _CLASSES.setdefault(jvm, {})
+    classes = _CLASSES.get(jvm)
+    if classes is None:
+        classes = _CLASSES[jvm] = {}
+        _answers_at_once(spark, classes)
     if name not in classes:
         found: Any = jvm
         try:
@@ -212,6 +216,29 @@ def jvm_class(spark: SparkSession, name: str) -> Any:
             found = None
         classes[name] = found if isinstance(found, JavaClass) else None
     return classes[name]
+
+
+#: the JVM class that makes py4j's answers leave at once (``jvm/Sockets.java``)
+SOCKETS_CLASS = "toolkit.spark.jvm.Sockets"
+
+
+def _answers_at_once(spark: SparkSession, classes: dict[str, Any]) -> None:
+    """Have the JVM of ``spark`` send its answers to Python without waiting
+    (``jvm/Sockets.java``): an answer over 8 KB waited 44 ms for an acknowledgement,
+    which a stream's tally payloads and a wide table's schema pay on every batch. Done
+    once per JVM, at its first class lookup; a JVM without the helper keeps its way."""
+    from py4j.java_gateway import JavaClass
+
+    found: Any = spark._jvm
+    try:
+        for part in SOCKETS_CLASS.split("."):
+            found = getattr(found, part)
+        if isinstance(found, JavaClass):
+            gateway: Any = spark.sparkContext._gateway
+            found.noDelay(gateway.java_gateway_server)
+    except Exception as exc:  # noqa: BLE001 - slower answers, never a failed batch
+        log.info("py4j answers keep their delay: %s", exc)
+    classes[SOCKETS_CLASS] = found if isinstance(found, JavaClass) else None
 
 
 def jvm_tally_ready(spark: SparkSession) -> bool:
