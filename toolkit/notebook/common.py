@@ -123,8 +123,11 @@ STYLE = """<style>
 
 
 #: the stylesheet's first rule, also inline: a front end that drops ``<style>`` (GitHub, a
-#: sanitizer) keeps ``style`` attributes, so a long name still breaks instead of widening
-WRAP_STYLE = "overflow-wrap:anywhere;word-break:break-word"
+#: sanitizer) keeps ``style`` attributes, so a long name still breaks instead of widening.
+#: JupyterLab's sanitizer keeps only some values inline (``overflow-wrap`` and
+#: ``word-wrap``: normal or break-word), so ``word-wrap:break-word`` comes first, for it;
+#: a browser reads the rest, the later ``overflow-wrap`` winning over its alias
+WRAP_STYLE = "word-wrap:break-word;overflow-wrap:anywhere;word-break:break-word"
 
 
 def wrap(body: str) -> str:
@@ -262,10 +265,10 @@ def inline_cell_style(html: str) -> str:
     """Every table cell of ``html`` with :data:`CELL_STYLE` inline (before any style of
     its own), which a sanitizing front end keeps when it drops the stylesheet.
 
-    >>> inline_cell_style('<td>a</td><th style="width:3em">b</th>')
-    '<td style="text-align:left;vertical-align:top;overflow-wrap:anywhere;word-break:\
-break-word">a</td><th style="text-align:left;vertical-align:top;overflow-wrap:anywhere;\
-word-break:break-word;width:3em">b</th>'
+    >>> print(inline_cell_style('<td>a</td><th style="width:3em">b</th>')
+    ...       .replace(WRAP_STYLE, "WRAP"))
+    <td style="text-align:left;vertical-align:top;WRAP">a</td><th \
+style="text-align:left;vertical-align:top;WRAP;width:3em">b</th>
     """
 
     def cell(match: re.Match[str]) -> str:

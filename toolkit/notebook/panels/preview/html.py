@@ -20,6 +20,7 @@ from toolkit.core.evolution.operations import MakeOptional
 from toolkit.core.values.wording import counted
 from toolkit.notebook.common import (
     REPORT_ROWS,
+    WRAP_STYLE,
     badge,
     fixed_table,
     scroll_box,
@@ -180,7 +181,7 @@ _HAPPENED_COLOR: Final[dict[Happened, str]] = {
 #: widths fixed by the header row, and long names and values broken anywhere: a
 #: 200-character field name wraps inside its cell instead of pushing the grid off screen
 _GRID_STYLE = "table-layout:fixed;width:100%;max-width:1200px"
-_BREAK = "overflow-wrap:anywhere;word-break:break-word"
+_BREAK = WRAP_STYLE
 _GRID_HEAD = "<tr>" + "".join(
     f"<th style='width:{width}'>{name}</th>" if width else f"<th>{name}</th>"
     for name, width in (
