@@ -256,34 +256,27 @@ def plan_orphans(
         )
     keep: list[str] = []
     notes = []
+
+    def set_aside(theirs: list[str], whose: str, fate: str) -> None:
+        if theirs:
+            notes.append(f"{counted(len(theirs), 'file')} of {whose} "
+                         f"{'is' if len(theirs) == 1 else 'are'} {fate}.")
+            keep.extend(theirs)
+
     for name, folder in facts.foreign_folders:
         prefix = folder.rstrip("/") + "/"
-        theirs = [f for f in found if _under(f, prefix)]
-        if theirs:
-            notes.append(
-                f"{counted(len(theirs), 'file')} of {name} under its folder "
-                f"{'is' if len(theirs) == 1 else 'are'} left alone."
-            )
-            keep += theirs
+        set_aside([f for f in found if _under(f, prefix)], f"{name} under its folder",
+                  "left alone")
     # a staging table's files lie in this table's folder (it was made where the table
     # would be) but are that table's: dropping it (its own step) deletes them
     staging = {_bare(f) for t in facts.staging_tables for f in t.files}
-    theirs = [f for f in found if _bare(f) in staging]
-    if theirs:
-        notes.append(
-            f"{counted(len(theirs), 'file')} of staging tables "
-            f"{'is' if len(theirs) == 1 else 'are'} left to drop_staging_tables."
-        )
-        keep += theirs
+    set_aside([f for f in found if _bare(f) in staging], "staging tables",
+              "left to drop_staging_tables")
     folds = {_bare(f) for f in facts.fold_files}
-    ours = [f for f in found if _bare(f) in folds]
-    if ours:
-        notes.append(
-            f"{counted(len(ours), 'file')} of the toolkit's logs (lineage, arrivals, the "
-            f"ingest ledger) {'is' if len(ours) == 1 else 'are'} kept."
-        )
-        keep += ours
-    files = tuple(f for f in found if f not in set(keep))
+    set_aside([f for f in found if _bare(f) in folds],
+              "the toolkit's logs (lineage, arrivals, the ingest ledger)", "kept")
+    kept = set(keep)
+    files = tuple(f for f in found if f not in kept)
     return RemoveOrphanFiles(older_than_ms, files, tuple(notes))
 
 
