@@ -107,20 +107,16 @@ def tally_counts(counts: Counting) -> dict[str, int]:
     (``rows``, ``k0``, ``f0``, ``l0``... with row ids as :func:`numbered` makes them, and
     ``p0``... the rows of each partition that has any). Read once the job that wrote the
     rows succeeded: every partition ran then, and one that sent nothing had no rows."""
-    from toolkit.spark.tally import jvm_class
+    from toolkit.spark.router import payload_texts
 
-    spark = counts.frame.sparkSession
-    text: str = jvm_class(spark, CLASS_TALLY).payloadLines(counts.payloads)
     sent: dict[tuple[int, int], list[int]] = {}
-    for line in text.split("\n"):
-        if line:
-            pack, part, *numbers = (int(x) for x in line.split())
-            sent[pack, part] = numbers  # a task run twice sent the same counts
+    for line in payload_texts(counts.frame.sparkSession, counts.payloads):
+        pack, part, *numbers = (int(x) for x in line.split())
+        sent[pack, part] = numbers  # a task run twice sent the same counts
+    # per partition, its packs in order (sorted by pack first): every class once
     by_part: dict[int, list[int]] = {}
-    for pack in range(counts.packs):  # a partition's packs, in order: every class once
-        for (p, q), numbers in sorted(sent.items()):
-            if p == pack:
-                by_part.setdefault(q, numbers[:1]).extend(numbers[1:])
+    for (_, part), numbers in sorted(sent.items()):
+        by_part.setdefault(part, numbers[:1]).extend(numbers[1:])
     row = {"rows": sum(v[0] for v in by_part.values())}
     row |= {f"p{q}": v[0] for q, v in by_part.items()}
     for j in range(len(counts.keys)):

@@ -264,7 +264,8 @@ def route_tallied(
 
 
 def payload_texts(spark: SparkSession, payloads: Any) -> list[str]:
-    """The tally payloads the tasks of a :func:`route_tallied` write added to
-    ``payloads``, read in one JVM round trip."""
+    """The text payloads tasks added to the accumulator ``payloads`` (those of a
+    :func:`route_tallied` write, or of ``toolkit.spark.class_tally``'s count), read in one
+    JVM round trip."""
     text: str = jvm_class(spark, ROUTER_CLASS).payloadLines(payloads)
     return [t for t in text.split("\n") if t]

@@ -150,9 +150,4 @@ public final class ClassTally implements UDF1<Long, Boolean> {
     }
     return out.toString();
   }
-
-  /** The payloads gathered, one per line. */
-  public static String payloadLines(CollectionAccumulator<String> payloads) {
-    return String.join("\n", payloads.value());
-  }
 }
