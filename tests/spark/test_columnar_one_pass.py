@@ -163,7 +163,7 @@ def test_the_jvm_counts_classes_as_sparks_aggregation_counts_them(
     counts = counting(cols, options)
     assert counts is not None and len(counts.keys) == 8 * copies
     assert (counts.packs > 1) == (copies > 1)
-    counts.frame.write.format("noop").mode("overwrite").save()
+    counts.lazy.frame.write.format("noop").mode("overwrite").save()
     found = tally_counts(counts)
     assert found["rows"] == 7 and sum(v for k, v in found.items() if k[0] == "p") == 7
     # a partition without rows sends nothing: its count is nobody's
@@ -230,3 +230,26 @@ def test_batches_of_one_layout_under_other_options_route_by_their_own(
         assert [r.routed_in for r in reports] == ["jvm", "jvm"]
         assert_table_is_the_simulation(
             spark, lakehouse, name, toolkit.simulate([str(p) for p in paths], **options))
+
+
+def test_a_session_without_the_toolkits_jvm_helpers_routes_typed_batches_all_the_same(
+    lakehouse: Catalog, spark: SparkSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Spark session the toolkit did not start has none of ``jvm/*.java``: a typed
+    batch then takes two passes, each step a DataFrame of its own, and lands the same."""
+    from toolkit.spark import tally
+    from toolkit.spark.class_tally import CLASS_TALLY
+    from toolkit.spark.plans import PLANS
+
+    found = tally.jvm_class
+    missing = {PLANS, CLASS_TALLY}
+    monkeypatch.setattr(tally, "jvm_class",
+                        lambda s, name: None if name in missing else found(s, name))
+    day1 = pd.DataFrame({"id": pd.array([1, 2], dtype="int32"), "city": ["Lagos", None]})
+    day2 = pd.DataFrame({"id": pd.array([3], dtype="int32"), "city": ["2024-06-01"]})
+    name = _name("no_helpers")
+    first = ingest(day1, name, lakehouse, spark)
+    second = ingest(day2, name, lakehouse, spark)
+    assert (first.one_pass, second.one_pass) == (False, False)
+    assert (first.routed_in, second.routed_in) == ("jvm", "jvm")
+    assert_table_is_the_simulation(spark, lakehouse, name, toolkit.simulate([day1, day2]))

@@ -238,7 +238,7 @@ def write_columnar_one_pass(
     typed = df if isinstance(df, TypedColumns) else typed_columns(df)
     if typed is None:
         return None
-    spark = typed.frame.sparkSession
+    spark = typed.lazy.session
     schema = from_iceberg(table.schema())
     planned = spark_schema(spark, schema)
     kinds = {n: foreseen_kinds(typed.source_type(n), options) for n in typed.names}
@@ -254,7 +254,7 @@ def write_columnar_one_pass(
         counts = counting(cols, options)  # in the JVM, as the write reads the rows
         if counts is None:
             return None
-        every = TypedSeen(replace(cols, frame=counts.frame), kinds,
+        every = TypedSeen(replace(cols, lazy=counts.lazy), kinds,
                           {n: dict.fromkeys(k, 1) for n, k in kinds.items()})
         frame = routed_typed(every, targets, planned, options)
         if frame is None or viewed.result() != planned:

@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING, Any, Final
 from toolkit.core.batch.options import Options
 from toolkit.core.batch.typed_profile import value_classes
 from toolkit.spark.columnar import ROW_BITS, TypedColumns, built, code_name
+from toolkit.spark.plans import LazyFrame
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame
+    from pyspark.sql import Column
 
 __all__ = ["CLASS_TALLY", "Counting", "counting", "tally_counts"]
 
@@ -36,7 +37,8 @@ class Counting:
     """A batch's rows counted by class as they pass (:func:`counting`): read the counts
     with :func:`tally_counts` once the rows are written."""
 
-    frame: DataFrame
+    #: the rows, counted as a job reads them: the class codes' frame and one more column
+    lazy: LazyFrame
     payloads: Any
     keys: tuple[tuple[str, str], ...]
     packs: int
@@ -49,13 +51,11 @@ def counting(cols: TypedColumns, options: Options) -> Counting | None:
 
     Each row's class codes are packed into longs, a digit per column (0 a null, c + 1
     class c), so that one call into the JVM helper per row and pack counts them all."""
-    from pyspark.sql import DataFrame
-
     from toolkit.spark.tally import jvm_class
 
-    spark = cols.frame.sparkSession
+    spark = cols.lazy.session
     klass = jvm_class(spark, CLASS_TALLY)
-    if klass is None:
+    if klass is None or cols.lazy.done is not None:  # a JVM without the helpers' jar
         return None
 
     def arrays() -> tuple[Any, Any, Any, tuple[tuple[str, str], ...], int]:
@@ -98,8 +98,9 @@ def counting(cols: TypedColumns, options: Options) -> Counting | None:
         ("tally", cols.names, cols.types, cols.naive, cols.coded, options), arrays)
     # unnamed: Spark keeps a copy of a named accumulator's updates with every task it lists
     payloads = spark.sparkContext._jsc.sc().collectionAccumulator()
-    jdf = klass.counted(cols.frame._jdf, packs, bases, sizes, payloads)
-    return Counting(DataFrame(jdf, spark), payloads, keys, n)
+    counted = cols.lazy.stacked(
+        lambda plan: klass.counted(plan, packs, bases, sizes, payloads))
+    return Counting(counted, payloads, keys, n)
 
 
 def tally_counts(counts: Counting) -> dict[str, int]:
@@ -110,7 +111,7 @@ def tally_counts(counts: Counting) -> dict[str, int]:
     from toolkit.spark.router import payload_texts
 
     sent: dict[tuple[int, int], list[int]] = {}
-    for line in payload_texts(counts.frame.sparkSession, counts.payloads):
+    for line in payload_texts(counts.lazy.session, counts.payloads):
         pack, part, *numbers = (int(x) for x in line.split())
         sent[pack, part] = numbers  # a task run twice sent the same counts
     # per partition, its packs in order (sorted by pack first): every class once

@@ -39,6 +39,7 @@ from toolkit.core.batch.typed_profile import (
     value_classes,
 )
 from toolkit.core.values.types import DECIMAL_TYPE, Kind, Shape
+from toolkit.spark.plans import JavaColumns, LazyFrame, java_columns
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -77,13 +78,19 @@ class TypedColumns:
     """A DataFrame of typed columns under positional names (``c0``, ``c1``...: a name
     from data never enters an expression), with each column's name and source type."""
 
-    frame: DataFrame
+    #: the frame, its steps not analysed yet (:mod:`toolkit.spark.plans`)
+    lazy: LazyFrame
     names: tuple[str, ...]
     types: tuple[str, ...]
     #: whether a column holds timestamps without a zone (read as UTC, RULES 1)
     naive: tuple[bool, ...]
     #: the columns whose class codes the frame holds (:func:`classified`)
     coded: frozenset[str] = frozenset()
+
+    @property
+    def frame(self) -> DataFrame:
+        """The frame, analysed (once)."""
+        return self.lazy.frame
 
     def value_names(self) -> list[str]:
         """The frame's columns of values (not the class codes :func:`classified` adds)."""
@@ -140,8 +147,8 @@ def typed_columns(df: DataFrame) -> TypedColumns | None:
         naive.append(found[1])
     if not names or len({n.lower() for n in names}) != len(names):
         return None
-    frame = df.toDF(*(f"c{i}" for i in range(len(names))))
-    return TypedColumns(frame, tuple(names), tuple(types), tuple(naive))
+    return TypedColumns(LazyFrame.of(df).positional(), tuple(names), tuple(types),
+                        tuple(naive))
 
 
 #: Spark expressions built before, by what they were built from. A batch's class codes
@@ -257,19 +264,21 @@ def classified(cols: TypedColumns, options: Options) -> TypedColumns:
     """``cols`` with the class of each value of every column of several classes computed
     once per row, as a column of its own (:func:`_class_code`)."""
 
-    def build() -> tuple[frozenset[str], list[Column]]:
+    spark = cols.lazy.session
+
+    def build() -> tuple[frozenset[str], JavaColumns]:
         from pyspark.sql import functions as F
 
         codes = {n: code for n in cols.names
                  if (code := _class_code(cols, n, options)) is not None}
-        return frozenset(codes), [*map(F.col, cols.value_names()),
-                                  *(code.alias(code_name(cols, n)) for n, code in codes.items())]
+        return frozenset(codes), java_columns(spark, [
+            *map(F.col, cols.value_names()),
+            *(code.alias(code_name(cols, n)) for n, code in codes.items())])
 
     coded, exprs = built(("classified", cols.names, cols.types, cols.naive, options), build)
     if not coded:
         return cols
-    frame = cols.frame.select(*exprs)
-    return TypedColumns(frame, cols.names, cols.types, cols.naive, coded)
+    return TypedColumns(cols.lazy.select(exprs), cols.names, cols.types, cols.naive, coded)
 
 
 def code_name(cols: TypedColumns, name: str) -> str:
@@ -375,10 +384,10 @@ def numbered(frame: DataFrame) -> DataFrame:
 
 
 def _record_numbers(
-    frame: DataFrame, ids: Sequence[int], sizes: Mapping[int, int] | None = None
+    cols: TypedColumns, ids: Sequence[int], sizes: Mapping[int, int] | None = None
 ) -> dict[int, int]:
-    """Each of ``ids`` (Spark row ids of ``frame``) as its row's place among all the
-    rows of ``frame``, from 0 (the Python path's record index, ``toolkit.core.batch.profile``).
+    """Each of ``ids`` (Spark row ids of ``cols``' frame) as its row's place among all
+    the rows of the frame, from 0 (the Python path's record index, ``toolkit.core.batch.profile``).
     Rows of the first partition need nothing more; others need the row counts of the
     partitions before theirs: ``sizes`` (by partition), else one small job counting rows
     by partition."""
@@ -389,7 +398,7 @@ def _record_numbers(
         if sizes is None:
             from pyspark.sql import functions as F
 
-            sizes = {int(r["p"]): int(r["n"]) for r in frame.groupBy(
+            sizes = {int(r["p"]): int(r["n"]) for r in cols.frame.groupBy(
                 F.spark_partition_id().alias("p")).agg(F.count(F.lit(1)).alias("n")).collect()}
         total = 0
         for p in range(max(parts) + 1):
@@ -439,7 +448,7 @@ def observed_counts(
     ends = {(name, cls): (int(row[f"f{j}"]), int(row[f"l{j}"]))
             for j, (name, cls) in enumerate(keys) if counts[name][cls]}
     sizes = {int(k[1:]): int(v) for k, v in row.items() if k[0] == "p" and k[1:].isdigit()}
-    at = _record_numbers(cols.frame, [i for pair in ends.values() for i in pair],
+    at = _record_numbers(cols, [i for pair in ends.values() for i in pair],
                          sizes or None)
     spans = {key: (at[a], at[b]) for key, (a, b) in ends.items()}
     return summary, _profile(seen, predicates, options, batch, rows, spans, head), seen
@@ -644,11 +653,15 @@ def routed_typed(
     Python router does the batch)."""
     cols = seen.columns
     held = tuple(tuple(c for c, n in seen.counts[name].items() if n) for name in cols.names)
+    def build() -> JavaColumns | None:
+        exprs = _routing(cols, dict(zip(cols.names, held, strict=True)), targets, schema,
+                         options)
+        return None if exprs is None else java_columns(cols.lazy.session, exprs)
+
     exprs = built(("routed", cols.names, cols.types, cols.naive, cols.coded, tuple(targets),
-                    schema.json(), held, options),
-                   lambda: _routing(cols, dict(zip(cols.names, held, strict=True)), targets,
-                                    schema, options))
-    return None if exprs is None else cols.frame.select(*exprs)
+                    schema.json(), held, options), build)
+    # the stack of steps below (names, codes, count) is analysed here, once
+    return None if exprs is None else cols.lazy.select(exprs).frame
 
 
 def _routing(

@@ -3,9 +3,8 @@ package toolkit.spark.jvm;
 import java.util.Arrays;
 import org.apache.spark.TaskContext;
 import org.apache.spark.sql.Column;
-import org.apache.spark.sql.Dataset;
-import org.apache.spark.sql.Row;
 import org.apache.spark.sql.api.java.UDF1;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.expressions.UserDefinedFunction;
 import org.apache.spark.sql.functions;
 import org.apache.spark.sql.types.DataTypes;
@@ -62,15 +61,15 @@ public final class ClassTally implements UDF1<Long, Boolean> {
   }
 
   /**
-   * {@code df}'s rows counted as a job reads them (a copy of this function per pack),
-   * with one more column, {@link #COLUMN}.
+   * {@code child}'s rows counted as a job reads them (a copy of this function per pack),
+   * with one more column, {@link #COLUMN}: a plan not analysed yet ({@link Plans}).
    *
    * @param packs per pack, the long column of its columns' class digits
    * @param bases every pack's bases, one pack after the other
    * @param sizes per pack, how many of {@code bases} are its
    */
-  public static Dataset<Row> counted(
-      Dataset<Row> df,
+  public static LogicalPlan counted(
+      LogicalPlan child,
       Column[] packs,
       int[] bases,
       int[] sizes,
@@ -87,12 +86,13 @@ public final class ClassTally implements UDF1<Long, Boolean> {
       keep = keep == null ? yes : keep.and(yes);
     }
     if (keep == null) {
-      return df;
+      return child;
     }
     // a column first, then a filter on it: Spark moves no filter below a projection with a
     // non-deterministic column, so the class codes the calls read are the very ones the
     // routing reads (a filter moved down would compute them a second time)
-    return df.select(functions.col("*"), keep.as(COLUMN)).where(functions.col(COLUMN));
+    Column[] withKeep = {functions.col("*"), keep.as(COLUMN)};
+    return Plans.where(Plans.select(child, withKeep), functions.col(COLUMN));
   }
 
   @Override
