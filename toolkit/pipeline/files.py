@@ -500,7 +500,11 @@ def dataframe(spark: SparkSession, fmt: str, source: str | os.PathLike[str]) -> 
     if fmt == "csv":
         return _csv_dataframe(spark, text)
     if fmt in ("parquet", "orc"):
-        reader = spark.read.format(fmt).option("mergeSchema", "true")
+        reader = spark.read.format(fmt)
+        if not os.path.isfile(text):
+            # the files of a folder may each hold other columns (drift across files); a
+            # single file has one schema, and merging ORC schemas costs a Spark job
+            reader = reader.option("mergeSchema", "true")
         try:
             return reader.load(text)
         except Exception as exc:
