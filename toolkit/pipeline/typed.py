@@ -106,9 +106,8 @@ def columnar_source(
     return None
 
 
-#: a file's first rows are read here when its first row group (Parquet) or the file
-#: (ORC: its stripes' sizes are not told) is at most this big, else by a Spark job run
-#: while the batch is written
+#: a Parquet file's first rows are read here when its first row group is at most this
+#: big, else by a Spark job run while the batch is written
 HEAD_GROUP_BYTES = 32 << 20
 #: reads the first rows of files while Spark plans their batch (one thread: a batch
 #: waits for its own head only)
@@ -129,12 +128,13 @@ def _file_head(kind: SourceKind, source: Any) -> Head | None:
 
     try:
         if kind.name == "orc":
-            import pyarrow.orc as po
+            import pyarrow.dataset as ds
 
-            orc = po.ORCFile(path)
-            if path.stat().st_size > HEAD_GROUP_BYTES:
-                return None
-            return _HEADS.submit(_head_of, lambda: orc.read_stripe(0) if orc.nstripes else None)
+            # batch by batch: reading the first stripe whole decoded every row of a
+            # one-stripe file, on the core Spark writes with
+            orc = ds.dataset(path, format="orc")
+            return _HEADS.submit(_head_of, lambda: next(
+                iter(orc.to_batches(batch_size=HEAD_ROWS)), None))
         import pyarrow.parquet as pq
 
         parquet = pq.ParquetFile(path)
