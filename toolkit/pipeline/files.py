@@ -50,6 +50,7 @@ from toolkit.core.values.secrets import masked
 from toolkit.core.values.wording import counted
 from toolkit.errors import SourceFormatError
 from toolkit.spark.cluster import reachable_input
+from toolkit.spark.parquet_footer import footer_schema
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -505,6 +506,8 @@ def dataframe(spark: SparkSession, fmt: str, source: str | os.PathLike[str]) -> 
             # the files of a folder may each hold other columns (drift across files); a
             # single file has one schema, and merging ORC schemas costs a Spark job
             reader = reader.option("mergeSchema", "true")
+        elif fmt == "parquet" and (schema := footer_schema(spark, text)) is not None:
+            reader = reader.schema(schema)  # Spark's inference runs a job of its own
         try:
             return reader.load(text)
         except Exception as exc:
