@@ -7,7 +7,6 @@ See ../../../shared/NOTEBOOK-TESTING.md for why each setting below is there.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import signal
 import socket
@@ -23,6 +22,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 from ipykernel.kernelspec import write_kernel_spec
+
+from tests.reliability.children import short_lived_env
 
 if TYPE_CHECKING:
     from playwright.sync_api import Locator, Page
@@ -74,7 +75,7 @@ def jupyterlab(root: Path, home: Path) -> Iterator[str]:
 
     The server is a direct child of this process; stopping it (SIGTERM, then SIGKILL)
     shuts its kernels down (and with them anything a kernel started, such as Spark's JVM)."""
-    env = dict(os.environ)
+    env = short_lived_env()  # a kernel's Spark lives for one test: the quick compiler only
     env.pop("JUPYTER_PATH", None)
     dirs = {
         "HOME": home,

@@ -20,6 +20,7 @@ from pyiceberg.catalog import Catalog
 
 import toolkit
 from tests.integration.readers import read_pyiceberg
+from tests.reliability.children import short_lived_env
 from toolkit.core.evolution.state import TableState
 from toolkit.iceberg.catalog import embedded_folder
 from toolkit.iceberg.schema import from_iceberg
@@ -35,6 +36,7 @@ SPARK = ("--conf", "spark.master=local[1]")
 def run(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(TOOLKIT), *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=600,
+        env=short_lived_env(),  # its Spark lives for one command: the quick compiler only
     )
 
 

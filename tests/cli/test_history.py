@@ -18,6 +18,7 @@ from pyiceberg.catalog import Catalog
 
 import toolkit
 from tests.cli.lakes import names, renamed_table
+from tests.reliability.children import short_lived_env
 from toolkit.cli import ExitCode, cli
 
 TOOLKIT = Path(sys.executable).with_name("toolkit")
@@ -143,7 +144,7 @@ def test_the_installed_script_exits_3_and_applies_with_yes(tmp_path: Path) -> No
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([str(TOOLKIT), "undo", "db.t", "1", "--catalog", str(lake), *args],
-                              capture_output=True, text=True, timeout=300)
+                              capture_output=True, text=True, timeout=300, env=short_lived_env())
 
     asked = run()
     assert asked.returncode == 3, asked.stderr

@@ -20,6 +20,7 @@ from pyiceberg.catalog import Catalog
 
 import toolkit
 from tests.cli.lakes import write_lines
+from tests.reliability.children import short_lived_env
 from toolkit.cli import cli
 from toolkit.iceberg.catalog import embedded_folder
 
@@ -103,6 +104,7 @@ def test_the_installed_script_streams_until_ctrl_c_and_stops_cleanly(tmp_path: P
         [str(TOOLKIT), "stream", str(landing), "--table", "db.live", "--catalog", "lake",
          "--every", "1s", "--json", "--conf", "spark.master=local[1]"],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=short_lived_env(),  # its Spark lives for a few batches: the quick compiler only
     )
     try:
         assert proc.stdout is not None

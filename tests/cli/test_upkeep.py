@@ -18,6 +18,7 @@ from pyiceberg.catalog import Catalog
 from pyiceberg.exceptions import NamespaceAlreadyExistsError
 
 from tests.cli.lakes import left_staging_table
+from tests.reliability.children import short_lived_env
 from toolkit.cli import cli
 from toolkit.iceberg.catalog import embedded_folder
 
@@ -33,7 +34,7 @@ def invoke(*args: str | Path) -> Result:
 
 def run(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(TOOLKIT), *map(str, args)], cwd=cwd, capture_output=True,
-                          text=True, timeout=300)
+                          text=True, timeout=300, env=short_lived_env())
 
 
 def snapshots(cat: Catalog, table: str) -> int:

@@ -21,6 +21,7 @@ from click.testing import CliRunner, Result
 
 import toolkit
 from tests import servers
+from tests.reliability.children import short_lived_env
 from toolkit.cli import cli
 from toolkit.cli.exits import ExitCode
 
@@ -138,7 +139,7 @@ def test_a_plan_made_on_the_database_catalog_applies_there_and_only_as_reviewed(
     applied = subprocess.run(
         [str(TOOLKIT), "apply", str(saved), "--catalog", url, "--json",
          "--conf", "spark.master=local[1]"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=600)
+        cwd=tmp_path, capture_output=True, text=True, timeout=600, env=short_lived_env())
     assert applied.returncode == 0, applied.stderr
     assert json.loads(applied.stdout)["rows_written"] == 20
     outputs.append(shown(applied))

@@ -16,6 +16,8 @@ from ipykernel.kernelspec import write_kernel_spec
 from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell
 
+from tests.reliability.children import SHORT_LIVED_SUBMIT_ARGS
+
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
@@ -139,6 +141,8 @@ def execute(
     write_kernel_spec(str(tmp_path / "jupyter" / "kernels" / "python3"))
     monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
     monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
+    # the kernel's Spark lives for one notebook: its JVM with the quick compiler only
+    monkeypatch.setenv("PYSPARK_SUBMIT_ARGS", SHORT_LIVED_SUBMIT_ARGS)
 
     for marker, code in (after or {}).items():
         at = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code" and marker in c.source)
