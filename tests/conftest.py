@@ -25,9 +25,15 @@ def lakehouse(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
 @pytest.fixture(scope="session")
 def spark(lakehouse: Catalog) -> Iterator[SparkSession]:
     """A Spark session that sees `lakehouse` under the same catalog name."""
+    from tests.reliability.children import SHORT_LIVED_JVM
     from toolkit.spark import spark_session
 
-    session = spark_session(lakehouse, **{"spark.master": "local[2]"})
+    # the quick compiler only, as the tests' child processes: the run's jobs are many and
+    # small, and the optimising compiler's work on them never paid back (tests/spark/
+    # test_router.py and tests/integration/test_{ingest,stream}.py: 143 s with it, 120 s
+    # without); what runs is the same code either way
+    session = spark_session(lakehouse, **{"spark.master": "local[2]",
+                                          "spark.driver.defaultJavaOptions": SHORT_LIVED_JVM})
     yield session
     session.stop()
 
