@@ -45,6 +45,18 @@ def test_profile_of_one_record_says_so_in_the_singular(tmp_path: Path) -> None:
     assert "1 line set aside, not profiled:" in text.output
 
 
+def test_profile_of_a_field_that_is_always_null_shows_it_as_null(tmp_path: Path) -> None:
+    """A key other systems send as null only (``{"a": null}``, a map entry of no value)."""
+    source = tmp_path / "nulls.jsonl"
+    source.write_text('{"a": null, "b": 1}\n{"a": null, "b": "x"}\n')
+    text = invoke("profile", source)
+    assert text.exit_code == 0, text.output
+    rows = [line.split() for line in text.output.splitlines()]
+    assert ["a", "null", "0", "-", "2"] in rows
+    assert "b: 1 of 2 values is a long (1 string)" in text.output
+    assert "a:" not in text.output  # nothing drifts in a field of nulls
+
+
 def test_view_lineage_and_stats_read_a_table(tmp_path: Path) -> None:
     lake = tmp_path / "lake"
     cat = toolkit.catalog(lake)

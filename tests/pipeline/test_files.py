@@ -23,7 +23,7 @@ from toolkit.core.values.jsonlines import read_jsonl
 from toolkit.core.values.scalars import Float, Int
 from toolkit.errors import MalformedLineError, SourceFormatError
 from toolkit.pipeline import files
-from toolkit.pipeline.files import read_avro, read_csv
+from toolkit.pipeline.files import dataframe, read_avro, read_csv
 from toolkit.pipeline.preview import plan_preview
 from toolkit.pipeline.sources import SOURCE_KINDS, source_kind
 from toolkit.spark.workers import records_of
@@ -381,16 +381,21 @@ def test_files_whose_types_disagree_are_refused_on_spark(
 
 
 @pytest.mark.spark
-def test_parquet_nanoseconds_spark_cannot_read_are_refused_saying_why(
+def test_parquet_nanoseconds_spark_cannot_read_are_read_by_arrow_or_refused_saying_why(
     spark: SparkSession, tmp_path: Path
 ) -> None:
     path = tmp_path / "ns.parquet"
     pq.write_table(pa.table({"t": pa.array([1_000_000_001], pa.timestamp("ns", "UTC"))}), path)
+    # on this disk, Arrow reads it as simulate does: every digit as text
+    kind = source_kind(path)
+    assert kind.mode == "pickle"
+    carried = [pickle.loads(r[0]) for r in kind.to_dataframe(spark, path).collect()]
+    assert carried == [{"t": "1970-01-01T00:00:01.000000001+00:00"}]
+    assert kind.records(path) == [[{"t": "1970-01-01T00:00:01.000000001+00:00"}]]
+    # Spark's own reading (files elsewhere: S3, a cluster's disk) is refused, saying why
     with pytest.raises(SourceFormatError, match=r"Spark cannot read a column.*TIMESTAMP\(NANOS"
-                       r".*microseconds.*pandas or Arrow frame"):
-        source_kind(path).to_dataframe(spark, path)
-    # what ingest refuses, simulate does not turn into something else: every digit as text
-    assert source_kind(path).records(path) == [[{"t": "1970-01-01T00:00:01.000000001+00:00"}]]
+                       r".*ingest the Arrow table"):
+        dataframe(spark, "parquet", path)
 
 
 @pytest.mark.spark

@@ -34,12 +34,14 @@ def drift_line(path: tuple[str, ...], stats: FieldStats) -> str | None:
     n: 3 of 20,000 values are strings (19,997 longs)
     >>> print(drift_line(("t",), profile([{"t": [[1]]}] * 3 + [{"t": "x"}]).fields[("t",)]))
     t: 1 of 4 values is a string (3 lists of lists of longs)
+    >>> print(drift_line(("z",), profile([{"z": None}]).fields[("z",)]))
+    None
     """
     total = stats.present
     ordered = sorted(stats.counts.items(), key=lambda kv: (kv[1], str(kv[0])))
-    *rare, (top, most) = ordered
-    if not rare:
+    if len(ordered) < 2:  # one type, or only nulls: nothing drifts
         return None
+    *rare, (top, most) = ordered
     parts = [
         f"{n:,} of {total:,} values " + (f"is {a_shape(s)}" if n == 1
                                          else f"are {shape_words(s, many=True)}")

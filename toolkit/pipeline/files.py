@@ -63,6 +63,7 @@ __all__ = [
     "folder_format",
     "format_of",
     "guess_format",
+    "local_files",
     "read_avro",
     "read_csv",
     "read_file",
@@ -155,6 +156,13 @@ def _listed(text: str) -> list[Path]:
         elif path.is_file() and _visible(path):
             out.append(path)
     return sorted(out)
+
+
+def local_files(source: str | os.PathLike[str]) -> list[Path]:
+    """The visible files a path, glob or folder on this disk holds, sorted by name; none
+    for a remote one, or one naming nothing."""
+    text = os.fspath(source)
+    return _listed(text) if _is_local(text) else []
 
 
 def guess_format(source: str | os.PathLike[str]) -> str | None:
@@ -513,14 +521,14 @@ def dataframe(spark: SparkSession, fmt: str, source: str | os.PathLike[str]) -> 
         except Exception as exc:
             message = str(exc)
             if "Illegal Parquet type" in message:
-                # Spark 3.5 reads no nanosecond timestamps, which pandas and Arrow write;
-                # simulate() reads them (as texts with every digit): say so, never guess
+                # Spark 3.5 reads no nanosecond timestamps, times of day, UUIDs...; files
+                # on this disk are read by Arrow instead (toolkit.spark.misreads), these
+                # are elsewhere: say so, never guess
                 raise SourceFormatError(
-                    f"{text}: Spark cannot read a column of these {fmt} files "
-                    f"({_illegal_type(message)}). Write timestamps in microseconds "
-                    "(pandas: to_parquet(..., coerce_timestamps='us', "
-                    "allow_truncated_timestamps=False)), or ingest the data as a pandas "
-                    "or Arrow frame, which keeps every digit"
+                    f"{masked(text)}: Spark cannot read a column of these {fmt} files "
+                    f"({_illegal_type(message)}). Read them with pyarrow "
+                    "(pyarrow.parquet.read_table) and ingest the Arrow table, which keeps "
+                    "every value"
                 ) from exc
             if "CANNOT_MERGE" not in message and "Failed to merge" not in message:
                 raise

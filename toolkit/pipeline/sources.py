@@ -36,6 +36,7 @@ Adding a source kind (XML files, a Delta table...) is one entry plus its tests:
 
 from __future__ import annotations
 
+import logging
 import os
 import pickle
 from collections.abc import Callable, Iterable, Mapping
@@ -47,6 +48,7 @@ from toolkit.arrow import pandas_records, polars_records
 from toolkit.arrow import records as arrow_records
 from toolkit.core.values.jsonlines import read_values
 from toolkit.pipeline import files
+from toolkit.spark.misreads import Misread, spark_misread
 from toolkit.spark.workers import JVM_MODES, Mode, line_bytes
 
 if TYPE_CHECKING:
@@ -62,6 +64,8 @@ __all__ = [
     "source_kind",
     "source_named",
 ]
+
+log = logging.getLogger(__name__)
 
 #: where a source's records live: in Python's memory, in files, or in Spark already
 Home: TypeAlias = Literal["memory", "files", "spark"]
@@ -125,9 +129,35 @@ def _files_dataframe(fmt: str, spark: SparkSession, source: Any) -> DataFrame:
     return files.dataframe(spark, fmt, source)
 
 
-def _avro_dataframe(spark: SparkSession, source: Any) -> DataFrame:
-    """Avro files' records, read in Python (no spark-avro jar here), pickled to Spark."""
-    return _records_dataframe(spark, [r for b in files.records("avro", source) for r in b])
+def _read_here_dataframe(fmt: str, spark: SparkSession, source: Any) -> DataFrame:
+    """Files' records, read in Python as ``simulate`` reads them, pickled to Spark: Avro
+    (no spark-avro jar here), and the files Spark would read otherwise."""
+    return _records_dataframe(spark, [r for b in files.records(fmt, source) for r in b])
+
+
+def _misread(fmt: str, source: object) -> Misread | None:
+    """The first column of a local Parquet or ORC source that Spark would read otherwise
+    than ``simulate`` does (:mod:`toolkit.spark.misreads`); None for any other source."""
+    if not isinstance(source, str | os.PathLike):
+        return None
+    found = spark_misread(files.local_files(source), fmt)
+    if found is not None:
+        log.info("%r is read by Arrow, not Spark: %s", os.fspath(source), found)
+    return found
+
+
+def _read_here_kind(fmt: str) -> SourceKind:
+    """The kind of ``fmt`` files (Parquet, ORC) on this disk that Spark would read
+    otherwise than ``simulate`` does: one value changed, dropped or refused. They are read
+    by Arrow, as ``simulate`` reads them, and their records travel pickled. It takes the
+    place of the format's own kind for such sources, whether the source tells its format
+    or a caller names it (:func:`_read_here`)."""
+    return SourceKind(
+        f"{fmt}-read-here", f"{fmt} files on this disk that Spark would read otherwise "
+        "(nanosecond timestamps, unsigned 64-bit integers...)",
+        lambda source: _is_format(fmt, source) and _misread(fmt, source) is not None,
+        partial(_read_here_dataframe, fmt), partial(files.records, fmt), "pickle", "files",
+    )
 
 
 # ------------------------------------------------------------------ Spark DataFrames
@@ -223,6 +253,9 @@ def _frame_kind(
     )
 
 
+#: by format, the kinds of files Spark would read otherwise (:func:`_read_here_kind`)
+_READ_HERE: dict[str, SourceKind] = {f: _read_here_kind(f) for f in ("parquet", "orc")}
+
 #: every kind of source, in the order they are tried
 SOURCE_KINDS: tuple[SourceKind, ...] = (
     _file_kind(
@@ -235,7 +268,8 @@ SOURCE_KINDS: tuple[SourceKind, ...] = (
     _file_kind("csv", "a path, glob or folder of .csv or .csv.gz files (a header)", "rows"),
     SourceKind(
         "avro", "a path, glob or folder of .avro files", partial(_is_format, "avro"),
-        _avro_dataframe, partial(files.records, "avro"), "pickle", "files",
+        partial(_read_here_dataframe, "avro"), partial(files.records, "avro"), "pickle",
+        "files",
     ),
     SourceKind(
         "jsonl-dataframe", "a Spark DataFrame of one string column of JSON lines",
@@ -271,7 +305,7 @@ def source_kind(source: Any) -> SourceKind:
     :class:`~toolkit.errors.SourceFormatError` listing the accepted extensions)."""
     for kind in SOURCE_KINDS:
         if kind.matches(source):
-            return kind
+            return _read_here(kind, source)
     if _is_path(source):
         raise files.unknown_format(source)
     accepted = "; ".join(f"{k.name}: {k.accepts}" for k in SOURCE_KINDS)
@@ -306,7 +340,14 @@ def as_dataframe(
 
 def kind_of(source: Any, format: str | None = None) -> SourceKind:
     """The kind ``format`` names, else the kind ``source`` is of (:func:`source_kind`)."""
-    return source_kind(source) if format is None else source_named(format)
+    return source_kind(source) if format is None else _read_here(source_named(format), source)
+
+
+def _read_here(kind: SourceKind, source: Any) -> SourceKind:
+    """``kind``; for Parquet or ORC files on this disk that Spark would read otherwise
+    than ``simulate`` does, the kind that reads them by Arrow (:func:`_read_here_kind`)."""
+    here = _READ_HERE.get(kind.name)
+    return here if here is not None and _misread(kind.name, source) is not None else kind
 
 
 def records_of(source: Any, format: str | None = None) -> list[Any]:

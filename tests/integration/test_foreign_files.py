@@ -1,0 +1,159 @@
+"""Parquet and ORC files as other systems write them, with columns Spark 3.5 reads otherwise
+than ``simulate`` does (``toolkit.spark.misreads``): ``ingest(path)`` still gives what
+``simulate([path])`` gives, read back by Spark, DuckDB and PyIceberg. Spark refuses
+nanosecond timestamps, times of day, UUIDs and 16-bit floats, reads unsigned 64-bit
+integers as decimals, and drops the nanoseconds of INT96 and ORC timestamps; each case
+below failed, or landed changed, before such files were read by Arrow."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.orc as po
+import pyarrow.parquet as pq
+import pytest
+from pyiceberg.catalog import Catalog
+
+import toolkit
+from tests.integration.readers import assert_table_is_the_simulation
+from toolkit.pipeline.ingest import ingest
+from toolkit.pipeline.sources import kind_of, source_kind
+from toolkit.spark.misreads import spark_misread
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+NS = 1_700_000_000_123_456_789  # 2023-11-14T22:13:20.123456789Z
+WHOLE_US = 1_700_000_000_123_456_000
+
+
+def _u64(path: Path) -> Path:
+    pq.write_table(pa.table({"id": pa.array([0, 2**64 - 1, 2**63, None], pa.uint64()),
+                             "n": [1, 2, 3, 4]}), path)
+    return path
+
+
+def _nested_u64(path: Path) -> Path:
+    kind = pa.struct([("a", pa.uint64()), ("b", pa.string())])
+    pq.write_table(pa.table({"s": pa.array([{"a": 1, "b": "x"}, {"a": 2**64 - 1, "b": None}],
+                                           kind)}), path)
+    return path
+
+
+def _nanos(path: Path) -> Path:
+    pq.write_table(pa.table({"t": pa.array([NS, 0, None], pa.timestamp("ns", "UTC"))}), path)
+    return path
+
+
+def _int96(path: Path) -> Path:
+    pq.write_table(pa.table({"t": pa.array([0, NS, -1, None], pa.timestamp("ns"))}), path,
+                   use_deprecated_int96_timestamps=True)
+    return path
+
+
+def _time(path: Path) -> Path:
+    pq.write_table(pa.table({"t": pa.array([dt.time(1, 2, 3, 4), None], pa.time64("us"))}),
+                   path)
+    return path
+
+
+def _uuid(path: Path) -> Path:
+    ids = pa.array([uuid.UUID(int=1).bytes, None], pa.uuid())
+    pq.write_table(pa.table({"u": ids, "n": [1, 2]}), path)
+    return path
+
+
+def _float16(path: Path) -> Path:
+    pq.write_table(pa.table({"h": pa.array([np.float16(1.5), None, np.float16(-2)],
+                                           pa.float16())}), path)
+    return path
+
+
+def _orc_nanos(path: Path) -> Path:
+    po.write_table(pa.table({"t": pa.array([0, NS, None], pa.timestamp("ns")),
+                             "n": [1, 2, 3]}), path)
+    return path
+
+
+#: name -> (file writer, the column Spark misreads, what it does to it)
+FOREIGN: dict[str, tuple[Callable[[Path], Path], str, str]] = {
+    "u64.parquet": (_u64, "id", "unsigned 64-bit integers, which Spark reads as decimals"),
+    "nested.parquet": (_nested_u64, "s.a", "unsigned 64-bit integers"),
+    "nanos.parquet": (_nanos, "t", "timestamps in nanoseconds, which Spark cannot read"),
+    "int96.parquet": (_int96, "t", "digits below the microsecond, which Spark drops"),
+    "time.parquet": (_time, "t", "times of day, which Spark cannot read"),
+    "uuid.parquet": (_uuid, "u", "UUIDs, which Spark cannot read"),
+    "float16.parquet": (_float16, "h", "16-bit floats, which Spark cannot read"),
+    "nanos.orc": (_orc_nanos, "t", "digits below the microsecond, which Spark drops"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FOREIGN))
+def test_each_column_spark_would_misread_is_named(name: str, tmp_path: Path) -> None:
+    write, column, words = FOREIGN[name]
+    path = write(tmp_path / name)
+    found = spark_misread([path], path.suffix[1:])
+    assert found is not None and (found.file, found.column) == (path, column)
+    assert words in found.why and words in str(found)
+    assert source_kind(path).mode == "pickle"  # its records travel as simulate reads them
+
+
+def test_files_spark_reads_alike_stay_with_spark(tmp_path: Path) -> None:
+    """INT96 and ORC timestamps of whole microseconds (what Spark and Hive write) lose
+    nothing in Spark, nor do signed integers, dates and nested lists."""
+    int96 = tmp_path / "whole.parquet"
+    pq.write_table(pa.table({"t": pa.array([WHOLE_US, None], pa.timestamp("ns"))}), int96,
+                   use_deprecated_int96_timestamps=True)
+    orc = tmp_path / "whole.orc"
+    po.write_table(pa.table({"t": pa.array([WHOLE_US], pa.timestamp("ns"))}), orc)
+    plain = tmp_path / "plain.parquet"
+    pq.write_table(pa.table({"i": pa.array([1], pa.int64()), "u": pa.array([1], pa.uint32()),
+                             "d": pa.array([dt.date(2024, 1, 2)]),
+                             "l": pa.array([[dt.datetime(2024, 1, 2)]])}), plain)
+    for path in (int96, orc, plain):
+        assert spark_misread([path], path.suffix[1:]) is None
+        assert source_kind(path).name == path.suffix[1:] and source_kind(path).mode == "rows"
+    # a folder with one misread file among others is read by Arrow, all of it
+    folder = tmp_path / "landing"
+    folder.mkdir()
+    (folder / "a.parquet").write_bytes(plain.read_bytes())
+    _u64(folder / "b.parquet")
+    assert source_kind(folder).name == "parquet-read-here"
+    assert kind_of(folder, "parquet").name == "parquet-read-here"  # named, still read here
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("name", sorted(FOREIGN))
+def test_ingest_of_a_foreign_file_is_its_simulation(
+    name: str, lakehouse: Catalog, spark: SparkSession, tmp_path: Path
+) -> None:
+    path = FOREIGN[name][0](tmp_path / name)
+    table = f"foreign.{path.stem}_{path.suffix[1:]}"
+    report = ingest(path, table, lakehouse, spark)
+    sim = toolkit.simulate([path])
+    assert report.plan.changes == sim.plans[0].changes
+    assert report.rows_written == len(sim.rows)
+    assert_table_is_the_simulation(spark, lakehouse, table, sim)
+
+
+@pytest.mark.spark
+def test_the_nanoseconds_of_foreign_timestamps_are_kept(
+    lakehouse: Catalog, spark: SparkSession, tmp_path: Path
+) -> None:
+    """What a user checks: the digits Spark would drop are in the table."""
+    for name in ("int96.parquet", "nanos.orc"):
+        path = FOREIGN[name][0](tmp_path / name)
+        table = f"foreign.kept_{path.suffix[1:]}"
+        ingest(path, table, lakehouse, spark)
+        texts = lakehouse.load_table(table).scan().to_arrow().column("t").to_pylist()
+        assert "2023-11-14T22:13:20.123456789" in texts
+    u64 = _u64(tmp_path / "big.parquet")
+    ingest(u64, "foreign.big", lakehouse, spark)
+    got = lakehouse.load_table("foreign.big").scan().to_arrow().column("id").to_pylist()
+    assert "18446744073709551615" in got  # beyond a long: its text (RULES 1), no decimal

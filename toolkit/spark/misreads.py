@@ -1,0 +1,168 @@
+"""Files that Spark's readers read otherwise than ``simulate`` does: a Parquet or ORC file
+on this disk with a column whose values Spark cannot read, reads as another type, or
+reads with digits dropped. ``toolkit.pipeline.sources`` reads such a file with Arrow, as
+``simulate`` reads it, and pickles its records to Spark. That is slower, but no value
+changes.
+
+What Spark 3.5 does to them (checked on files pyarrow writes, ``tests/spark/test_misreads.py``):
+
+- Parquet, told by the footer: it refuses nanosecond timestamps, times of day, UUIDs and
+  16-bit floats; it reads unsigned 64-bit integers as ``decimal(20, 0)``, where RULES 1
+  types an integer as a long, or as text beyond 64-bit signed range.
+- Parquet INT96 timestamps and every ORC timestamp carry nanoseconds. Spark reads them as
+  microseconds and drops the digits below without a word. Only the values tell, so the
+  timestamp columns are read. A file whose timestamps are all whole microseconds (what
+  Spark and Hive write) reads the same either way, and keeps Spark's reading.
+
+>>> import pyarrow as pa, pyarrow.parquet as pq, tempfile, pathlib
+>>> path = pathlib.Path(tempfile.mkdtemp(), "u.parquet")
+>>> pq.write_table(pa.table({"id": pa.array([2**64 - 1], pa.uint64())}), path)
+>>> print(spark_misread([path], "parquet"))
+u.parquet, column `id`: unsigned 64-bit integers, which Spark reads as decimals
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Final
+
+__all__ = ["Misread", "spark_misread"]
+
+#: Parquet logical types Spark 3.5 reads otherwise, by the footer's name of the type
+_PARQUET_TYPES: Final = {
+    "Float16": "16-bit floats, which Spark cannot read",
+    "UUID": "UUIDs, which Spark cannot read",
+    "Time": "times of day, which Spark cannot read",
+}
+_NANOS: Final = "timestamps in nanoseconds, which Spark cannot read"
+_UNSIGNED_64: Final = "unsigned 64-bit integers, which Spark reads as decimals"
+_DROPPED: Final = "timestamps with digits below the microsecond, which Spark drops"
+
+
+@dataclass(frozen=True)
+class Misread:
+    """A column of a file that Spark would read otherwise than ``simulate`` does."""
+
+    file: Path
+    #: the column's path in the file (dotted for a nested one)
+    column: str
+    #: what Spark does to its values, in words
+    why: str
+
+    def __str__(self) -> str:
+        return f"{self.file.name}, column `{self.column}`: {self.why}"
+
+
+def spark_misread(files: Sequence[Path], fmt: str) -> Misread | None:
+    """The first column of ``files`` (of format ``fmt``) that Spark would read otherwise
+    than ``simulate`` does; None when Spark reads them all alike, or ``fmt`` is neither
+    Parquet nor ORC. A file that cannot be read here is left to Spark, which says what
+    is wrong with it."""
+    if fmt not in ("parquet", "orc"):
+        return None
+    for path in files:
+        try:
+            stat = path.stat()
+        except OSError:
+            continue
+        # a file is looked at once while it stays the same (kinds are asked several times)
+        found = _file_misread(os.fspath(path), stat.st_mtime_ns, stat.st_size, fmt)
+        if found is not None:
+            return found
+    return None
+
+
+@lru_cache(maxsize=512)
+def _file_misread(path: str, mtime_ns: int, size: int, fmt: str) -> Misread | None:
+    import pyarrow as pa
+
+    try:
+        found = _parquet(path) if fmt == "parquet" else _orc(path)
+    except (OSError, pa.ArrowException):
+        return None
+    return None if found is None else Misread(Path(path), *found)
+
+
+def _parquet(path: str) -> tuple[str, str] | None:
+    import pyarrow.parquet as pq
+
+    parquet = pq.ParquetFile(path)
+    schema = parquet.schema
+    int96: dict[str, str] = {}  # top-level column -> the leaf's path
+    for i in range(len(schema)):
+        leaf = schema.column(i)
+        logical = json.loads(leaf.logical_type.to_json())
+        kind = logical.get("Type")
+        if kind in _PARQUET_TYPES:
+            return leaf.path, _PARQUET_TYPES[kind]
+        if kind == "Timestamp" and logical.get("timeUnit") == "nanoseconds":
+            return leaf.path, _NANOS
+        if kind == "Int" and int(logical["bitWidth"]) == 64 and not logical["isSigned"]:
+            return leaf.path, _UNSIGNED_64
+        if leaf.physical_type == "INT96":
+            int96.setdefault(leaf.path.split(".")[0], leaf.path)
+    if not int96:
+        return None
+    table = parquet.read(columns=list(int96))  # Arrow reads INT96 as nanoseconds
+    return next(((int96[name], _DROPPED) for name in int96
+                 if _sub_microsecond(table.column(name).chunks)), None)
+
+
+def _orc(path: str) -> tuple[str, str] | None:
+    import pyarrow.orc as po
+
+    orc = po.ORCFile(path)
+    names = [f.name for f in orc.schema if _has_timestamp(f.type)]
+    if not names:
+        return None
+    table = orc.read(columns=names)
+    return next(((name, _DROPPED) for name in names
+                 if _sub_microsecond(table.column(name).chunks)), None)
+
+
+def _has_timestamp(kind: Any) -> bool:
+    import pyarrow as pa
+
+    if pa.types.is_timestamp(kind):
+        return True
+    return any(_has_timestamp(kind.field(i).type) for i in range(kind.num_fields))
+
+
+def _sub_microsecond(arrays: Iterable[Any]) -> bool:
+    """Whether a nanosecond timestamp among ``arrays`` (at any depth) has digits below the
+    microsecond."""
+    import pyarrow as pa
+
+    for array in arrays:
+        kind = array.type
+        if pa.types.is_timestamp(kind):
+            if kind.unit == "ns" and _loses_digits(array):
+                return True
+            continue
+        if pa.types.is_struct(kind):
+            inner = [array.field(i) for i in range(kind.num_fields)]
+        elif pa.types.is_map(kind):
+            inner = [array.keys, array.items]
+        elif pa.types.is_list(kind) or pa.types.is_large_list(kind) \
+                or pa.types.is_fixed_size_list(kind):
+            inner = [array.flatten()]
+        else:
+            continue
+        if _sub_microsecond(inner):
+            return True
+    return False
+
+
+def _loses_digits(array: Any) -> bool:
+    import pyarrow as pa
+
+    try:
+        array.cast(pa.timestamp("us", array.type.tz), safe=True)
+    except pa.ArrowInvalid:  # the cast would drop digits
+        return True
+    return False
