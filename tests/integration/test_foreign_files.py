@@ -8,6 +8,7 @@ below failed, or landed changed, before such files were read by Arrow."""
 from __future__ import annotations
 
 import datetime as dt
+import shutil
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -22,8 +23,9 @@ from pyiceberg.catalog import Catalog
 
 import toolkit
 from tests.integration.readers import assert_table_is_the_simulation
+from tests.integration.test_file_sources import run_stream
 from toolkit.pipeline.ingest import ingest
-from toolkit.pipeline.sources import kind_of, source_kind
+from toolkit.pipeline.sources import kind_of, records_of, source_kind
 from toolkit.spark.misreads import spark_misread
 
 if TYPE_CHECKING:
@@ -157,3 +159,51 @@ def test_the_nanoseconds_of_foreign_timestamps_are_kept(
     ingest(u64, "foreign.big", lakehouse, spark)
     got = lakehouse.load_table("foreign.big").scan().to_arrow().column("id").to_pylist()
     assert "18446744073709551615" in got  # beyond a long: its text (RULES 1), no decimal
+
+
+@pytest.mark.spark
+def test_a_stream_of_foreign_files_is_read_by_arrow_as_ingest_reads_them(
+    lakehouse: Catalog, spark: SparkSession, tmp_path: Path
+) -> None:
+    """A landing folder fed by another system: Spark's stream hands each micro-batch's
+    files over, and those it would misread are read by Arrow."""
+    landing, checkpoint = tmp_path / "landing", tmp_path / "checkpoint"
+    landing.mkdir()
+    plain = tmp_path / "plain.parquet"
+    pq.write_table(pa.table({"n": [7], "t": pa.array([WHOLE_US], pa.timestamp("ns", "UTC"))}),
+                   plain, use_deprecated_int96_timestamps=True)
+    wave1 = [drop_file(plain, landing)]
+    reports1 = run_stream(landing, "foreign.streamed", lakehouse, spark, checkpoint)
+    wave2 = [drop_file(_int96(tmp_path / "b.parquet"), landing),
+             drop_file(_u64(tmp_path / "c.parquet"), landing)]
+    reports2 = run_stream(landing, "foreign.streamed", lakehouse, spark, checkpoint)
+    assert [r.rows_written for r in reports1 + reports2] == [1, 8]
+    sim = toolkit.simulate([records_of(p) for p in wave1] + [
+        [r for p in wave2 for r in records_of(p)]])
+    assert_table_is_the_simulation(spark, lakehouse, "foreign.streamed", sim)
+    rows = lakehouse.load_table("foreign.streamed").scan().to_arrow()
+    # what Spark's stream would drop; the table had `t` as timestamps from wave 1
+    assert "2023-11-14T22:13:20.123456789" in rows.column("t_string").to_pylist()
+
+
+def drop_file(path: Path, folder: Path) -> Path:
+    """Move a written file into the landing folder whole (what a stream needs)."""
+    return Path(shutil.move(path, folder / path.name))
+
+
+def test_a_micro_batchs_files_are_read_from_the_streams_own_log(tmp_path: Path) -> None:
+    """Spark's file source logs each micro-batch's files before it runs, every tenth log
+    compacted with the earlier ones (lines as Spark 3.5 writes them)."""
+    from toolkit.pipeline.stream import _batch_files
+
+    log = tmp_path / "checkpoint" / "sources" / "0"
+    log.mkdir(parents=True)
+    entry = '{{"path":"file://{}","timestamp":1795883390737,"batchId":{}}}'
+    (log / "3").write_text("v1\n" + entry.format(tmp_path / "a%20b%25.parquet", 3) + "\n")
+    (log / "9.compact").write_text("v1\n" + "\n".join(
+        entry.format(tmp_path / f"{i}.parquet", i) for i in (8, 9, 9)))
+    checkpoint = str(tmp_path / "checkpoint")
+    assert _batch_files(checkpoint, 3) == [tmp_path / "a b%.parquet"]
+    assert _batch_files(checkpoint, 9) == [tmp_path / "9.parquet"] * 2
+    assert _batch_files(checkpoint, 4) is None  # not logged: Spark reads the batch
+    assert _batch_files("s3://bucket/checkpoint", 3) is None

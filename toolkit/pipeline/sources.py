@@ -39,9 +39,10 @@ from __future__ import annotations
 import logging
 import os
 import pickle
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from toolkit.arrow import pandas_records, polars_records
@@ -60,6 +61,7 @@ __all__ = [
     "SourceKind",
     "as_dataframe",
     "kind_of",
+    "read_here_records",
     "records_of",
     "source_kind",
     "source_named",
@@ -144,6 +146,20 @@ def _misread(fmt: str, source: object) -> Misread | None:
     if found is not None:
         log.info("%r is read by Arrow, not Spark: %s", os.fspath(source), found)
     return found
+
+
+def read_here_records(paths: Sequence[Path], fmt: str) -> list[Any] | None:
+    """The records of ``fmt`` files on this disk (a stream's micro-batch), read by Arrow as
+    ``simulate`` reads them, when Spark would read one of them otherwise
+    (:func:`_misread`); None when Spark reads them alike, or ``fmt`` is neither Parquet
+    nor ORC."""
+    if fmt not in _READ_HERE:
+        return None
+    found = spark_misread(paths, fmt)
+    if found is None:
+        return None
+    log.info("a micro-batch is read by Arrow, not Spark: %s", found)
+    return [r for path in sorted(paths) for r in files.read_file(fmt, path)]
 
 
 def _read_here_kind(fmt: str) -> SourceKind:

@@ -37,6 +37,7 @@ A stream built by hand (here Kafka: its ``value`` as one string column of JSON l
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import threading
@@ -44,7 +45,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlparse
+from urllib.parse import unquote, urlparse
 
 from pyiceberg.catalog import Catalog
 from pyiceberg.exceptions import NoSuchTableError
@@ -61,7 +62,7 @@ from toolkit.pipeline.files import folder_format
 from toolkit.pipeline.ingest import IngestReport, ingest
 from toolkit.pipeline.kafka_stream import TopicStream, name_taken, start_topic_stream
 from toolkit.pipeline.maintain import MaintenanceSettings, maintain
-from toolkit.pipeline.sources import SOURCE_KINDS, SourceKind, source_named
+from toolkit.pipeline.sources import SOURCE_KINDS, SourceKind, read_here_records, source_named
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -187,6 +188,30 @@ def _local_path(location: str) -> Path | None:
     return None
 
 
+def _batch_files(checkpoint: str, epoch: int) -> list[Path] | None:
+    """The files on this disk of micro-batch ``epoch`` of a file stream, as Spark's file
+    source logged them in the checkpoint before the batch ran (``sources/0/<epoch>``, or
+    the ``.compact`` file that holds it: a ``v1`` line, then one JSON object per file);
+    None when the log is not on this disk or cannot be read (Spark reads the batch then,
+    as it reads any stream)."""
+    folder = _local_path(checkpoint)
+    if folder is None:
+        return None
+    log_dir = folder / "sources" / "0"
+    for name in (str(epoch), f"{epoch}.compact"):
+        try:
+            lines = (log_dir / name).read_text(encoding="utf-8").splitlines()[1:]
+        except OSError:
+            continue
+        try:
+            entries = [json.loads(line) for line in lines if line.strip()]
+        except ValueError:
+            return None
+        urls = [urlparse(e["path"]) for e in entries if e.get("batchId", epoch) == epoch]
+        return [Path(unquote(u.path)) for u in urls if u.scheme in ("", "file")]
+    return None
+
+
 def _check_checkpoint(location: str, catalog: Catalog, table: str, query_name: str) -> None:
     """Refuse a fresh local checkpoint when the table already has this query's batches."""
     path = _local_path(location)
@@ -271,6 +296,9 @@ def stream(
       batch (an empty folder raises :class:`~toolkit.errors.SourceFormatError`). Spark
       reads every later file with it: a column it lacks is not read (restart the query
       to read new columns), a file whose types disagree fails the micro-batch.
+      A micro-batch holding a Parquet or ORC file Spark would read otherwise than
+      ``simulate`` (nanosecond timestamps, unsigned 64-bit integers...: see
+      :mod:`toolkit.spark.misreads`) is read by Arrow instead, as ``ingest`` reads it.
     * ``maintain_every``: after every that many micro-batches (epochs 1, 3, 5... for 2),
       once the micro-batch is ingested, plan and apply table maintenance
       (:func:`toolkit.pipeline.maintain.maintain`) with its defaults, or with
@@ -358,11 +386,17 @@ def stream(
         # a micro-batch of typed files is typed rows, even of one string column
         batch_kind = "dataframe" if kind.mode == "rows" else None
     log = StreamLog(name, table)
+    files_of = None if kind is None else kind.name  # a folder's files: their format
 
     def process(batch_df: DataFrame, epoch_id: int) -> None:
+        # files Spark would read otherwise (nanoseconds, unsigned 64-bit integers...) are
+        # read by Arrow, as ingest(path) reads them
+        listed = None if files_of is None else _batch_files(location, epoch_id)
+        here = None if listed is None or files_of is None \
+            else read_here_records(listed, files_of)
         report = ingest(
-            batch_df, table, catalog, spark, batch_id(name, epoch_id), format=batch_kind,
-            **options,
+            batch_df if here is None else here, table, catalog, spark,
+            batch_id(name, epoch_id), format=batch_kind if here is None else None, **options,
         )
         log.add(epoch_id, report)
         if on_batch is not None:
