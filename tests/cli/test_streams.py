@@ -96,6 +96,33 @@ def test_a_failed_micro_batch_exits_1_naming_the_field_and_value(
 
 
 @pytest.mark.spark
+def test_a_folder_of_files_spark_cannot_read_streams_once_given_a_schema(
+    tmp_path: Path, lakehouse: Catalog, spark: SparkSession
+) -> None:
+    """Nanosecond Parquet timestamps, as pandas and Arrow write them: Spark cannot infer
+    the stream's schema from them, and says so; with --schema the files are read by
+    Arrow, every digit kept."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    at = pa.array([1_700_000_000_123_456_789, None], pa.timestamp("ns", "UTC"))
+    pq.write_table(pa.table({"t": at, "n": [1, 2]}), landing / "a.parquet")
+    args = ["stream", landing, "-t", "cli.nanos", "--catalog", embedded_folder(lakehouse),
+            "--once"]
+    refused = CliRunner().invoke(cli, [str(a) for a in args])
+    assert refused.exit_code == 2, refused.output
+    assert ("a.parquet, column `t`: timestamps in nanoseconds, which Spark cannot read"
+            in refused.stderr and "--schema on the command line" in refused.stderr)
+    out = invoke(*args, "--schema", "t timestamp, n long")
+    assert out.exit_code == 0, out.output
+    assert out.output.startswith("ingest_cli_nanos:0: 2 rows written, 2 columns added")
+    rows = lakehouse.load_table("cli.nanos").scan().to_arrow()
+    assert "2023-11-14T22:13:20.123456789+00:00" in rows.column("t").to_pylist()
+
+
+@pytest.mark.spark
 def test_the_installed_script_streams_until_ctrl_c_and_stops_cleanly(tmp_path: Path) -> None:
     landing = tmp_path / "landing"
     landing.mkdir()

@@ -104,7 +104,8 @@ def test_streaming_avro_or_an_empty_typed_folder_is_refused(tmp_path: Path) -> N
     (tmp_path / "a.avro").write_bytes(b"")
     with pytest.raises(ValueError, match="'avro' cannot be streamed; streamable: jsonl, parquet"):
         stream(tmp_path, "db.t", None, None)  # type: ignore[arg-type]  # refused before use
-    with pytest.raises(SourceFormatError, match="holds no parquet file .* pass schema="):
+    with pytest.raises(SourceFormatError,
+                       match="holds no parquet file .*schema= in Python, --schema on the"):
         files.stream_reader("parquet")(None, str(tmp_path / "none"), {}, None)  # type: ignore[arg-type]
     assert files.folder_format(tmp_path / "none") == "jsonl"  # files may come later
 

@@ -205,6 +205,9 @@ def _watch(query: StreamingQuery, log: StreamLog, printer: _Printer, stop: _Stop
               help="Stop after this long (90, 90s, 10m, 2h), after the micro-batch under way.")
 @click.option("--every", type=DURATION, metavar="DURATION",
               help="One micro-batch per interval (10s, 1m) [default: as soon as files come].")
+@click.option("--schema", metavar="DDL",
+              help="The columns of Parquet, ORC or CSV files, e.g. 'id long, name string' "
+              "[default: those of the files in DIR when the query starts].")
 @click.option("--max-files-per-trigger", type=click.IntRange(min=1), metavar="N",
               help="At most N new files per micro-batch.")
 @click.option("--maintain-every", type=click.IntRange(min=1), metavar="N",
@@ -221,7 +224,7 @@ def stream(
     rare_type_percent: float | None, hints: dict[str, str], checkpoint: str | None,
     query_name: str | None,
     once: bool, run_for: dt.timedelta | None, every: dt.timedelta | None,
-    max_files_per_trigger: int | None, maintain_every: int | None,
+    schema: str | None, max_files_per_trigger: int | None, maintain_every: int | None,
     spark_conf: tuple[str, ...], as_json: bool,
 ) -> None:
     """Ingest each new file of the folder DIR into TABLE, one batch per micro-batch, and
@@ -262,7 +265,7 @@ def stream(
     with status(f"Starting the query on {directory}..."):
         query = start_stream(
             directory, table, where.catalog, spark, checkpoint=checkpoint, trigger=trigger,
-            query_name=query_name, format=source_format,
+            query_name=query_name, format=source_format, schema=schema,
             source_options=({"maxFilesPerTrigger": str(max_files_per_trigger)}
                             if max_files_per_trigger else None),
             maintain_every=maintain_every, **options,

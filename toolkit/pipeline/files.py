@@ -50,6 +50,7 @@ from toolkit.core.values.secrets import masked
 from toolkit.core.values.wording import counted
 from toolkit.errors import SourceFormatError
 from toolkit.spark.cluster import reachable_input
+from toolkit.spark.misreads import spark_misread
 from toolkit.spark.parquet_footer import footer_schema
 
 if TYPE_CHECKING:
@@ -630,18 +631,36 @@ def stream_reader(fmt: str) -> Callable[[SparkSession, str, Mapping[str, str], A
     return read
 
 
+#: how a stream is given its files' schema, in the Python API and on the command line
+_GIVE_SCHEMA: Final = ("give it (schema= in Python, --schema on the command line: a DDL "
+                       "string such as 'id long, name string')")
+
+
 def _folder_schema(
     spark: SparkSession, fmt: str, location: str, options: Mapping[str, str]
 ) -> Any:
     """The schema of the files a folder holds, for its stream (none: an error)."""
     empty = SourceFormatError(
-        f"{masked(location)} holds no {fmt} file to infer the stream's schema from: pass "
-        "schema= (a StructType or a DDL string such as 'id long, name string')"
+        f"{masked(location)} holds no {fmt} file to infer the stream's schema from: "
+        f"{_GIVE_SCHEMA}"
     )
-    if _is_local(location) and not _listed(location):
-        raise empty
+    read: str | list[str] = location
+    if _is_local(location):
+        listed = _listed(location)
+        if not listed:
+            raise empty
+        # files Spark cannot read (nanoseconds...) are read by Arrow, micro-batch by
+        # micro-batch (toolkit.spark.misreads): the others give the stream its schema
+        refused = [m for p in listed if (m := spark_misread([p], fmt)) and m.refused]
+        if refused:
+            read = [str(p) for p in listed if p not in {m.file for m in refused}]
+            if not read:
+                raise SourceFormatError(
+                    f"{masked(location)}: Spark cannot read its files ({refused[0]}), so "
+                    f"they give the stream no schema: {_GIVE_SCHEMA}. Such files are read "
+                    "by Arrow, micro-batch by micro-batch")
     try:
-        return spark.read.format(fmt).options(**options).load(location).schema
+        return spark.read.format(fmt).options(**options).load(read).schema
     except Exception as exc:
         if "UNABLE_TO_INFER_SCHEMA" in str(exc) or "Unable to infer" in str(exc):
             raise empty from exc

@@ -33,13 +33,14 @@ from typing import Any, Final
 
 __all__ = ["Misread", "spark_misread"]
 
-#: Parquet logical types Spark 3.5 reads otherwise, by the footer's name of the type
+_REFUSED: Final = ", which Spark cannot read"
+#: Parquet logical types Spark 3.5 refuses, by the footer's name of the type
 _PARQUET_TYPES: Final = {
-    "Float16": "16-bit floats, which Spark cannot read",
-    "UUID": "UUIDs, which Spark cannot read",
-    "Time": "times of day, which Spark cannot read",
+    "Float16": "16-bit floats" + _REFUSED,
+    "UUID": "UUIDs" + _REFUSED,
+    "Time": "times of day" + _REFUSED,
 }
-_NANOS: Final = "timestamps in nanoseconds, which Spark cannot read"
+_NANOS: Final = "timestamps in nanoseconds" + _REFUSED
 _UNSIGNED_64: Final = "unsigned 64-bit integers, which Spark reads as decimals"
 _DROPPED: Final = "timestamps with digits below the microsecond, which Spark drops"
 
@@ -53,6 +54,11 @@ class Misread:
     column: str
     #: what Spark does to its values, in words
     why: str
+
+    @property
+    def refused(self) -> bool:
+        """Whether Spark cannot read the column at all (not even its schema)."""
+        return self.why.endswith(_REFUSED)
 
     def __str__(self) -> str:
         return f"{self.file.name}, column `{self.column}`: {self.why}"
