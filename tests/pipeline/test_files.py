@@ -329,7 +329,43 @@ def test_csv_spark_would_read_otherwise_is_refused(tmp_path: Path, text: str, er
         read_csv(write_bytes(tmp_path / "bad.csv", text))
 
 
+#: beyond the first megabyte read: the line is still counted right
+_LATE = b"id,name\n" + b"1,abcdefgh\n" * 110_000 + b"2,caf\xe9\n"
+
+
+@pytest.mark.parametrize(("raw", "error"), [
+    (b"id,name\n1,caf\xe9\n", r"line 2 holds bytes that are not UTF-8 \(b'\\xe9' at byte 13\)"
+     r".*U\+FFFD.*iconv -f LATIN1"),
+    ("id,name\n1,é\n".encode("utf-16"), r"line 1 .*it is UTF-16: iconv -f UTF-16 -t UTF-8"),
+    (b"id,name\n1,caf\xc3", "its last line ends within a UTF-8 character"),
+    (_LATE, r"line 110,002 holds .*\\xe9.* byte 1,210,013"),
+], ids=["latin-1", "utf-16", "cut", "late"])
+def test_csv_bytes_that_are_not_utf8_are_refused_naming_the_line(
+    tmp_path: Path, raw: bytes, error: str
+) -> None:
+    path = tmp_path / "latin.csv"
+    path.write_bytes(raw)
+    with pytest.raises(SourceFormatError, match=error):
+        read_csv(path)
+    gz = tmp_path / "latin.csv.gz"
+    gz.write_bytes(gzip.compress(raw))
+    with pytest.raises(SourceFormatError, match=error):
+        read_csv(gz)
+
+
 # ------------------------------------------------------------------ on Spark
+
+
+@pytest.mark.spark
+def test_csv_bytes_spark_would_turn_into_replacement_characters_are_refused(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """Spark's CSV reader reads a byte that is not UTF-8 as U+FFFD: the Spark path checks
+    the whole of each local file before Spark reads it, not only its header."""
+    path = tmp_path / "late.csv"
+    path.write_bytes(_LATE)
+    with pytest.raises(SourceFormatError, match=r"late.csv: line 110,002 holds bytes"):
+        source_kind(path).to_dataframe(spark, path)
 
 
 def frame_records(df: Any, mode: str) -> list[Any]:

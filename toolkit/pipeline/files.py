@@ -33,6 +33,7 @@ format reads (the choices are written down in ``docs/rules.md``, "Sources"):
 
 from __future__ import annotations
 
+import codecs
 import csv
 import gzip
 import io
@@ -64,6 +65,7 @@ __all__ = [
     "folder_format",
     "format_of",
     "guess_format",
+    "check_utf8",
     "local_files",
     "read_avro",
     "read_csv",
@@ -276,6 +278,48 @@ def _open_text(path: Path) -> IO[str]:
     return open(path, encoding="utf-8-sig", newline="")
 
 
+def _read_text(path: Path) -> str:
+    """A file's whole text (as :func:`_open_text`), its bytes checked first
+    (:func:`check_utf8`)."""
+    check_utf8(path)
+    with _open_text(path) as f:
+        return f.read()
+
+
+def check_utf8(path: Path) -> None:
+    """Refuse a file holding bytes that are not UTF-8, naming their line: Spark would read
+    them as U+FFFD and change the text unseen. Read a megabyte at a time."""
+    decoder = codecs.getincrementaldecoder("utf-8")("strict")
+    opener = gzip.open if path.name.lower().endswith(".gz") else open
+    offset = lines = 0
+    with opener(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            try:
+                decoder.decode(chunk)
+            except UnicodeDecodeError as exc:
+                at = max(exc.start - (len(exc.object) - len(chunk)), 0)  # bytes held over
+                line = lines + chunk[:at].count(b"\n") + 1
+                utf16 = chunk.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) \
+                    and not offset
+                raise SourceFormatError(
+                    f"{path}: line {line:,} holds bytes "
+                    f"that are not UTF-8 ({exc.object[exc.start:exc.end]!r} at byte "
+                    f"{offset + at:,}). Spark would read them as U+FFFD, changing the text: "
+                    "re-encode the file as UTF-8 (" + (
+                        "it is UTF-16: iconv -f UTF-16 -t UTF-8" if utf16 else
+                        "iconv -f LATIN1 -t UTF-8, if it is Latin-1") + ")"
+                ) from None
+            lines += chunk.count(b"\n")
+            offset += len(chunk)
+        try:
+            decoder.decode(b"", final=True)
+        except UnicodeDecodeError:
+            raise SourceFormatError(
+                f"{path}: its last line ends within a UTF-8 character (byte {offset:,}): "
+                "the file is cut short or not UTF-8"
+            ) from None
+
+
 def _line_separator(text: str) -> str:
     """The line ending Spark's CSV parser (univocity) takes for a file's: the first one
     in it, even inside a quoted cell."""
@@ -307,8 +351,7 @@ def read_csv(path: Path) -> list[dict[str, Any]]:
     mixed outside quoted cells (Spark would read the other ones into the cells).
     """
     _unlimited_cells()
-    with _open_text(path) as f:
-        text = f.read()
+    text = _read_text(path)
     sep = _line_separator(text)
     try:
         rows = [row for row in csv.reader(io.StringIO(text, newline=""), strict=True) if row]
@@ -600,6 +643,7 @@ def _csv_dataframe(spark: SparkSession, text: str) -> DataFrame:
 
 def _csv_header(path: Path) -> tuple[str, ...]:
     _unlimited_cells()
+    check_utf8(path)  # the whole file: Spark reads it next
     with _open_text(path) as f:
         for row in csv.reader(f):
             if row:

@@ -58,7 +58,7 @@ from toolkit.errors import CheckpointLostError, StalePlanError
 from toolkit.iceberg.catalog import embedded
 from toolkit.iceberg.ledger import ingested_batches
 from toolkit.kafka import is_kafka_url
-from toolkit.pipeline.files import folder_format
+from toolkit.pipeline.files import check_utf8, folder_format
 from toolkit.pipeline.ingest import IngestReport, ingest
 from toolkit.pipeline.kafka_stream import TopicStream, name_taken, start_topic_stream
 from toolkit.pipeline.maintain import MaintenanceSettings, maintain
@@ -392,6 +392,9 @@ def stream(
         # files Spark would read otherwise (nanoseconds, unsigned 64-bit integers...) are
         # read by Arrow, as ingest(path) reads them
         listed = None if files_of is None else _batch_files(location, epoch_id)
+        if files_of == "csv":  # Spark reads bytes that are not UTF-8 as U+FFFD, unseen
+            for path in listed or ():
+                check_utf8(path)
         here = None if listed is None or files_of is None \
             else read_here_records(listed, files_of)
         report = ingest(
