@@ -2,7 +2,8 @@
 than ``simulate`` does (``toolkit.spark.misreads``): ``ingest(path)`` still gives what
 ``simulate([path])`` gives, read back by Spark, DuckDB and PyIceberg. Spark refuses
 nanosecond timestamps, times of day, UUIDs and 16-bit floats, reads unsigned 64-bit
-integers as decimals, and drops the nanoseconds of INT96 and ORC timestamps; each case
+integers as decimals, drops the nanoseconds of INT96 and ORC timestamps, and refuses
+columns whose names differ only by case; each case
 below failed, or landed changed, before such files were read by Arrow."""
 
 from __future__ import annotations
@@ -83,6 +84,17 @@ def _orc_nanos(path: Path) -> Path:
     return path
 
 
+def _case(path: Path) -> Path:
+    pq.write_table(pa.table({"a": [1, 2], "A": ["x", "y"]}), path)
+    return path
+
+
+def _nested_case(path: Path) -> Path:
+    kind = pa.struct([("x", pa.int64()), ("X", pa.string())])
+    po.write_table(pa.table({"s": pa.array([{"x": 1, "X": "a"}, None], kind)}), path)
+    return path
+
+
 #: name -> (file writer, the column Spark misreads, what it does to it)
 FOREIGN: dict[str, tuple[Callable[[Path], Path], str, str]] = {
     "u64.parquet": (_u64, "id", "unsigned 64-bit integers, which Spark reads as decimals"),
@@ -93,6 +105,8 @@ FOREIGN: dict[str, tuple[Callable[[Path], Path], str, str]] = {
     "uuid.parquet": (_uuid, "u", "UUIDs, which Spark cannot read"),
     "float16.parquet": (_float16, "h", "16-bit floats, which Spark cannot read"),
     "nanos.orc": (_orc_nanos, "t", "digits below the microsecond, which Spark drops"),
+    "case.parquet": (_case, "A", "but for case, which Spark cannot tell apart"),
+    "case.orc": (_nested_case, "s.X", "but for case, which Spark cannot tell apart"),
 }
 
 

@@ -6,6 +6,8 @@ changes.
 
 What Spark 3.5 does to them (checked on files pyarrow writes, ``tests/spark/test_misreads.py``):
 
+- Parquet and ORC, told by the footer: it refuses columns whose names differ only by
+  case (its analyzer ignores case), where RULES 3 gives the second its own column.
 - Parquet, told by the footer: it refuses nanosecond timestamps, times of day, UUIDs and
   16-bit floats; it reads unsigned 64-bit integers as ``decimal(20, 0)``, where RULES 1
   types an integer as a long, or as text beyond 64-bit signed range.
@@ -41,6 +43,7 @@ _PARQUET_TYPES: Final = {
     "Time": "times of day" + _REFUSED,
 }
 _NANOS: Final = "timestamps in nanoseconds" + _REFUSED
+_CASE: Final = "another column's name but for case, which Spark cannot tell apart"
 _UNSIGNED_64: Final = "unsigned 64-bit integers, which Spark reads as decimals"
 _DROPPED: Final = "timestamps with digits below the microsecond, which Spark drops"
 
@@ -98,6 +101,9 @@ def _parquet(path: str) -> tuple[str, str] | None:
     import pyarrow.parquet as pq
 
     parquet = pq.ParquetFile(path)
+    twin = _case_twin(parquet.schema_arrow)
+    if twin is not None:
+        return twin, _CASE
     schema = parquet.schema
     int96: dict[str, str] = {}  # top-level column -> the leaf's path
     for i in range(len(schema)):
@@ -123,12 +129,37 @@ def _orc(path: str) -> tuple[str, str] | None:
     import pyarrow.orc as po
 
     orc = po.ORCFile(path)
+    twin = _case_twin(orc.schema)
+    if twin is not None:
+        return twin, _CASE
     names = [f.name for f in orc.schema if _has_timestamp(f.type)]
     if not names:
         return None
     table = orc.read(columns=names)
     return next(((name, _DROPPED) for name in names
                  if _sub_microsecond(table.column(name).chunks)), None)
+
+
+def _case_twin(fields: Any, prefix: str = "") -> str | None:
+    """The first field whose name another field beside it has but for case (Spark's
+    analyzer ignores case by default), at any depth of records."""
+    import pyarrow as pa
+
+    seen: set[str] = set()
+    for field in fields:
+        if field.name.lower() in seen:
+            return f"{prefix}{field.name}"
+        seen.add(field.name.lower())
+    for field in fields:
+        kind = field.type
+        while pa.types.is_list(kind) or pa.types.is_large_list(kind):
+            kind = kind.value_type
+        if pa.types.is_struct(kind):
+            found = _case_twin([kind.field(i) for i in range(kind.num_fields)],
+                               f"{prefix}{field.name}.")
+            if found is not None:
+                return found
+    return None
 
 
 def _has_timestamp(kind: Any) -> bool:
