@@ -25,6 +25,7 @@ from pyiceberg.catalog import Catalog
 import toolkit
 from tests.integration.readers import assert_table_is_the_simulation
 from tests.integration.test_file_sources import run_stream
+from toolkit.errors import SourceFormatError
 from toolkit.pipeline.ingest import ingest
 from toolkit.pipeline.sources import kind_of, records_of, source_kind
 from toolkit.spark.misreads import spark_misread
@@ -221,3 +222,31 @@ def test_a_micro_batchs_files_are_read_from_the_streams_own_log(tmp_path: Path) 
     assert _batch_files(checkpoint, 9) == [tmp_path / "9.parquet"] * 2
     assert _batch_files(checkpoint, 4) is None  # not logged: Spark reads the batch
     assert _batch_files("s3://bucket/checkpoint", 3) is None
+
+
+@pytest.mark.spark
+def test_frames_with_names_that_differ_only_by_case(
+    lakehouse: Catalog, spark: SparkSession
+) -> None:
+    """A pandas frame keeps `a` and `A` apart, as simulate does (the second name gets a
+    column of its own, RULES 3); a Spark DataFrame can be read so only by a session that
+    minds case, and anything else is refused in plain words, never half read."""
+    import pandas as pd
+
+    frame = pd.DataFrame({"a": [1, 2], "A": ["x", "y"]})
+    ingest(frame, "foreign.cased_frame", lakehouse, spark)
+    assert_table_is_the_simulation(spark, lakehouse, "foreign.cased_frame",
+                                   toolkit.simulate(frame))
+    df = spark.createDataFrame([(1, "x")], "a long, A string")
+    with pytest.raises(SourceFormatError, match=r"column 'A' has another column's name but "
+                       r"for case.*spark.sql.caseSensitive is off"):
+        ingest(df, "foreign.cased_df", lakehouse, spark)
+    assert not lakehouse.table_exists("foreign.cased_df")
+    spark.conf.set("spark.sql.caseSensitive", "true")
+    try:
+        report = ingest(df, "foreign.cased_df", lakehouse, spark)
+    finally:
+        spark.conf.unset("spark.sql.caseSensitive")
+    assert [c.column.name for c in report.plan.changes] == ["A", "a_2"]
+    assert lakehouse.load_table("foreign.cased_df").scan().to_arrow().to_pylist() == [
+        {"A": "x", "a_2": 1}]

@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 from toolkit.arrow import pandas_records, polars_records
 from toolkit.arrow import records as arrow_records
 from toolkit.core.values.jsonlines import read_values
+from toolkit.errors import SourceFormatError
 from toolkit.pipeline import files
 from toolkit.spark.misreads import Misread, spark_misread
 from toolkit.spark.workers import JVM_MODES, Mode, line_bytes
@@ -198,7 +199,18 @@ def _is_text_frame(source: Any) -> bool:
 
 
 def _same_frame(spark: SparkSession, source: Any) -> DataFrame:
+    """The DataFrame itself; refused when two of its columns differ only by case and the
+    session ignores case (Spark then cannot tell them apart to read either)."""
     frame: DataFrame = source
+    names = frame.columns
+    twin = next((n for i, n in enumerate(names)
+                 if n.lower() in {m.lower() for m in names[:i]}), None)
+    if twin is not None and spark.conf.get("spark.sql.caseSensitive", "false") != "true":
+        raise SourceFormatError(
+            f"the DataFrame's column {twin!r} has another column's name but for case, "
+            "which this Spark session cannot tell apart (spark.sql.caseSensitive is off): "
+            "rename one of them, or hand the rows over as a pandas or Arrow frame"
+        )
     return frame
 
 

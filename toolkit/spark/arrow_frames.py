@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from toolkit.core.batch.typed_profile import decimal_source
+from toolkit.spark.misreads import case_twin
 from toolkit.spark.settings import held
 
 if TYPE_CHECKING:
@@ -56,6 +57,8 @@ def frame_table(source: Any) -> pa.Table | None:
         return None
     if table is None or table.num_columns == 0:
         return None
+    if case_twin(table.schema) is not None:
+        return None  # names Spark's analyzer cannot tell apart (toolkit.spark.misreads)
     fields = []
     for name, column in zip(table.column_names, table.columns, strict=True):
         if not isinstance(name, str):

@@ -33,7 +33,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Final
 
-__all__ = ["Misread", "spark_misread"]
+__all__ = ["Misread", "case_twin", "spark_misread"]
 
 _REFUSED: Final = ", which Spark cannot read"
 #: Parquet logical types Spark 3.5 refuses, by the footer's name of the type
@@ -101,7 +101,7 @@ def _parquet(path: str) -> tuple[str, str] | None:
     import pyarrow.parquet as pq
 
     parquet = pq.ParquetFile(path)
-    twin = _case_twin(parquet.schema_arrow)
+    twin = case_twin(parquet.schema_arrow)
     if twin is not None:
         return twin, _CASE
     schema = parquet.schema
@@ -129,7 +129,7 @@ def _orc(path: str) -> tuple[str, str] | None:
     import pyarrow.orc as po
 
     orc = po.ORCFile(path)
-    twin = _case_twin(orc.schema)
+    twin = case_twin(orc.schema)
     if twin is not None:
         return twin, _CASE
     names = [f.name for f in orc.schema if _has_timestamp(f.type)]
@@ -140,7 +140,7 @@ def _orc(path: str) -> tuple[str, str] | None:
                  if _sub_microsecond(table.column(name).chunks)), None)
 
 
-def _case_twin(fields: Any, prefix: str = "") -> str | None:
+def case_twin(fields: Any, prefix: str = "") -> str | None:
     """The first field whose name another field beside it has but for case (Spark's
     analyzer ignores case by default), at any depth of records."""
     import pyarrow as pa
@@ -155,7 +155,7 @@ def _case_twin(fields: Any, prefix: str = "") -> str | None:
         while pa.types.is_list(kind) or pa.types.is_large_list(kind):
             kind = kind.value_type
         if pa.types.is_struct(kind):
-            found = _case_twin([kind.field(i) for i in range(kind.num_fields)],
+            found = case_twin([kind.field(i) for i in range(kind.num_fields)],
                                f"{prefix}{field.name}.")
             if found is not None:
                 return found
