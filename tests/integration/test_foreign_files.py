@@ -12,6 +12,7 @@ import datetime as dt
 import shutil
 import uuid
 from collections.abc import Callable
+from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -85,6 +86,12 @@ def _orc_nanos(path: Path) -> Path:
     return path
 
 
+def _wide_decimal(path: Path) -> Path:
+    digits = pa.array([Decimal("1" * 50), None, Decimal("-2.5")], pa.decimal256(60, 1))
+    pq.write_table(pa.table({"d": digits}), path)
+    return path
+
+
 def _case(path: Path) -> Path:
     pq.write_table(pa.table({"a": [1, 2], "A": ["x", "y"]}), path)
     return path
@@ -106,6 +113,7 @@ FOREIGN: dict[str, tuple[Callable[[Path], Path], str, str]] = {
     "uuid.parquet": (_uuid, "u", "UUIDs, which Spark cannot read"),
     "float16.parquet": (_float16, "h", "16-bit floats, which Spark cannot read"),
     "nanos.orc": (_orc_nanos, "t", "digits below the microsecond, which Spark drops"),
+    "decimal.parquet": (_wide_decimal, "d", "decimals of more than 38 digits, which Spark"),
     "case.parquet": (_case, "A", "but for case, which Spark cannot tell apart"),
     "case.orc": (_nested_case, "s.X", "but for case, which Spark cannot tell apart"),
 }

@@ -476,7 +476,7 @@ def _profile(
     samples: dict[str, dict[Shape, list[Any]]] = {n: {} for n in cols.names}
     for record in head_records(cols) if head is None else head:
         for name, value in record.items():
-            _add_sample(samples[name], classifier.kind(value), value)
+            _add_sample(samples[name], classifier.kind(value, (name,)), value)
     for name in cols.names:
         for shape, n in wanted[name].items():
             have = len(samples[name].get(shape, ()))

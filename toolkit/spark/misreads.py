@@ -8,9 +8,10 @@ What Spark 3.5 does to them (checked on files pyarrow writes, ``tests/spark/test
 
 - Parquet and ORC, told by the footer: it refuses columns whose names differ only by
   case (its analyzer ignores case), where RULES 3 gives the second its own column.
-- Parquet, told by the footer: it refuses nanosecond timestamps, times of day, UUIDs and
-  16-bit floats; it reads unsigned 64-bit integers as ``decimal(20, 0)``, where RULES 1
-  types an integer as a long, or as text beyond 64-bit signed range.
+- Parquet, told by the footer: it refuses nanosecond timestamps, times of day, UUIDs,
+  16-bit floats and decimals of more than 38 digits; it reads unsigned 64-bit integers
+  as ``decimal(20, 0)``, where RULES 1 types an integer as a long, or as text beyond
+  64-bit signed range.
 - Parquet INT96 timestamps and every ORC timestamp carry nanoseconds. Spark reads them as
   microseconds and drops the digits below without a word. Only the values tell, so the
   timestamp columns are read. A file whose timestamps are all whole microseconds (what
@@ -36,6 +37,8 @@ from typing import Any, Final
 __all__ = ["Misread", "case_twin", "spark_misread"]
 
 _REFUSED: Final = ", which Spark cannot read"
+#: the most digits a Spark decimal holds
+_SPARK_DIGITS: Final = 38
 #: Parquet logical types Spark 3.5 refuses, by the footer's name of the type
 _PARQUET_TYPES: Final = {
     "Float16": "16-bit floats" + _REFUSED,
@@ -44,6 +47,7 @@ _PARQUET_TYPES: Final = {
 }
 _NANOS: Final = "timestamps in nanoseconds" + _REFUSED
 _CASE: Final = "another column's name but for case, which Spark cannot tell apart"
+_WIDE_DECIMAL: Final = "decimals of more than 38 digits" + _REFUSED
 _UNSIGNED_64: Final = "unsigned 64-bit integers, which Spark reads as decimals"
 _DROPPED: Final = "timestamps with digits below the microsecond, which Spark drops"
 
@@ -114,6 +118,8 @@ def _parquet(path: str) -> tuple[str, str] | None:
             return leaf.path, _PARQUET_TYPES[kind]
         if kind == "Timestamp" and logical.get("timeUnit") == "nanoseconds":
             return leaf.path, _NANOS
+        if kind == "Decimal" and int(logical["precision"]) > _SPARK_DIGITS:
+            return leaf.path, _WIDE_DECIMAL
         if kind == "Int" and int(logical["bitWidth"]) == 64 and not logical["isSigned"]:
             return leaf.path, _UNSIGNED_64
         if leaf.physical_type == "INT96":
