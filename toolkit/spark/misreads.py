@@ -37,6 +37,8 @@ from typing import Any, Final
 __all__ = ["Misread", "case_twin", "spark_misread"]
 
 _REFUSED: Final = ", which Spark cannot read"
+#: rows read at a time when the values must tell
+_BATCH_ROWS: Final = 65_536
 #: the most digits a Spark decimal holds
 _SPARK_DIGITS: Final = 38
 #: Parquet logical types Spark 3.5 refuses, by the footer's name of the type
@@ -126,9 +128,10 @@ def _parquet(path: str) -> tuple[str, str] | None:
             int96.setdefault(leaf.path.split(".")[0], leaf.path)
     if not int96:
         return None
-    table = parquet.read(columns=list(int96))  # Arrow reads INT96 as nanoseconds
-    return next(((int96[name], _DROPPED) for name in int96
-                 if _sub_microsecond(table.column(name).chunks)), None)
+    # Arrow reads INT96 as nanoseconds; batch by batch, to stop at the first such value
+    # and hold one batch at a time
+    batches = parquet.iter_batches(batch_size=_BATCH_ROWS, columns=list(int96))
+    return _first_dropped(batches, int96)
 
 
 def _orc(path: str) -> tuple[str, str] | None:
@@ -141,9 +144,18 @@ def _orc(path: str) -> tuple[str, str] | None:
     names = [f.name for f in orc.schema if _has_timestamp(f.type)]
     if not names:
         return None
-    table = orc.read(columns=names)
-    return next(((name, _DROPPED) for name in names
-                 if _sub_microsecond(table.column(name).chunks)), None)
+    stripes = (orc.read_stripe(i, columns=names) for i in range(orc.nstripes))
+    return _first_dropped(stripes, {n: n for n in names})
+
+
+def _first_dropped(batches: Iterable[Any], columns: dict[str, str]) -> tuple[str, str] | None:
+    """The first of ``columns`` (read name -> the path to name) whose timestamps in
+    ``batches`` have digits below the microsecond."""
+    for batch in batches:
+        for name, shown in columns.items():
+            if _sub_microsecond([batch.column(name)]):
+                return shown, _DROPPED
+    return None
 
 
 def case_twin(fields: Any, prefix: str = "") -> str | None:
