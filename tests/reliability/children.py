@@ -50,9 +50,17 @@ SHORT_LIVED_SUBMIT_ARGS = (
 
 def short_lived_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
     """``env`` (default: this process's environment) for a child process that starts Spark
-    through the toolkit: its driver JVM with :data:`SHORT_LIVED_JVM`."""
-    return {**(os.environ if env is None else env),
-            "PYSPARK_SUBMIT_ARGS": SHORT_LIVED_SUBMIT_ARGS}
+    through the toolkit: its driver JVM with :data:`SHORT_LIVED_JVM`, and the embedded
+    catalog's class archive (:func:`embedded_class_archive`) for a session whose jars have
+    none of their own (a catalog in PostgreSQL); where they have one, the toolkit's
+    ``extraJavaOptions`` name it after these and it is the one used."""
+    from toolkit.spark.startup import ARCHIVE_ENV
+
+    base = {**(os.environ if env is None else env)}
+    archive = [] if base.get(ARCHIVE_ENV) == "off" else embedded_class_archive()
+    java = " ".join([SHORT_LIVED_JVM, *archive])
+    return {**base, "PYSPARK_SUBMIT_ARGS":
+            f"--conf 'spark.driver.defaultJavaOptions={java}' pyspark-shell"}
 
 
 def _jars(settings: Mapping[str, str]) -> list[str]:
