@@ -125,11 +125,37 @@ class Child:
         self.process.wait()
 
 
-def start(script: str, args: Sequence[str], workdir: Path, name: str) -> Child:
+#: a child started with ``go=`` has the file's path here: it starts Spark, then waits for
+#: the file before its steps (:func:`wait_to_go`), so its interpreter and JVM start while
+#: the test still waits for other children, and its steps begin when the test says
+GO_ENV = "TOOLKIT_TEST_GO_FILE"
+#: how long a child waits for its go file at most (its test then failed: it is killed)
+GO_TIMEOUT = 300.0
+
+
+def wait_to_go() -> None:
+    """In a child: return once the test made the go file (none given: at once)."""
+    go = os.environ.get(GO_ENV)
+    if not go:
+        return
+    started = time.monotonic()
+    while not Path(go).exists():
+        if time.monotonic() - started > GO_TIMEOUT:
+            raise SystemExit(f"no go file {go} after {GO_TIMEOUT:.0f} s")
+        time.sleep(0.1)
+    # what starting early saved: the time it was ready before the test was
+    print(f"ready {time.monotonic() - started:.1f} s before the go file", flush=True)
+
+
+def start(script: str, args: Sequence[str], workdir: Path, name: str,
+          go: Path | None = None) -> Child:
     """Start ``tests/reliability/<script>`` with this interpreter (the venv's) and the
-    repo on ``sys.path``."""
+    repo on ``sys.path``; with ``go``, a path the test makes when the child's steps may
+    begin (:func:`wait_to_go`)."""
     log = workdir / f"{name}.log"
     env = dict(os.environ)
+    if go is not None:
+        env[GO_ENV] = str(go)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     env["PYSPARK_PYTHON"] = sys.executable
     with log.open("wb") as out:
