@@ -336,7 +336,8 @@ def spark_cluster(workers: int = 2, cores: int = 1, memory: str = "2g") -> Itera
     java_home = _java17_home()
 
     base = Path(tempfile.mkdtemp(prefix="toolkit-spark-"))
-    (base / "conf").mkdir()  # an empty SPARK_CONF_DIR: no stray spark-defaults
+    # SPARK_CONF_DIR: a folder that does not exist (no stray spark-defaults, no
+    # log4j2.properties); Spark's launcher leaves it off the class path then, as for the driver
     env = {
         **os.environ,
         "SPARK_HOME": str(spark_home),
