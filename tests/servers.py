@@ -336,7 +336,8 @@ def spark_cluster(workers: int = 2, cores: int = 1, memory: str = "2g") -> Itera
     java_home = _java17_home()
 
     base = Path(tempfile.mkdtemp(prefix="toolkit-spark-"))
-    (base / "conf").mkdir()  # an empty SPARK_CONF_DIR: no stray spark-defaults
+    # SPARK_CONF_DIR: a folder that does not exist (no stray spark-defaults, no
+    # log4j2.properties); Spark's launcher leaves it off the class path then, as for the driver
     env = {
         **os.environ,
         "SPARK_HOME": str(spark_home),
@@ -475,6 +476,18 @@ class RestCatalogServer:
 REST_NAMESPACES = ("bronze", "silver", "gold")
 
 
+#: ``lakana-server migrate`` then ``lakana-server``, in one process: each command imports the
+#: whole app first (3-4 s of CPU on this machine), which two processes did twice; the same
+#: functions of lakana's own entry point (lakana_server/__main__.py) run, in the same order
+LAKANA_MIGRATE_AND_SERVE = """\
+from lakana_core import migrate
+from lakana_server.__main__ import main
+from lakana_server.settings import Settings
+migrate.upgrade(Settings().database.url)
+main([])
+"""
+
+
 @contextmanager
 def rest_catalog_server(prefix: str = "dev", s3: S3Server | None = None,
                         bucket: str = "lake") -> Iterator[RestCatalogServer]:
@@ -498,13 +511,10 @@ def rest_catalog_server(prefix: str = "dev", s3: S3Server | None = None,
         "LAKANA_BOOTSTRAP_PAT_KEY_ID": key_id,
         "LAKANA_BOOTSTRAP_PAT_SECRET": secret,
     }
-    migrate = subprocess.run([str(server), "migrate"], env=env, cwd=base, capture_output=True,
-                             text=True, stdin=subprocess.DEVNULL, timeout=120)
-    if migrate.returncode != 0:
-        shutil.rmtree(base, ignore_errors=True)
-        raise ServerError(f"lakana-server migrate failed ({migrate.returncode}):\n"
-                          f"{migrate.stdout[-3000:]}{migrate.stderr[-3000:]}")
-    proc = _spawn([str(server)], log, env, cwd=base)
+    # its interpreter (the program's own venv) runs `migrate` and then serves; a failed
+    # migration ends the process, and the wait below shows its log
+    proc = _spawn([str(server.with_name("python")), "-c", LAKANA_MIGRATE_AND_SERVE], log, env,
+                  cwd=base)
     token = f"lakana_pat_{key_id}_{secret}"
     try:
         _wait_for_port(port, proc, "lakana-server", log, timeout=60)

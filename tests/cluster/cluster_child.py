@@ -16,7 +16,7 @@ from typing import Any
 
 import toolkit
 from tests.integration.readers import canonical, read_spark
-from tests.reliability.children import SHORT_LIVED_JVM, child_spark
+from tests.reliability.children import SHORT_LIVED_JVM, child_spark, embedded_class_archive
 
 
 def where_toolkit_is(_: object) -> tuple[str, int]:
@@ -28,9 +28,13 @@ def where_toolkit_is(_: object) -> tuple[str, int]:
 def main(config: str, out: str) -> None:
     cfg = json.loads(Path(config).read_text())
     cat = toolkit.catalog(cfg["catalog"], warehouse=cfg["warehouse"], **cfg["s3"])
-    # the driver and the executors live for a few small batches (SHORT_LIVED_JVM)
+    # the driver and the executors live for a few small batches (SHORT_LIVED_JVM); the
+    # executors map the classes of the class archive make jvm-prepare recorded, as the
+    # driver does (child_spark): their class path is the driver's (the cluster's conf
+    # folder is left off it, tests/servers.py), so the JVM takes it
+    executors = " ".join([SHORT_LIVED_JVM, *embedded_class_archive()])
     conf = {"spark.executor.memory": "1g", "spark.cores.max": "2",
-            "spark.sql.shuffle.partitions": "2", "spark.executor.extraJavaOptions": SHORT_LIVED_JVM}
+            "spark.sql.shuffle.partitions": "2", "spark.executor.extraJavaOptions": executors}
     spark = toolkit.spark_session(cat, master=cfg["master"], **child_spark(cat, conf))
     spark.sparkContext.setLogLevel("ERROR")
     seen: dict[str, Any] = {"driver_pid": os.getpid()}

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import toolkit
-from tests.reliability.children import child_spark
+from tests.reliability.children import child_spark, wait_to_go
 from toolkit.pipeline import ingest as pipeline
 from toolkit.spark import batches as spark_batches
 
@@ -86,6 +86,7 @@ def main(folder: str, batches_file: str, *steps: str) -> None:
     batches = json.loads(Path(batches_file).read_text())
     cat = toolkit.catalog(folder)
     spark = toolkit.spark_session(cat, **child_spark(cat))
+    wait_to_go()  # the re-run: until the crashed children are gone
     for step in steps:
         table, index, *stage = step.split(":")
         if stage:

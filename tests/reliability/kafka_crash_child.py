@@ -25,7 +25,7 @@ import sys
 from typing import Any
 
 import toolkit
-from tests.reliability.children import child_spark
+from tests.reliability.children import child_spark, wait_to_go
 from tests.reliability.crash_child import after, die
 from toolkit import kafka
 from toolkit.pipeline import ingest as pipeline
@@ -78,6 +78,7 @@ def resume(folder: str, *pairs: str) -> None:
     armed: the product's own code, as a restarted stream runs it)."""
     cat = toolkit.catalog(folder)
     spark = toolkit.spark_session(cat, **child_spark(cat))
+    wait_to_go()  # until the crashed children are gone
 
     def printer(table: str) -> Any:
         def show(report: Any) -> None:

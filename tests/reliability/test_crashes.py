@@ -92,21 +92,28 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Run:
         )
         for s in STAGES
     ]
-    codes = children.wait(crashing, timeout=240)
-    cat = toolkit.catalog(folder)
-    crashed = {}
-    for stage, child, code in zip(STAGES, crashing, codes, strict=True):
-        table = cat.load_table(table_name(stage))
-        crashed[stage] = Crashed(
-            code,
-            [batch_id_of(s) for s in table.snapshots()],
-            from_iceberg(table.schema()),
-            orphan_files(table),
-            child.output(),
-        )
+    # the re-run's interpreter and JVM start now; its steps once the crashed tables are read
     steps = [f"{table_name(s)}:{i}" for s in STAGES for i in (1, 2)]
-    recovery = children.start("crash_child.py", [str(folder), str(spec), *steps], work, "rerun")
-    (code,) = children.wait([recovery], timeout=240)
+    go = work / "rerun.go"
+    recovery = children.start("crash_child.py", [str(folder), str(spec), *steps], work, "rerun",
+                              go=go)
+    try:
+        codes = children.wait(crashing, timeout=240)
+        cat = toolkit.catalog(folder)
+        crashed = {}
+        for stage, child, code in zip(STAGES, crashing, codes, strict=True):
+            table = cat.load_table(table_name(stage))
+            crashed[stage] = Crashed(
+                code,
+                [batch_id_of(s) for s in table.snapshots()],
+                from_iceberg(table.schema()),
+                orphan_files(table),
+                child.output(),
+            )
+        go.touch()
+        (code,) = children.wait([recovery], timeout=240)
+    finally:
+        recovery.kill()
     assert code == 0, f"the re-run failed ({code}):\n{recovery.output()[-6000:]}"
     return Run(folder, crashed, recovery.output())
 

@@ -85,17 +85,23 @@ def run(tmp_path_factory: pytest.TempPathFactory, kafka_broker: KafkaBroker) -> 
                        work, f"crash-{s}")
         for s in STAGES
     ]
-    codes = dict(zip(STAGES, children.wait(crashing, timeout=300), strict=True))
-    cat = toolkit.catalog(folder)
-    landed = {s: on_main(cat.load_table(table_name(s))) for s in STAGES}
-    offsets = {s: group_offset(kafka_broker, s) for s in STAGES}
-    staged = {s: len(cat.load_table(table_name(s)).metadata.snapshots) for s in STAGES}
-    logs = {s: c.output() for s, c in zip(STAGES, crashing, strict=True)}
-    # one child resumes every stream, one after the other: one JVM, not one a table
+    # one child resumes every stream, one after the other: one JVM, not one a table; its
+    # interpreter and JVM start now, its streams once the crashed ones are read
     pairs = [a for s in STAGES for a in (kafka_broker.url(topic(s)), table_name(s))]
+    go = work / "resume.go"
     resuming = children.start("kafka_crash_child.py", [str(folder), "--resume", *pairs],
-                              work, "resume")
-    (code,) = children.wait([resuming], timeout=300)
+                              work, "resume", go=go)
+    try:
+        codes = dict(zip(STAGES, children.wait(crashing, timeout=300), strict=True))
+        cat = toolkit.catalog(folder)
+        landed = {s: on_main(cat.load_table(table_name(s))) for s in STAGES}
+        offsets = {s: group_offset(kafka_broker, s) for s in STAGES}
+        staged = {s: len(cat.load_table(table_name(s)).metadata.snapshots) for s in STAGES}
+        logs = {s: c.output() for s, c in zip(STAGES, crashing, strict=True)}
+        go.touch()
+        (code,) = children.wait([resuming], timeout=300)
+    finally:
+        resuming.kill()
     assert code == 0, f"resuming failed ({code}):\n{resuming.output()[-6000:]}"
     return Run(str(folder), codes, landed, offsets, staged, logs)
 

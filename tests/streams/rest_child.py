@@ -7,6 +7,7 @@ Usage: ``rest_child.py <settings.json> <step> [<step> ...]``; settings hold the 
 
 * ``ingest:TABLE:I[,J...]``: ingest the ingest tests' batches I, J... (batch ids ``bI``;
   ``writer`` added to each record when ``:w`` ends the step);
+* ``wait:TABLE``: wait until TABLE has a commit on main (another process's first batch);
 * ``check:TABLE:N``: Spark reads TABLE, compared with ``simulate`` of batches 0..N-1;
 * ``kafka:URL:TABLE``: stream the topic into TABLE (availableNow);
 * ``upkeep:TABLE``: statistics, lineage, undo of the last change, maintenance;
@@ -17,14 +18,30 @@ Each step prints one line ``STEP -> result``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
+import time
 from pathlib import Path
+
+from pyiceberg.catalog import Catalog
+from pyiceberg.exceptions import NoSuchTableError
 
 import toolkit
 from tests.integration.readers import canonical, read_spark
 from tests.integration.test_ingest import CORPUS
 from tests.reliability.children import child_spark
+
+
+def wait_for_data(cat: Catalog, table: str, timeout: float = 300.0) -> float:
+    """Seconds until ``table`` exists with a snapshot on main (bounded by ``timeout``)."""
+    start = time.monotonic()
+    while time.monotonic() - start < timeout:
+        with contextlib.suppress(NoSuchTableError):
+            if cat.load_table(table).current_snapshot() is not None:
+                return time.monotonic() - start
+        time.sleep(0.5)
+    raise SystemExit(f"{table} has no commit after {timeout:.0f} s")
 
 
 def main(settings_file: str, *steps: str) -> None:
@@ -39,6 +56,9 @@ def main(settings_file: str, *steps: str) -> None:
                 batch = [dict(r, writer=i) for r in CORPUS[i]] if tag else CORPUS[i]
                 r = toolkit.ingest(batch, table, cat, spark, batch_id=f"b{i}")
                 print(f"{step} -> b{i} rows={r.rows_written} skipped={r.skipped}", flush=True)
+        elif kind == "wait":
+            waited = wait_for_data(cat, rest)
+            print(f"{step} -> waited {waited:.1f} s", flush=True)
         elif kind == "check":
             table, n = rest.split(":")
             same = read_spark(spark, f"rest.{table}") == canonical(

@@ -78,21 +78,39 @@ def _rest(work: Path, s3: servers.S3Server, server: servers.RestCatalogServer) -
     return Rest(settings, props, work)
 
 
+@dataclass(frozen=True)
+class Solo:
+    output: str  # the solo child's
+    writers: list[children.Child]  # started with it, each waiting for the first writer's batch
+
+
 @pytest.fixture(scope="module")
-def solo(rest: Rest, kafka_broker: KafkaBroker) -> str:
+def solo(rest: Rest, kafka_broker: KafkaBroker) -> Iterator[Solo]:
     """The output of one child that runs, one after the other, the steps each test below
-    reads (a JVM with the S3 jars takes seconds to start: one, not one a test): three
-    batches and one again; the first writer's batch; a Kafka topic, a batch, upkeep and a
-    view on a third table."""
+    reads (a JVM with the S3 jars takes seconds to start: one, not one a test): the first
+    writer's batch; three batches and one again; a Kafka topic, a batch, upkeep and a view
+    on a third table.
+
+    The two writers of :func:`test_two_writers_lose_nothing` start with it: each starts its
+    JVM while the solo child works, waits until the first writer's batch is on main, then
+    ingests (the two at once, meeting a table that exists); their JVMs' starts overlap the
+    solo child's steps instead of coming after them."""
     kafka_broker.produce("rest-events", [json.dumps(r) for r in CORPUS[0]])
-    return rest.run("solo", "ingest:bronze.events:0,1,2", "ingest:bronze.events:0",
-                    "ingest:gold.shared:0:w",
-                    f"kafka:{kafka_broker.url('rest-events')}:silver.events",
-                    "ingest:silver.events:1", "upkeep:silver.events", "view:silver.events")
+    writers = [rest.start(f"writer{i}", "wait:gold.shared", f"ingest:gold.shared:{i}:w")
+               for i in (1, 2)]
+    try:
+        yield Solo(rest.run("solo", "ingest:gold.shared:0:w", "ingest:bronze.events:0,1,2",
+                            "ingest:bronze.events:0",
+                            f"kafka:{kafka_broker.url('rest-events')}:silver.events",
+                            "ingest:silver.events:1", "upkeep:silver.events",
+                            "view:silver.events"), writers)
+    finally:
+        for writer in writers:  # (waited for by their test; killed if it did not run)
+            writer.kill()
 
 
-def test_batch_by_batch_equals_the_simulation(rest: Rest, solo: str) -> None:
-    out = solo
+def test_batch_by_batch_equals_the_simulation(rest: Rest, solo: Solo) -> None:
+    out = solo.output
     assert "ingest:bronze.events:0 -> b0 rows=0 skipped=True" in out  # once only
     table = rest.catalog().load_table("bronze.events")  # type: ignore[attr-defined]
     sim = toolkit.simulate(CORPUS)
@@ -104,17 +122,18 @@ def test_batch_by_batch_equals_the_simulation(rest: Rest, solo: str) -> None:
         as_pyiceberg_reads_it(sim.rows, sim.table_schema, written))
 
 
-def test_two_writers_lose_nothing(rest: Rest, solo: str) -> None:
-    # the first writer's batch is in (solo): the two below meet a table that exists
-    both = [rest.start(f"writer{i}", f"ingest:gold.shared:{i}:w") for i in (1, 2)]
+def test_two_writers_lose_nothing(rest: Rest, solo: Solo) -> None:
+    # the first writer's batch is in (solo): the two meet a table that exists
+    both = solo.writers
     for child, code in zip(both, children.wait(both, timeout=400), strict=True):
         assert code == 0, child.output()[-6000:]
+        assert "wait:gold.shared -> waited" in child.output()
     rows = rest.catalog().load_table("gold.shared").scan().to_arrow()  # type: ignore[attr-defined]
     assert sorted(rows.column("writer").to_pylist()) == [0, 0, 1, 1, 2, 2]
 
 
-def test_kafka_statistics_lineage_undo_maintenance_and_views(solo: str) -> None:
-    out = solo
+def test_kafka_statistics_lineage_undo_maintenance_and_views(solo: Solo) -> None:
+    out = solo.output
     assert "silver.events -> rows=2" in out, out[-4000:]
     assert "-> statistics=WrittenDataStatistics" in out
     assert "-> undo=" in out and "-> maintain=" in out
