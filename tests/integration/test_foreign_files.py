@@ -129,6 +129,18 @@ def test_each_column_spark_would_misread_is_named(name: str, tmp_path: Path) -> 
     assert source_kind(path).mode == "pickle"  # its records travel as simulate reads them
 
 
+def test_what_spark_cannot_read_at_all_is_told_from_what_it_reads_otherwise(
+    tmp_path: Path
+) -> None:
+    """A stream's schema is inferred from the files Spark can read at all: a refused
+    column (case twins too: COLUMN_ALREADY_EXISTS) keeps its file out of the inference."""
+    refused = {name: found.refused for name, (write, _, _) in FOREIGN.items()
+               if (found := spark_misread([write(tmp_path / name)], name.split(".")[1]))}
+    assert sorted(n for n, r in refused.items() if not r) == [
+        "int96.parquet", "nanos.orc", "nested.parquet", "u64.parquet"]
+    assert len(refused) == len(FOREIGN)
+
+
 def test_files_spark_reads_alike_stay_with_spark(tmp_path: Path) -> None:
     """INT96 and ORC timestamps of whole microseconds (what Spark and Hive write) lose
     nothing in Spark, nor do signed integers, dates and nested lists."""

@@ -52,6 +52,8 @@ _CASE: Final = "another column's name but for case, which Spark cannot tell apar
 _WIDE_DECIMAL: Final = "decimals of more than 38 digits" + _REFUSED
 _UNSIGNED_64: Final = "unsigned 64-bit integers, which Spark reads as decimals"
 _DROPPED: Final = "timestamps with digits below the microsecond, which Spark drops"
+#: what Spark cannot read at all, not even to infer a schema (the rest it reads otherwise)
+_REFUSALS: Final = frozenset({*_PARQUET_TYPES.values(), _NANOS, _CASE, _WIDE_DECIMAL})
 
 
 @dataclass(frozen=True)
@@ -67,7 +69,7 @@ class Misread:
     @property
     def refused(self) -> bool:
         """Whether Spark cannot read the column at all (not even its schema)."""
-        return self.why.endswith(_REFUSED)
+        return self.why in _REFUSALS
 
     def __str__(self) -> str:
         return f"{self.file.name}, column `{self.column}`: {self.why}"
