@@ -123,6 +123,28 @@ def test_a_folder_of_files_spark_cannot_read_streams_once_given_a_schema(
 
 
 @pytest.mark.spark
+def test_a_csv_micro_batch_that_is_not_utf8_fails_naming_the_line(
+    tmp_path: Path, lakehouse: Catalog, spark: SparkSession
+) -> None:
+    """Spark's stream would read the byte as U+FFFD: the micro-batch fails instead, and a
+    run after the file is mended resumes there."""
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    (landing / "a.csv").write_bytes(b"id,name\n1,caf\xe9\n")
+    args = ["stream", landing, "-t", "cli.latin", "--catalog", embedded_folder(lakehouse),
+            "--once"]
+    out = CliRunner().invoke(cli, [str(a) for a in args])
+    assert out.exit_code == 1, out.output
+    assert "a.csv: line 2 holds bytes that are not UTF-8 (b'\\xe9' at byte 13)" in out.stderr
+    assert not lakehouse.table_exists("cli.latin")
+    (landing / "a.csv").write_bytes("id,name\n1,café\n".encode())
+    again = invoke(*args)
+    assert again.exit_code == 0, again.output
+    assert lakehouse.load_table("cli.latin").scan().to_arrow().to_pylist() == [
+        {"id": "1", "name": "café"}]
+
+
+@pytest.mark.spark
 def test_the_installed_script_streams_until_ctrl_c_and_stops_cleanly(tmp_path: Path) -> None:
     landing = tmp_path / "landing"
     landing.mkdir()

@@ -62,7 +62,7 @@ __all__ = [
     "SourceKind",
     "as_dataframe",
     "kind_of",
-    "read_here_records",
+    "micro_batch_records",
     "records_of",
     "source_kind",
     "source_named",
@@ -149,11 +149,15 @@ def _misread(fmt: str, source: object) -> Misread | None:
     return found
 
 
-def read_here_records(paths: Sequence[Path], fmt: str) -> list[Any] | None:
-    """The records of ``fmt`` files on this disk (a stream's micro-batch), read by Arrow as
-    ``simulate`` reads them, when Spark would read one of them otherwise
-    (:func:`_misread`); None when Spark reads them alike, or ``fmt`` is neither Parquet
-    nor ORC."""
+def micro_batch_records(paths: Sequence[Path], fmt: str) -> list[Any] | None:
+    """The records of a stream's micro-batch of ``fmt`` files on this disk, when they are
+    read here as ``ingest(path)`` reads them: Parquet or ORC files Spark would read
+    otherwise (:func:`_misread`), by Arrow. None when Spark reads them: CSV files are
+    checked for bytes that are not UTF-8 first (:func:`~toolkit.pipeline.files.check_utf8`),
+    as a batch of them is."""
+    if fmt == "csv":
+        for path in paths:
+            files.check_utf8(path)
     if fmt not in _READ_HERE:
         return None
     found = spark_misread(paths, fmt)

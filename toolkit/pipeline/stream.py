@@ -58,11 +58,11 @@ from toolkit.errors import CheckpointLostError, StalePlanError
 from toolkit.iceberg.catalog import embedded
 from toolkit.iceberg.ledger import ingested_batches
 from toolkit.kafka import is_kafka_url
-from toolkit.pipeline.files import check_utf8, folder_format
+from toolkit.pipeline.files import folder_format
 from toolkit.pipeline.ingest import IngestReport, ingest
 from toolkit.pipeline.kafka_stream import TopicStream, name_taken, start_topic_stream
 from toolkit.pipeline.maintain import MaintenanceSettings, maintain
-from toolkit.pipeline.sources import SOURCE_KINDS, SourceKind, read_here_records, source_named
+from toolkit.pipeline.sources import SOURCE_KINDS, SourceKind, micro_batch_records, source_named
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -389,14 +389,11 @@ def stream(
     files_of = None if kind is None else kind.name  # a folder's files: their format
 
     def process(batch_df: DataFrame, epoch_id: int) -> None:
-        # files Spark would read otherwise (nanoseconds, unsigned 64-bit integers...) are
-        # read by Arrow, as ingest(path) reads them
-        listed = None if files_of is None else _batch_files(location, epoch_id)
-        if files_of == "csv":  # Spark reads bytes that are not UTF-8 as U+FFFD, unseen
-            for path in listed or ():
-                check_utf8(path)
-        here = None if listed is None or files_of is None \
-            else read_here_records(listed, files_of)
+        # the batch's files are taken as ingest(path) takes them: those Spark would read
+        # otherwise are read by Arrow, CSV that is not UTF-8 refused
+        here = None
+        if files_of is not None and (listed := _batch_files(location, epoch_id)) is not None:
+            here = micro_batch_records(listed, files_of)
         report = ingest(
             batch_df if here is None else here, table, catalog, spark,
             batch_id(name, epoch_id), format=batch_kind if here is None else None, **options,
