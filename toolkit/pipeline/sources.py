@@ -50,7 +50,7 @@ from toolkit.arrow import records as arrow_records
 from toolkit.core.values.jsonlines import read_values
 from toolkit.errors import SourceFormatError
 from toolkit.pipeline import files
-from toolkit.spark.misreads import Misread, spark_misread
+from toolkit.spark.misreads import Misread, name_twin, spark_misread
 from toolkit.spark.workers import JVM_MODES, Mode, line_bytes
 
 if TYPE_CHECKING:
@@ -206,9 +206,7 @@ def _same_frame(spark: SparkSession, source: Any) -> DataFrame:
     """The DataFrame itself; refused when two of its columns differ only by case and the
     session ignores case (Spark then cannot tell them apart to read either)."""
     frame: DataFrame = source
-    names = frame.columns
-    twin = next((n for i, n in enumerate(names)
-                 if n.lower() in {m.lower() for m in names[:i]}), None)
+    twin = name_twin(frame.columns)
     if twin is not None and spark.conf.get("spark.sql.caseSensitive", "false") != "true":
         raise SourceFormatError(
             f"the DataFrame's column {twin!r} has another column's name but for case, "

@@ -34,7 +34,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Final
 
-__all__ = ["Misread", "case_twin", "spark_misread"]
+__all__ = ["Misread", "case_twin", "name_twin", "spark_misread"]
 
 _REFUSED: Final = ", which Spark cannot read"
 #: rows read at a time when the values must tell
@@ -160,16 +160,29 @@ def _first_dropped(batches: Iterable[Any], columns: dict[str, str]) -> tuple[str
     return None
 
 
+def name_twin(names: Iterable[str]) -> str | None:
+    """The first name another before it has but for case (Spark's analyzer ignores case by
+    default, ``spark.sql.caseSensitive``).
+
+    >>> name_twin(["a", "b", "A"]), name_twin(["a", "b"])
+    ('A', None)
+    """
+    seen: set[str] = set()
+    for name in names:
+        if name.lower() in seen:
+            return name
+        seen.add(name.lower())
+    return None
+
+
 def case_twin(fields: Any, prefix: str = "") -> str | None:
     """The first field whose name another field beside it has but for case (Spark's
     analyzer ignores case by default), at any depth of records."""
     import pyarrow as pa
 
-    seen: set[str] = set()
-    for field in fields:
-        if field.name.lower() in seen:
-            return f"{prefix}{field.name}"
-        seen.add(field.name.lower())
+    twin = name_twin(field.name for field in fields)
+    if twin is not None:
+        return f"{prefix}{twin}"
     for field in fields:
         kind = field.type
         while pa.types.is_list(kind) or pa.types.is_large_list(kind):
