@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,6 +12,7 @@ from pyiceberg.schema import Schema, index_by_id
 from pyiceberg.types import ListType, LongType, NestedField, StructType
 
 import toolkit
+import toolkit.api
 from toolkit.errors import NotARecordError, UnsupportedValueError
 
 
@@ -125,3 +128,21 @@ def test_a_value_among_records_is_set_aside_not_read_as_a_source() -> None:
     run = toolkit.simulate([{"a": 1}, 5, {"a": 2}])
     assert run.rows == [{"a": 1}, {"a": 2}]
     assert [q.reason for q in run.quarantined] == ["not-a-record"]
+
+
+def test_every_public_name_resolves_and_none_loads_until_used() -> None:
+    """``import toolkit`` (and the command line's ``--help``, or the error a typo gives)
+    loads none of PyIceberg, Spark, sqlglot or Arrow: each public name loads what it needs
+    when first used, and every name in ``__all__`` is there."""
+    heavy = ("pyiceberg", "pyspark", "sqlglot", "pyarrow", "sqlalchemy")
+    script = (
+        "import sys, toolkit, toolkit.cli\n"
+        f"print(sorted(m for m in {heavy!r} if m in sys.modules))\n"
+        "missing = [n for n in toolkit.__all__ if getattr(toolkit, n, None) is None]\n"
+        "print(missing, 'pyiceberg' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    assert out == ["[]", "[] True"]
+    assert toolkit.simulate is toolkit.api.simulate
+    assert toolkit.ops.add is not None

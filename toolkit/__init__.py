@@ -8,17 +8,22 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from toolkit import errors, ops
-from toolkit.api import Simulation, coalesce_sql, make_options, profile, simulate
+from toolkit import errors
 from toolkit.core.batch.options import Options
 from toolkit.core.batch.profile import Profile
 from toolkit.errors import *  # noqa: F403 (every error, importable from ``toolkit``)
 
-#: Public names that live outside the pure core, loaded on first use: ``import toolkit``
-#: must stay light and must never start a JVM.
+#: Public names loaded on first use: ``import toolkit`` must stay light (the command
+#: line's ``--help`` and a typo's error come before PyIceberg, sqlglot or Spark load) and
+#: must never start a JVM.
 _LAZY = {
+    "Simulation": "toolkit.api",
+    "coalesce_sql": "toolkit.api",
+    "make_options": "toolkit.api",
+    "profile": "toolkit.api",
+    "simulate": "toolkit.api",
     "catalog": "toolkit.iceberg.catalog",
     "spark_session": "toolkit.spark.session",
     "ingest": "toolkit.pipeline.ingest",
@@ -45,19 +50,62 @@ _LAZY = {
     "MaintenanceReport": "toolkit.core.maintenance.steps",
 }
 
+# every name written out, as type checkers read it (tests/test_public_api.py)
 __all__ = [
     *errors.__all__,
-    "Options",
-    "Profile",
-    "Simulation",
+    "catalog",
     "coalesce_sql",
+    "compare_policies",
+    "create_coalesce_view",
+    "edit_schema",
     "errors",
+    "evolve",
+    "explore",
+    "ingest",
+    "IngestReport",
+    "inspect_quarantine",
+    "lineage",
+    "maintain",
+    "MaintenancePlan",
+    "MaintenanceReport",
     "make_options",
     "ops",
+    "Options",
+    "plan_maintenance",
+    "plan_preview",
+    "preview",
+    "preview_evolution",
+    "preview_maintenance",
+    "Profile",
     "profile",
+    "quarantine",
+    "replay",
     "simulate",
-    *_LAZY,
+    "Simulation",
+    "spark_session",
+    "statistics",
+    "stream",
+    "undo",
 ]
+
+if TYPE_CHECKING:  # what a type checker reads for the names loaded on first use
+    from toolkit import ops
+    from toolkit.api import Simulation, coalesce_sql, make_options, profile, simulate
+    from toolkit.core.maintenance.steps import MaintenancePlan, MaintenanceReport
+    from toolkit.iceberg.catalog import catalog
+    from toolkit.iceberg.lineage import lineage, undo
+    from toolkit.iceberg.operations import evolve, preview_evolution
+    from toolkit.iceberg.quarantine import quarantine
+    from toolkit.iceberg.statistics import statistics
+    from toolkit.notebook import compare_policies, explore, preview
+    from toolkit.notebook.build import edit_schema, inspect_quarantine, preview_maintenance
+    from toolkit.pipeline.ingest import IngestReport, ingest
+    from toolkit.pipeline.maintain import maintain, plan_maintenance
+    from toolkit.pipeline.preview import plan_preview
+    from toolkit.pipeline.replay import replay
+    from toolkit.pipeline.stream import stream
+    from toolkit.spark.session import spark_session
+    from toolkit.spark.views import create_coalesce_view
 
 
 def _in_kernel() -> bool:
@@ -82,8 +130,10 @@ if _in_kernel():  # Spark's progress under the running cell (toolkit.notebook.pr
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
+    import importlib
 
+    if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
+    if name == "ops":
+        return importlib.import_module("toolkit.ops")
     raise AttributeError(f"module 'toolkit' has no attribute {name!r}")

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-from pyiceberg.catalog import Catalog
 
 from toolkit.cli.progress import status
 from toolkit.cli.terminal import echo
@@ -31,6 +30,7 @@ from toolkit.core.values.secrets import MASK, masked
 from toolkit.errors import HintError
 
 if TYPE_CHECKING:
+    from pyiceberg.catalog import Catalog
     from pyiceberg.table import Table
     from pyspark.sql import SparkSession
 
