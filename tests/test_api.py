@@ -98,6 +98,15 @@ def test_simulate_quarantines_only_the_record_holding_an_unknown_python_value() 
     assert "field 'a.b': value" in q.detail
 
 
+def test_an_unknown_value_inside_an_array_is_named_by_its_field() -> None:
+    """It was named field '' before: the array's leaves were typed without their path."""
+    delta = dt.timedelta(days=1)
+    with pytest.raises(UnsupportedValueError, match=r"field 'tags\.a': value datetime\.timedelta"):
+        toolkit.profile([{"tags": {"a": [[1], [delta]]}}])
+    [q] = toolkit.simulate([[{"a": [delta], "b": 1}]]).quarantined
+    assert (q.reason, q.field) == ("invalid-value", "a")
+
+
 def test_a_mistyped_option_names_the_nearest_one_and_every_option() -> None:
     with pytest.raises(toolkit.ToolkitError) as caught:
         toolkit.simulate([{"a": 1}], detect_date=False)

@@ -9,6 +9,7 @@ below failed, or landed changed, before such files were read by Arrow."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 import shutil
 import uuid
 from collections.abc import Callable
@@ -270,3 +271,27 @@ def test_frames_with_names_that_differ_only_by_case(
     assert [c.column.name for c in report.plan.changes] == ["A", "a_2"]
     assert lakehouse.load_table("foreign.cased_df").scan().to_arrow().to_pylist() == [
         {"A": "x", "a_2": 1}]
+
+
+@pytest.mark.spark
+def test_dataframes_with_intervals(lakehouse: Catalog, spark: SparkSession) -> None:
+    """Spark's two interval types, as another job's DataFrame may hold them. Days to
+    seconds reach Python as a ``timedelta``, which no column type holds: the record goes
+    to the quarantine with every value, as simulate sets it aside. Years to months Spark
+    cannot hand to Python at all (a worker died on the Arrow type): refused before
+    anything is read or made, naming the column at its depth, for profile and ingest."""
+    days = spark.sql("select array(interval '1' day) as a, 1 as id")
+    report = ingest(days, "foreign.day_intervals", lakehouse, spark)
+    assert (report.rows_written, report.quarantined) == (0, 1)
+    (held,) = toolkit.quarantine(lakehouse, "foreign.day_intervals").rows
+    assert held.field == "a" and "timedelta(days=1)" in held.detail
+    assert json.loads(held.raw) == {"a": ["datetime.timedelta(days=1)"], "id": 1}
+    for query, column in (("select array(interval '1-2' year to month) as a, 1 as id", "a"),
+                          ("select named_struct('x', interval '3' year) as s", "s.x")):
+        months = spark.sql(query)
+        refusal = rf"column '{column}' holds year-month intervals.*cast them to strings"
+        with pytest.raises(SourceFormatError, match=refusal):
+            ingest(months, "foreign.month_intervals", lakehouse, spark)
+        with pytest.raises(SourceFormatError, match=refusal):
+            toolkit.profile(months)
+    assert not lakehouse.table_exists("foreign.month_intervals")

@@ -50,7 +50,7 @@ from toolkit.arrow import records as arrow_records
 from toolkit.core.values.jsonlines import read_values
 from toolkit.errors import SourceFormatError
 from toolkit.pipeline import files
-from toolkit.spark.misreads import Misread, name_twin, spark_misread
+from toolkit.spark.misreads import Misread, name_twin, spark_misread, year_month_column
 from toolkit.spark.workers import JVM_MODES, Mode, line_bytes
 
 if TYPE_CHECKING:
@@ -216,6 +216,27 @@ def _same_frame(spark: SparkSession, source: Any) -> DataFrame:
     return frame
 
 
+def _typed_frame(spark: SparkSession, source: Any) -> DataFrame:
+    """The DataFrame of typed columns itself (:func:`_same_frame`), once it is known its
+    rows can reach Python (:func:`_readable_frame`)."""
+    return _same_frame(spark, _readable_frame(source))
+
+
+def _readable_frame(source: Any) -> Any:
+    """``source``; refused, naming the column, when it holds year-month intervals, which
+    Spark cannot hand to Python and no Iceberg type holds
+    (:func:`toolkit.spark.misreads.year_month_column`)."""
+    column = year_month_column(source.schema)
+    if column is not None:
+        raise SourceFormatError(
+            f"the DataFrame's column {column!r} holds year-month intervals (Spark's "
+            "INTERVAL YEAR TO MONTH), which Spark cannot hand over to Python and no "
+            "Iceberg type holds: cast them to strings first (their text, such as "
+            "INTERVAL '1-2' YEAR TO MONTH, keeps every digit)"
+        )
+    return source
+
+
 def _text_frame_records(source: Any) -> list[list[Any]]:
     """The JSON lines of the frame, parsed (blank lines skipped, as workers do), read as
     the bytes Spark holds (a Java string would replace bytes that are not UTF-8 by U+FFFD);
@@ -226,7 +247,8 @@ def _text_frame_records(source: Any) -> list[list[Any]]:
 def _typed_frame_records(source: Any) -> list[list[Any]]:
     """The rows as Arrow hands them to Spark's Python workers, typed as they type them
     (RULES 1: an int column's values are ``Int``...; see ``toolkit.arrow``)."""
-    return [[r for b in source._collect_as_arrow() for r in arrow_records(b)]]
+    return [[r for b in _readable_frame(source)._collect_as_arrow()
+              for r in arrow_records(b)]]
 
 
 # ------------------------------------------------------------------ Python records
@@ -306,7 +328,7 @@ SOURCE_KINDS: tuple[SourceKind, ...] = (
         _is_text_frame, _same_frame, _text_frame_records, "json", "spark",
     ),
     SourceKind(
-        "dataframe", "a Spark DataFrame of typed columns", _is_dataframe, _same_frame,
+        "dataframe", "a Spark DataFrame of typed columns", _is_dataframe, _typed_frame,
         _typed_frame_records, "rows", "spark",
     ),
     _frame_kind(

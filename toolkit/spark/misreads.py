@@ -175,6 +175,36 @@ def name_twin(names: Iterable[str]) -> str | None:
     return None
 
 
+def year_month_column(kind: Any, prefix: str = "") -> str | None:
+    """The first column of Spark type ``kind`` (a ``StructType``) holding year-month
+    intervals, at any depth (in records, arrays and maps): Spark hands them to Python as
+    an Arrow type pyarrow cannot read (``interval_months``), and no Iceberg type holds
+    them. Spark's other interval (days to seconds) reaches Python as a ``timedelta``,
+    which the engine refuses value by value (RULES 1: the record goes to the quarantine).
+
+    >>> from pyspark.sql.types import *
+    >>> year_month_column(StructType([StructField("a", ArrayType(YearMonthIntervalType()))]))
+    'a'
+    >>> year_month_column(StructType([StructField("d", DayTimeIntervalType())])) is None
+    True
+    """
+    from pyspark.sql import types as T
+
+    if isinstance(kind, T.YearMonthIntervalType):
+        return prefix.rstrip(".")
+    if isinstance(kind, T.ArrayType):
+        return year_month_column(kind.elementType, prefix)
+    if isinstance(kind, T.MapType):
+        return year_month_column(kind.keyType, prefix) or year_month_column(
+            kind.valueType, prefix)
+    if isinstance(kind, T.StructType):
+        for field in kind.fields:
+            found = year_month_column(field.dataType, f"{prefix}{field.name}.")
+            if found is not None:
+                return found
+    return None
+
+
 def case_twin(fields: Any, prefix: str = "") -> str | None:
     """The first field whose name another field beside it has but for case (Spark's
     analyzer ignores case by default), at any depth of records."""

@@ -161,6 +161,10 @@ class Classifier:
             return fn(value)
         except NoExactTypeError:
             raise NoExactTypeError(path, value) from None
+        except UnsupportedValueError as exc:  # a leaf of an array: named by its field
+            if exc.path or not path:
+                raise
+            raise UnsupportedValueError(path, exc.value) from None
 
     def _int_kind(self, v: int) -> Kind:
         if -_DOUBLE_EXACT <= v <= _DOUBLE_EXACT:
