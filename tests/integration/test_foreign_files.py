@@ -295,3 +295,26 @@ def test_dataframes_with_intervals(lakehouse: Catalog, spark: SparkSession) -> N
         with pytest.raises(SourceFormatError, match=refusal):
             toolkit.profile(months)
     assert not lakehouse.table_exists("foreign.month_intervals")
+
+
+@pytest.mark.spark
+def test_a_dataframe_of_one_text_column_that_is_no_json(
+    lakehouse: Catalog, spark: SparkSession
+) -> None:
+    """A DataFrame of one string column is JSON lines (``spark.read.text``, a Kafka value):
+    one of city names lands nothing, its lines in the quarantine, and the report says why
+    and what to pass; the profile says its lines were set aside, where it said 0 records
+    and nothing else."""
+    cities = spark.sql("select 'Berlin' as city union all select 'Paris'")
+    report = ingest(cities, "foreign.cities", lakehouse, spark)
+    assert (report.rows_written, report.quarantined) == (0, 2)
+    assert report.warnings == (
+        "no line of the DataFrame's one string column 'city' was a JSON object, so 2 lines "
+        "went to the quarantine: a DataFrame of one string column is read as JSON lines; to "
+        'land its text as a column instead, pass format="dataframe"',)
+    assert str(toolkit.profile(cities)).startswith(
+        "0 records; 2 lines set aside, not profiled\n")
+    report = ingest(cities, "foreign.cities_text", lakehouse, spark, format="dataframe")
+    assert report.rows_written == 2 and not report.warnings
+    lines = spark.sql("""select '{"a": 1}' as value union all select 'not json'""")
+    assert ingest(lines, "foreign.some_json", lakehouse, spark).warnings == ()

@@ -321,11 +321,27 @@ def ingest(
         rows = counted(report.rows_written, "row")
         track.finish(f"Batch {ctx.batch_id} was already in {table}" if report.skipped else
                      f"Wrote batch {ctx.batch_id}: {rows} into {table}")
-    if report.skipped or not report.rows_written:
+    if report.skipped:
         return report
+    if not report.rows_written:
+        hint = _no_json_hint(source, format, report)
+        return report if hint is None else dataclasses.replace(report, warnings=(hint,))
     warned = tuple(str(w) for w in conversion_warnings(report.plan, report.profile,
                                                        ctx.options))
     return dataclasses.replace(report, warnings=warned) if warned else report
+
+
+def _no_json_hint(source: Any, format: str | None, report: IngestReport) -> str | None:
+    """Why a DataFrame of one string column landed nothing, when none of its lines was a
+    JSON object: such a frame is read as JSON lines unless ``format`` says otherwise."""
+    if not report.quarantined or report.profile.records or format is not None \
+            or kind_of(source).name != "jsonl-dataframe":
+        return None
+    (column,) = source.columns
+    return (f"no line of the DataFrame's one string column {column!r} was a JSON object, "
+            f"so {counted(report.quarantined, 'line')} went to the quarantine: a DataFrame "
+            "of one string column is read as JSON lines; to land its text as a column "
+            "instead, pass format=\"dataframe\"")
 
 
 def _ingest_batch(

@@ -47,7 +47,7 @@ from toolkit.core.values import timestamps
 from toolkit.core.values.jsonlines import UnreadLine
 from toolkit.core.values.timestamps import TimestampReport
 from toolkit.core.values.types import RECORD, Shape
-from toolkit.core.values.wording import a_shape, batch_number, clip
+from toolkit.core.values.wording import a_shape, batch_number, clip, counted
 from toolkit.errors import NotARecordError
 
 K = TypeVar("K")
@@ -319,7 +319,10 @@ class Profile:
             if not s.counts:
                 rows.append((".".join(path), "null", "0", "-", str(s.nulls), "-", "-", ""))
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-        head = f"{self.records} records\n"
+        head = counted(self.records, "record")
+        if self.lines_set_aside:  # a profile of nothing but unreadable lines says why
+            head += f"; {counted(self.lines_set_aside, 'line')} set aside, not profiled"
+        head += "\n"
         return head + "\n".join(
             "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows
         )
