@@ -28,10 +28,13 @@ map with other keys                            list of ``{"key": k, "value": v}`
                                                the entries as Parquet and Spark store them
                                                (a key's ``str`` could merge 1 and "1")
 dictionary-encoded                             its decoded values
-anything else (duration, extension types)      :func:`~toolkit.core.values.scalars.plain_value` of
-                                               the Python value: a UUID as its text; what
-                                               has no plain form stays, and the engine
-                                               refuses it naming field and value
+pandas' period (extension type)                each Period's text (``2024-01``), not the count
+                                               of periods since 1970 Arrow stores
+anything else (duration, interval, extension   :func:`~toolkit.core.values.scalars.plain_value` of
+types)                                         the Python value: a UUID as its text; what
+                                               has no plain form stays (a timedelta, an
+                                               interval), and the engine refuses it naming
+                                               field and value
 =============================================  =================================================
 
 It stays fast: a column whose type needs no change is one ``to_pylist``; only columns
@@ -139,6 +142,10 @@ def _values(arr: Any) -> list[Any]:
         return _maps(arr)
     if _is(t, _LISTS):
         return _lists(arr)
+    if isinstance(t, pa.ExtensionType) and t.extension_name == "pandas.period":
+        # its storage, a count of periods since 1970, means nothing without their length:
+        # each Period's text instead ('2024-01'), as plain_value gives it
+        return [plain_value(v) for v in arr.to_pandas()]
     return [plain_value(v) for v in arr.to_pylist()]
 
 
@@ -305,7 +312,17 @@ def _pandas_column(series: Any) -> list[Any]:
 
 
 def polars_records(frame: Any) -> list[dict[str, Any]]:
-    """The plain records of a Polars ``DataFrame``, or of a ``LazyFrame`` (collected)."""
+    """The plain records of a Polars ``DataFrame``, or of a ``LazyFrame`` (collected).
+    A column of Python objects (``pl.Object``) gives its objects, each as ``plain_value``
+    makes it: Polars hands Arrow their addresses, as bytes."""
     if hasattr(frame, "collect"):
         frame = frame.collect()
-    return records(frame.to_arrow())
+    objects = [name for name, kind in frame.schema.items() if str(kind) == "Object"]
+    if not objects:
+        return records(frame.to_arrow())
+    rows = records(frame.drop(objects).to_arrow())
+    for name in objects:
+        for row, value in zip(rows, frame.get_column(name).to_list(), strict=True):
+            row[name] = plain_value(value)
+    order = [str(name) for name in frame.columns]
+    return [{name: row[name] for name in order} for row in rows]

@@ -164,6 +164,32 @@ def test_other_types_are_plain_values_or_left_for_the_engine_to_refuse() -> None
 # ------------------------------------------------------------------ pandas and Polars
 
 
+def test_values_other_libraries_hold_that_json_has_no_word_for() -> None:
+    """Each landed changed before: a Polars column of Python objects gave their memory
+    addresses as bytes, an Arrow interval (months, days, nanoseconds) an array of three
+    longs, and a pandas period its count of months since 1970."""
+    odd = object()
+    objects = pl.DataFrame({"id": [1, 2], "o": pl.Series([{"a": 1}, odd], dtype=pl.Object)})
+    assert polars_records(objects) == [{"id": 1, "o": {"a": 1}}, {"id": 2, "o": odd}]
+    sim = toolkit.simulate([objects])
+    assert sim.rows == [{"id": 1, "o": {"a": 1}}]
+    assert [(q.reason, q.field) for q in sim.quarantined] == [("invalid-value", "o")]
+
+    span = pa.MonthDayNano([1, 2, 3])
+    intervals = pa.table({"i": pa.array([span, None], pa.month_day_nano_interval())})
+    assert records(intervals) == [{"i": span}, {"i": None}]
+    [q] = toolkit.simulate([intervals]).quarantined
+    assert (q.reason, q.field) == ("invalid-value", "i") and "MonthDayNano" in q.detail
+
+    months = pd.DataFrame({"m": pd.period_range("2024-01", periods=2, freq="M")})
+    days = pd.Series([pd.Period("2024-02-29", "D"), pd.NaT], dtype=object)
+    assert pandas_records(months) == [{"m": "2024-01"}, {"m": "2024-02"}]
+    assert pandas_records(pd.DataFrame({"d": days})) == [{"d": "2024-02-29"}, {"d": None}]
+    # a day's text is a date to RULES 1, as any other text of that form
+    assert str(toolkit.simulate([pd.DataFrame({"d": days})]).schema.fields[0].field_type) \
+        == "date"
+
+
 def test_a_pandas_frame_keeps_numpy_types_and_object_columns_keep_each_value() -> None:
     frame = pd.DataFrame(
         {
@@ -426,6 +452,9 @@ SPARK_FRAMES = [
         "nested": pa.array([{"a": [1, None]}], pa.struct([("a", pa.list_(pa.int32()))])),
         "at": pa.array([dt.datetime(2024, 1, 2, tzinfo=UTC)], pa.timestamp("us", "UTC")),
     }),
+    # what other libraries hold that needs care (test_values_other_libraries_hold...)
+    pd.DataFrame({"id": [5, 6], "month": pd.period_range("2024-01", periods=2, freq="M")}),
+    pl.DataFrame({"id": [7, 8], "o": pl.Series([{"a": 1}, object()], dtype=pl.Object)}),
 ]
 
 

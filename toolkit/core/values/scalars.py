@@ -96,10 +96,13 @@ def _datetime64(value: Any) -> Any:
 
 
 def _pandas(value: Any) -> Any:
-    """A pandas Timestamp or NaT as a plain value (the value itself when it is neither)."""
+    """A pandas Timestamp, Period or NaT as a plain value (the value itself when it is
+    none of them)."""
     name = type(value).__name__
     if name == "NaTType":
         return None
+    if name == "Period":  # a span ('2024-01', a month): its text, as a UUID's or a time's
+        return str(value)
     if name == "Timestamp":
         if value.nanosecond:  # below a microsecond: its ISO text keeps every digit
             return value.isoformat()
@@ -139,6 +142,8 @@ def plain_value(value: Any) -> Any:
     if isinstance(value, Mapping):
         return plain_record(value)
     if isinstance(value, tuple):
+        if t.__name__ == "MonthDayNano":  # an Arrow interval (months, days, nanoseconds):
+            return value  # no type holds it, as none holds a timedelta; not an array
         return [plain_value(v) for v in value]
     return value
 
