@@ -318,3 +318,21 @@ def test_a_dataframe_of_one_text_column_that_is_no_json(
     assert report.rows_written == 2 and not report.warnings
     lines = spark.sql("""select '{"a": 1}' as value union all select 'not json'""")
     assert ingest(lines, "foreign.some_json", lakehouse, spark).warnings == ()
+
+
+@pytest.mark.spark
+def test_dataframes_repeating_a_field_name(lakehouse: Catalog, spark: SparkSession) -> None:
+    """Spark lets a row or a struct repeat a name; a record cannot hold both values, nor
+    can Arrow carry them to Python. Refused before anything runs, naming the field at its
+    depth: a worker died on Arrow's error for a nested one before, and a top-level one was
+    called a name that differs only by case, with a setting that could not help."""
+    for query, field in (("select 1 as a, 2 as a", "a"),
+                         ("select named_struct('a', 1, 'a', 2) as s, 1 as id", "s.a"),
+                         ("select array(named_struct('k', 1, 'k', 'x')) as l", "l.k")):
+        twins = spark.sql(query)
+        refusal = rf"two fields named '{field}' side by side: a record holds one field a name"
+        with pytest.raises(SourceFormatError, match=refusal):
+            ingest(twins, "foreign.twins", lakehouse, spark)
+        with pytest.raises(SourceFormatError, match=refusal):
+            toolkit.simulate([twins])
+    assert not lakehouse.table_exists("foreign.twins")

@@ -50,7 +50,13 @@ from toolkit.arrow import records as arrow_records
 from toolkit.core.values.jsonlines import read_values
 from toolkit.errors import SourceFormatError
 from toolkit.pipeline import files
-from toolkit.spark.misreads import Misread, name_twin, spark_misread, year_month_column
+from toolkit.spark.misreads import (
+    Misread,
+    name_twin,
+    repeated_field,
+    spark_misread,
+    year_month_column,
+)
 from toolkit.spark.workers import JVM_MODES, Mode, line_bytes
 
 if TYPE_CHECKING:
@@ -223,9 +229,17 @@ def _typed_frame(spark: SparkSession, source: Any) -> DataFrame:
 
 
 def _readable_frame(source: Any) -> Any:
-    """``source``; refused, naming the column, when it holds year-month intervals, which
-    Spark cannot hand to Python and no Iceberg type holds
+    """``source``; refused, naming the field, when a record of it repeats a field's name
+    (:func:`toolkit.spark.misreads.repeated_field`), or it holds year-month intervals,
+    which Spark cannot hand to Python and no Iceberg type holds
     (:func:`toolkit.spark.misreads.year_month_column`)."""
+    twin = repeated_field(source.schema)
+    if twin is not None:
+        raise SourceFormatError(
+            f"the DataFrame has two fields named {twin!r} side by side: a record holds one "
+            "field a name (nor can Spark hand such rows over to Python), so rename one of "
+            "them first"
+        )
     column = year_month_column(source.schema)
     if column is not None:
         raise SourceFormatError(

@@ -205,6 +205,36 @@ def year_month_column(kind: Any, prefix: str = "") -> str | None:
     return None
 
 
+def repeated_field(kind: Any, prefix: str = "") -> str | None:
+    """The path of the first field of Spark type ``kind`` (a ``StructType``) whose record
+    holds another field of the very same name, at any depth: Spark lets a struct repeat a
+    name (``named_struct('a', 1, 'a', 2)``), a record (and Arrow, which carries rows to
+    Python) cannot.
+
+    >>> from pyspark.sql.types import *
+    >>> inner = StructType([StructField("a", LongType()), StructField("a", StringType())])
+    >>> repeated_field(StructType([StructField("s", ArrayType(inner))]))
+    's.a'
+    """
+    from pyspark.sql import types as T
+
+    if isinstance(kind, T.ArrayType):
+        return repeated_field(kind.elementType, prefix)
+    if isinstance(kind, T.MapType):
+        return repeated_field(kind.keyType, prefix) or repeated_field(kind.valueType, prefix)
+    if not isinstance(kind, T.StructType):
+        return None
+    names = [field.name for field in kind.fields]
+    twin = next((n for i, n in enumerate(names) if n in names[:i]), None)
+    if twin is not None:
+        return f"{prefix}{twin}"
+    for field in kind.fields:
+        found = repeated_field(field.dataType, f"{prefix}{field.name}.")
+        if found is not None:
+            return found
+    return None
+
+
 def case_twin(fields: Any, prefix: str = "") -> str | None:
     """The first field whose name another field beside it has but for case (Spark's
     analyzer ignores case by default), at any depth of records."""
