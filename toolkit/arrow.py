@@ -257,6 +257,10 @@ def records(data: Any) -> list[dict[str, Any]]:
     elif hasattr(data, "to_table"):  # a dataset
         data = data.to_table()
     names = _distinct(data.column_names)
+    twin = _repeated_field(data.schema)
+    if twin is not None:  # Arrow refuses to make such records; say which field it is
+        raise ValueError(f"two fields are named {twin!r} side by side: a record holds one "
+                         "field a name")
     # Arrow builds the records (in C, twice as fast as zipping columns in Python) with a
     # null in place of each column that is not plain as it comes (nanoseconds need pandas
     # there, and it would convert them twice); those are then filled in value by value
@@ -269,6 +273,25 @@ def records(data: Any) -> list[dict[str, Any]]:
         for row, value in zip(rows, column_values(column), strict=True):
             row[name] = value
     return rows
+
+
+def _repeated_field(fields: Any, prefix: str = "") -> str | None:
+    """The path of the first nested field whose struct holds another of the very same
+    name (Arrow allows it), at any depth of structs, lists and maps."""
+    for field in fields:
+        kind = field.type
+        while _is(kind, _LISTS) or _T.is_map(kind) or _T.is_dictionary(kind):
+            kind = kind.item_type if _T.is_map(kind) else kind.value_type
+        if _T.is_struct(kind):
+            names = [kind.field(i).name for i in range(kind.num_fields)]
+            twin = next((n for i, n in enumerate(names) if n in names[:i]), None)
+            if twin is not None:
+                return f"{prefix}{field.name}.{twin}"
+            found = _repeated_field([kind.field(i) for i in range(kind.num_fields)],
+                                    f"{prefix}{field.name}.")
+            if found is not None:
+                return found
+    return None
 
 
 def _distinct(names: list[Any]) -> list[str]:

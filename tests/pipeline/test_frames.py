@@ -149,6 +149,11 @@ def test_a_table_of_no_column_has_empty_records_and_names_are_unique() -> None:
     assert records(pa.table({"a": [1, 2]}).select([])) == [{}, {}]
     with pytest.raises(ValueError, match="two columns are named 'a'"):
         records(pa.Table.from_arrays([pa.array([1]), pa.array([2])], ["a", "a"]))
+    # nor a struct, at any depth (Arrow allows it, then refuses to make the records)
+    twins = pa.StructArray.from_arrays([pa.array([1]), pa.array(["x"])], names=["a", "a"])
+    listed = pa.ListArray.from_arrays([0, 1], twins)
+    with pytest.raises(ValueError, match="two fields are named 'l.a' side by side"):
+        records(pa.table({"id": [1], "l": listed}))
 
 
 def test_other_types_are_plain_values_or_left_for_the_engine_to_refuse() -> None:
