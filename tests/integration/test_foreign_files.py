@@ -336,3 +336,25 @@ def test_dataframes_repeating_a_field_name(lakehouse: Catalog, spark: SparkSessi
         with pytest.raises(SourceFormatError, match=refusal):
             toolkit.simulate([twins])
     assert not lakehouse.table_exists("foreign.twins")
+
+
+@pytest.mark.spark
+def test_parquet_dates_before_the_gregorian_calendar(
+    lakehouse: Catalog, spark: SparkSession, tmp_path: Path
+) -> None:
+    """Dates before 1582-10-15 and timestamps before 1900 in a Parquet file no Spark 3
+    wrote (0001-01-01 is a common 'no date' of other systems): Spark refused the whole
+    file, suspecting a legacy calendar; they land as the file holds them, as simulate,
+    PyIceberg and DuckDB read them."""
+    path = tmp_path / "ancient.parquet"
+    pq.write_table(pa.table({
+        "d": pa.array([dt.date(1, 1, 1), dt.date(1000, 3, 1), dt.date(1582, 10, 4), None]),
+        "t": pa.array([dt.datetime(1800, 1, 1, 12), dt.datetime(1500, 3, 1), None, None],
+                      pa.timestamp("us")),
+    }), path)
+    ingest(str(path), "foreign.ancient", lakehouse, spark)
+    assert_table_is_the_simulation(spark, lakehouse, "foreign.ancient",
+                                   toolkit.simulate([str(path)]))
+    rows = lakehouse.load_table("foreign.ancient").scan().to_arrow().to_pylist()
+    assert [r["d"] for r in rows] == [dt.date(1, 1, 1), dt.date(1000, 3, 1),
+                                      dt.date(1582, 10, 4), None]

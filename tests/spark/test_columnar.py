@@ -70,8 +70,10 @@ ORC_TYPES = ("bool", "int8", "int16", "int32", "int64", "float32", "float64", "s
              "date", "decimal")
 
 
-#: Spark refuses to read dates before 1582-10-15 from a Parquet or ORC file it did not
-#: write (its calendar rebase, SPARK-31404; ingest and a plain Spark read alike)
+#: Spark refuses to read dates before 1582-10-15 from an ORC file it did not write (its
+#: calendar rebase, SPARK-31404; ingest and a plain Spark read alike). Parquet files are
+#: read as they hold them (files.PARQUET_OPTIONS; test_foreign_files), but one strategy
+#: serves both formats here
 _FILE_DATES = st.dates(dt.date(1900, 1, 1), dt.date(9999, 12, 31))
 
 

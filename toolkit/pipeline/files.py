@@ -59,6 +59,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CSV_OPTIONS",
+    "PARQUET_OPTIONS",
     "EXTENSIONS",
     "accepted_extensions",
     "dataframe",
@@ -87,6 +88,16 @@ EXTENSIONS: Final[dict[str, tuple[str, ...]]] = {
 #: the text formats, which may also come gzipped (``.jsonl.gz``): Spark's text and CSV
 #: readers decompress a ``.gz`` file, Python reads it through :mod:`gzip`
 GZIPPED: Final = frozenset({"jsonl", "csv"})
+
+#: Spark's Parquet reader: dates and timestamps as the file holds them (the proleptic
+#: Gregorian calendar, as Arrow reads them for ``simulate``, and PyIceberg and DuckDB). A
+#: file no Spark 3 wrote (pyarrow, Impala, Trino...) holding a date before 1582-10-15 or
+#: a timestamp before 1900 is refused otherwise (it might come from a legacy system's
+#: hybrid calendar); a file Spark 2 wrote says so, and Spark still converts its values
+PARQUET_OPTIONS: Final[dict[str, str]] = {
+    "datetimeRebaseMode": "CORRECTED",
+    "int96RebaseMode": "CORRECTED",
+}
 
 #: Spark's CSV reader, as :func:`read_csv` reads too: a header, texts only (no inference),
 #: RFC 4180 quotes (a quote doubled inside quotes), records spanning lines, and a row
@@ -553,7 +564,7 @@ def dataframe(spark: SparkSession, fmt: str, source: str | os.PathLike[str]) -> 
     if fmt == "csv":
         return _csv_dataframe(spark, text)
     if fmt in ("parquet", "orc"):
-        reader = spark.read.format(fmt)
+        reader = spark.read.format(fmt).options(**(PARQUET_OPTIONS if fmt == "parquet" else {}))
         if not os.path.isfile(text):
             # the files of a folder may each hold other columns (drift across files); a
             # single file has one schema, and merging ORC schemas costs a Spark job
@@ -665,7 +676,8 @@ def stream_reader(fmt: str) -> Callable[[SparkSession, str, Mapping[str, str], A
                 raise ValueError("JSON lines stream as text: schema= is for parquet, orc, csv")
             reachable_input(spark, location)
             return spark.readStream.format("text").options(**options).load(location)
-        defaults = CSV_OPTIONS if fmt == "csv" else {"mergeSchema": "true"}
+        defaults = CSV_OPTIONS if fmt == "csv" else {
+            "mergeSchema": "true", **(PARQUET_OPTIONS if fmt == "parquet" else {})}
         merged = {**defaults, **options}
         if schema is None:
             schema = _folder_schema(spark, fmt, location, merged)
