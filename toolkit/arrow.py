@@ -68,7 +68,7 @@ import pyarrow.compute as pc
 
 from toolkit.core.values.scalars import Float, Int, plain_value
 
-__all__ = ["column_values", "pandas_records", "polars_records", "records"]
+__all__ = ["column_values", "nanosecond_text", "pandas_records", "polars_records", "records"]
 
 _T = pa.types
 
@@ -165,12 +165,17 @@ def _nanosecond_timestamps(arr: Any) -> list[Any]:
     micros = [None if n is None else n // 1000 for n in nanos]
     stamps = pa.array(micros, pa.timestamp("us", arr.type.tz)).to_pylist()
     return [
-        d if n is None or n % 1000 == 0 else _with_nanos(d, n % 1000)
+        d if n is None or n % 1000 == 0 else nanosecond_text(d, n % 1000)
         for d, n in zip(stamps, nanos, strict=True)
     ]
 
 
-def _with_nanos(stamp: dt.datetime, nanos: int) -> str:
+def nanosecond_text(stamp: dt.datetime, nanos: int) -> str:
+    """``stamp``'s ISO text with ``nanos`` (0-999) after its microseconds.
+
+    >>> nanosecond_text(dt.datetime(1500, 3, 1, tzinfo=dt.timezone.utc), 7)
+    '1500-03-01T00:00:00.000000007+00:00'
+    """
     text = stamp.isoformat(timespec="microseconds")
     cut = text.index(".") + 7  # after the microseconds, before any UTC offset
     return f"{text[:cut]}{nanos:03d}{text[cut:]}"

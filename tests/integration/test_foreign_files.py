@@ -358,3 +358,22 @@ def test_parquet_dates_before_the_gregorian_calendar(
     rows = lakehouse.load_table("foreign.ancient").scan().to_arrow().to_pylist()
     assert [r["d"] for r in rows] == [dt.date(1, 1, 1), dt.date(1000, 3, 1),
                                       dt.date(1582, 10, 4), None]
+
+
+@pytest.mark.spark
+def test_int96_timestamps_beyond_the_nanosecond_range(
+    lakehouse: Catalog, spark: SparkSession, tmp_path: Path
+) -> None:
+    """INT96 timestamps (Impala, Hive) before 1677 or after 2262: Arrow reads INT96 in
+    nanoseconds and they overflowed into other instants (1500-03-01 read as 2084-09-17),
+    in simulate and ingest alike, without a word. They are each the instant written."""
+    path = tmp_path / "impala.parquet"
+    written = [dt.datetime(1500, 3, 1, 0, 0, 0, 123, tzinfo=dt.UTC),
+               dt.datetime(9999, 12, 31, 23, 59, 59, tzinfo=dt.UTC),
+               dt.datetime(2024, 1, 1, tzinfo=dt.UTC), None]
+    pq.write_table(pa.table({"t": pa.array(written, pa.timestamp("us", "UTC"))}), path,
+                   use_deprecated_int96_timestamps=True)
+    sim = toolkit.simulate([str(path)])
+    assert [r["t"] for r in sim.rows] == written
+    ingest(str(path), "foreign.impala", lakehouse, spark)
+    assert_table_is_the_simulation(spark, lakehouse, "foreign.impala", sim)

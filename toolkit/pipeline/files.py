@@ -257,14 +257,52 @@ def read_file(fmt: str, path: Path) -> list[Any]:
     from toolkit.arrow import records as arrow_records
 
     if fmt == "parquet":
-        import pyarrow.parquet as pq
-
-        return arrow_records(pq.ParquetFile(path).read())
+        return _parquet_records(path)
     if fmt == "orc":
         import pyarrow.orc as po
 
         return arrow_records(po.ORCFile(path).read())
     raise ValueError(f"no file format {fmt!r}; choose one of {', '.join(EXTENSIONS)}")
+
+
+def _parquet_records(path: Path) -> list[dict[str, Any]]:
+    """The records of a Parquet file (``toolkit.arrow``). Arrow reads INT96 timestamps
+    (Impala's, Hive's) as nanoseconds, keeping every digit, but one outside 1677-2262
+    overflows there into another instant without a word: such a value is read again in
+    microseconds, which hold every year, and its digits below them are taken from the
+    overflowed nanoseconds (the same modulo 2**64), as the ISO text ``toolkit.arrow``
+    gives any such timestamp."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from toolkit.arrow import nanosecond_text
+    from toolkit.arrow import records as arrow_records
+
+    parquet = pq.ParquetFile(path)
+    rows = arrow_records(table := parquet.read())
+    schema = parquet.schema
+    int96 = sorted({schema.column(i).path for i in range(len(schema))
+                    if schema.column(i).physical_type == "INT96"
+                    and "." not in schema.column(i).path})  # top-level columns
+    if not int96:
+        return rows
+    wide = pq.ParquetFile(path, coerce_int96_timestamp_unit="us").read(columns=int96)
+    for name in int96:
+        nanos, micros = table.column(name), wide.column(name)
+        # an overflowed value differs from the microseconds even once truncated to them
+        kept = pc.equal(pc.cast(nanos, micros.type, safe=False), micros)
+        moved = [i for i, same in enumerate(kept.to_pylist()) if same is False]
+        if not moved:
+            continue
+        again = arrow_records(pa.table({name: micros.take(moved)}))
+        wrapped = nanos.take(moved).cast(pa.int64()).to_pylist()
+        whole = micros.take(moved).cast(pa.int64()).to_pylist()
+        for i, row, n, us in zip(moved, again, wrapped, whole, strict=True):
+            below = (n - us * 1000) % 2**64  # the digits below the microsecond
+            stamp = row[name]
+            rows[i][name] = nanosecond_text(stamp, below) if 0 < below < 1000 else stamp
+    return rows
 
 
 def _is_array_document(path: Path) -> bool:
