@@ -60,7 +60,7 @@ missing is a null there too. The index is not a column (``reset_index()`` keeps 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Final
 
 import pyarrow as pa
@@ -68,7 +68,10 @@ import pyarrow.compute as pc
 
 from toolkit.core.values.scalars import Float, Int, plain_value
 
-__all__ = ["column_values", "nanosecond_text", "pandas_records", "polars_records", "records"]
+__all__ = [
+    "column_values", "nanosecond_text", "pandas_records", "polars_records", "records",
+    "int96_columns", "int96_overflows", "repeated_name", "struct_levels",
+]
 
 _T = pa.types
 
@@ -262,10 +265,11 @@ def records(data: Any) -> list[dict[str, Any]]:
     elif hasattr(data, "to_table"):  # a dataset
         data = data.to_table()
     names = _distinct(data.column_names)
-    twin = _repeated_field(data.schema)
-    if twin is not None:  # Arrow refuses to make such records; say which field it is
-        raise ValueError(f"two fields are named {twin!r} side by side: a record holds one "
-                         "field a name")
+    for prefix, fields in struct_levels(data.schema):
+        twin = repeated_name(f.name for f in fields)
+        if twin is not None:  # Arrow refuses to make such records; say which field it is
+            raise ValueError(f"two fields are named {prefix + twin!r} side by side: a "
+                             "record holds one field a name")
     # Arrow builds the records (in C, twice as fast as zipping columns in Python) with a
     # null in place of each column that is not plain as it comes (nanoseconds need pandas
     # there, and it would convert them twice); those are then filled in value by value
@@ -280,33 +284,76 @@ def records(data: Any) -> list[dict[str, Any]]:
     return rows
 
 
-def _repeated_field(fields: Any, prefix: str = "") -> str | None:
-    """The path of the first nested field whose struct holds another of the very same
-    name (Arrow allows it), at any depth of structs, lists and maps."""
+def repeated_name(names: Iterable[str]) -> str | None:
+    """The first name that a name before it already is: a record holds one field a name.
+
+    >>> repeated_name(["a", "b", "a"]), repeated_name(["a", "A"])
+    ('a', None)
+    """
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            return name
+        seen.add(name)
+    return None
+
+
+def int96_columns(schema: Any) -> dict[str, str]:
+    """Of a Parquet file's schema (``pyarrow.parquet.ParquetFile(path).schema``), each
+    top-level column holding INT96 timestamps (Impala's, Hive's), with its first such
+    leaf's path: Arrow reads them in nanoseconds, which keep every digit they hold, but
+    overflow into other instants before 1677 and after 2262."""
+    found: dict[str, str] = {}
+    for i in range(len(schema)):
+        leaf = schema.column(i)
+        if leaf.physical_type == "INT96":
+            found.setdefault(leaf.path.split(".")[0], leaf.path)
+    return found
+
+
+def int96_overflows(nanos: Any, micros: Any) -> dict[int, int]:
+    """The places where ``nanos``, an INT96 column Arrow read in nanoseconds, overflowed
+    into another instant, each with the nanoseconds since the epoch it holds: what
+    ``micros``, the same column read in microseconds (``coerce_int96_timestamp_unit``),
+    says to the microsecond, and the overflowed value (the same modulo 2**64) below it.
+
+    >>> import pyarrow as pa
+    >>> overflowed = pa.array([7 - 2**64 + 2**63], pa.timestamp("ns"))  # 2**63 + 7, wrapped
+    >>> int96_overflows(overflowed, pa.array([2**63 // 1000], pa.timestamp("us")))
+    {0: 9223372036854775815}
+    """
+    found: dict[int, int] = {}
+    wrapped = nanos.cast(pa.int64()).to_pylist()
+    for i, (n, us) in enumerate(zip(wrapped, micros.cast(pa.int64()).to_pylist(),
+                                    strict=True)):
+        if n is None or us is None:
+            continue
+        exact = n + round((us * 1000 - n) / 2**64) * 2**64
+        if exact != n:
+            found[i] = exact
+    return found
+
+
+def struct_levels(fields: Any, prefix: str = "") -> Iterator[tuple[str, list[Any]]]:
+    """``fields`` (an Arrow schema's, or a struct's) and every struct's fields they hold
+    at any depth (through lists, maps and dictionaries), each with the path before its
+    names (``""``, ``"s."``, ``"s.t."``): where a name can repeat another."""
+    yield prefix, list(fields)
     for field in fields:
         kind = field.type
         while _is(kind, _LISTS) or _T.is_map(kind) or _T.is_dictionary(kind):
             kind = kind.item_type if _T.is_map(kind) else kind.value_type
         if _T.is_struct(kind):
-            names = [kind.field(i).name for i in range(kind.num_fields)]
-            twin = next((n for i, n in enumerate(names) if n in names[:i]), None)
-            if twin is not None:
-                return f"{prefix}{field.name}.{twin}"
-            found = _repeated_field([kind.field(i) for i in range(kind.num_fields)],
-                                    f"{prefix}{field.name}.")
-            if found is not None:
-                return found
-    return None
+            yield from struct_levels([kind.field(i) for i in range(kind.num_fields)],
+                                     f"{prefix}{field.name}.")
 
 
 def _distinct(names: list[Any]) -> list[str]:
     """Column names as texts; a record cannot hold two fields of one name."""
     keys = [str(name) for name in names]
-    seen: set[str] = set()
-    for key in keys:
-        if key in seen:
-            raise ValueError(f"two columns are named {key!r}: a record holds one field a name")
-        seen.add(key)
+    twin = repeated_name(keys)
+    if twin is not None:
+        raise ValueError(f"two columns are named {twin!r}: a record holds one field a name")
     return keys
 
 

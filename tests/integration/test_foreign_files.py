@@ -277,24 +277,14 @@ def test_frames_with_names_that_differ_only_by_case(
 def test_dataframes_with_intervals(lakehouse: Catalog, spark: SparkSession) -> None:
     """Spark's two interval types, as another job's DataFrame may hold them. Days to
     seconds reach Python as a ``timedelta``, which no column type holds: the record goes
-    to the quarantine with every value, as simulate sets it aside. Years to months Spark
-    cannot hand to Python at all (a worker died on the Arrow type): refused before
-    anything is read or made, naming the column at its depth, for profile and ingest."""
+    to the quarantine with every value, as simulate sets it aside. (Years to months:
+    test_dataframes_spark_cannot_hand_to_python.)"""
     days = spark.sql("select array(interval '1' day) as a, 1 as id")
     report = ingest(days, "foreign.day_intervals", lakehouse, spark)
     assert (report.rows_written, report.quarantined) == (0, 1)
     (held,) = toolkit.quarantine(lakehouse, "foreign.day_intervals").rows
     assert held.field == "a" and "timedelta(days=1)" in held.detail
     assert json.loads(held.raw) == {"a": ["datetime.timedelta(days=1)"], "id": 1}
-    for query, column in (("select array(interval '1-2' year to month) as a, 1 as id", "a"),
-                          ("select named_struct('x', interval '3' year) as s", "s.x")):
-        months = spark.sql(query)
-        refusal = rf"column '{column}' holds year-month intervals.*cast them to strings"
-        with pytest.raises(SourceFormatError, match=refusal):
-            ingest(months, "foreign.month_intervals", lakehouse, spark)
-        with pytest.raises(SourceFormatError, match=refusal):
-            toolkit.profile(months)
-    assert not lakehouse.table_exists("foreign.month_intervals")
 
 
 @pytest.mark.spark
@@ -320,22 +310,40 @@ def test_a_dataframe_of_one_text_column_that_is_no_json(
     assert ingest(lines, "foreign.some_json", lakehouse, spark).warnings == ()
 
 
+#: DataFrames whose rows Spark cannot hand to Python, and what their refusal says
+_UNREADABLE = {
+    # year-month intervals: a worker died on their Arrow type, which pyarrow cannot read
+    "months": ("select array(interval '1-2' year to month) as a, 1 as id",
+               r"column 'a' holds year-month intervals.*cast them to strings"),
+    "months in a record": ("select named_struct('x', interval '3' year) as s",
+                           r"column 's.x' holds year-month intervals.*cast them to strings"),
+    # a repeated name: a worker died on Arrow's error for a nested one, and a top-level
+    # one was called a name that differs only by case, with a setting that could not help
+    "twins": ("select 1 as a, 2 as a",
+              r"two fields named 'a' side by side: a record holds one field a name"),
+    "twins in a record": ("select named_struct('a', 1, 'a', 2) as s, 1 as id",
+                          r"two fields named 's.a' side by side"),
+    "twins in an array": ("select array(named_struct('k', 1, 'k', 'x')) as l",
+                          r"two fields named 'l.k' side by side"),
+}
+
+
 @pytest.mark.spark
-def test_dataframes_repeating_a_field_name(lakehouse: Catalog, spark: SparkSession) -> None:
-    """Spark lets a row or a struct repeat a name; a record cannot hold both values, nor
-    can Arrow carry them to Python. Refused before anything runs, naming the field at its
-    depth: a worker died on Arrow's error for a nested one before, and a top-level one was
-    called a name that differs only by case, with a setting that could not help."""
-    for query, field in (("select 1 as a, 2 as a", "a"),
-                         ("select named_struct('a', 1, 'a', 2) as s, 1 as id", "s.a"),
-                         ("select array(named_struct('k', 1, 'k', 'x')) as l", "l.k")):
-        twins = spark.sql(query)
-        refusal = rf"two fields named '{field}' side by side: a record holds one field a name"
-        with pytest.raises(SourceFormatError, match=refusal):
-            ingest(twins, "foreign.twins", lakehouse, spark)
-        with pytest.raises(SourceFormatError, match=refusal):
-            toolkit.simulate([twins])
-    assert not lakehouse.table_exists("foreign.twins")
+@pytest.mark.parametrize("case", list(_UNREADABLE))
+def test_dataframes_spark_cannot_hand_to_python(
+    lakehouse: Catalog, spark: SparkSession, case: str
+) -> None:
+    """Refused before anything is read or made, naming the field at its depth, by
+    ingest, profile and simulate alike."""
+    query, refusal = _UNREADABLE[case]
+    frame = spark.sql(query)
+    with pytest.raises(SourceFormatError, match=refusal):
+        ingest(frame, "foreign.unreadable", lakehouse, spark)
+    with pytest.raises(SourceFormatError, match=refusal):
+        toolkit.profile(frame)
+    with pytest.raises(SourceFormatError, match=refusal):
+        toolkit.simulate([frame])
+    assert not lakehouse.table_exists("foreign.unreadable")
 
 
 @pytest.mark.spark

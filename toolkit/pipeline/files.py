@@ -98,6 +98,8 @@ PARQUET_OPTIONS: Final[dict[str, str]] = {
     "datetimeRebaseMode": "CORRECTED",
     "int96RebaseMode": "CORRECTED",
 }
+#: by format, what Spark's reader of Parquet or ORC files is told beyond its defaults
+_SPARK_READS: Final[dict[str, dict[str, str]]] = {"parquet": PARQUET_OPTIONS}
 
 #: Spark's CSV reader, as :func:`read_csv` reads too: a header, texts only (no inference),
 #: RFC 4180 quotes (a quote doubled inside quotes), records spanning lines, and a row
@@ -273,35 +275,26 @@ def _parquet_records(path: Path) -> list[dict[str, Any]]:
     overflowed nanoseconds (the same modulo 2**64), as the ISO text ``toolkit.arrow``
     gives any such timestamp."""
     import pyarrow as pa
-    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    from toolkit.arrow import nanosecond_text
+    from toolkit.arrow import int96_columns, int96_overflows, nanosecond_text
     from toolkit.arrow import records as arrow_records
 
     parquet = pq.ParquetFile(path)
     rows = arrow_records(table := parquet.read())
-    schema = parquet.schema
-    int96 = sorted({schema.column(i).path for i in range(len(schema))
-                    if schema.column(i).physical_type == "INT96"
-                    and "." not in schema.column(i).path})  # top-level columns
+    int96 = [top for top, leaf in int96_columns(parquet.schema).items() if top == leaf]
     if not int96:
         return rows
     wide = pq.ParquetFile(path, coerce_int96_timestamp_unit="us").read(columns=int96)
     for name in int96:
-        nanos, micros = table.column(name), wide.column(name)
-        # an overflowed value differs from the microseconds even once truncated to them
-        kept = pc.equal(pc.cast(nanos, micros.type, safe=False), micros)
-        moved = [i for i, same in enumerate(kept.to_pylist()) if same is False]
+        moved = int96_overflows(table.column(name), wide.column(name))
         if not moved:
             continue
-        again = arrow_records(pa.table({name: micros.take(moved)}))
-        wrapped = nanos.take(moved).cast(pa.int64()).to_pylist()
-        whole = micros.take(moved).cast(pa.int64()).to_pylist()
-        for i, row, n, us in zip(moved, again, wrapped, whole, strict=True):
-            below = (n - us * 1000) % 2**64  # the digits below the microsecond
-            stamp = row[name]
-            rows[i][name] = nanosecond_text(stamp, below) if 0 < below < 1000 else stamp
+        micros = pa.array([exact // 1000 for exact in moved.values()], wide.column(name).type)
+        again = arrow_records(pa.table({name: micros}))
+        for (i, exact), row in zip(moved.items(), again, strict=True):
+            stamp, below = row[name], exact % 1000  # the digits below the microsecond
+            rows[i][name] = nanosecond_text(stamp, below) if below else stamp
     return rows
 
 
@@ -602,7 +595,7 @@ def dataframe(spark: SparkSession, fmt: str, source: str | os.PathLike[str]) -> 
     if fmt == "csv":
         return _csv_dataframe(spark, text)
     if fmt in ("parquet", "orc"):
-        reader = spark.read.format(fmt).options(**(PARQUET_OPTIONS if fmt == "parquet" else {}))
+        reader = spark.read.format(fmt).options(**_SPARK_READS.get(fmt, {}))
         if not os.path.isfile(text):
             # the files of a folder may each hold other columns (drift across files); a
             # single file has one schema, and merging ORC schemas costs a Spark job
@@ -715,7 +708,7 @@ def stream_reader(fmt: str) -> Callable[[SparkSession, str, Mapping[str, str], A
             reachable_input(spark, location)
             return spark.readStream.format("text").options(**options).load(location)
         defaults = CSV_OPTIONS if fmt == "csv" else {
-            "mergeSchema": "true", **(PARQUET_OPTIONS if fmt == "parquet" else {})}
+            "mergeSchema": "true", **_SPARK_READS.get(fmt, {})}
         merged = {**defaults, **options}
         if schema is None:
             schema = _folder_schema(spark, fmt, location, merged)

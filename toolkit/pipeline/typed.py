@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyiceberg.table import Table
 
+from toolkit.arrow import int96_columns
 from toolkit.arrow import records as arrow_records
 from toolkit.core.batch.options import Options
 from toolkit.core.batch.typed_profile import foreseen_kinds, projection, usual_summary
@@ -141,6 +142,8 @@ def _file_head(kind: SourceKind, source: Any) -> Head | None:
         if parquet.metadata.num_row_groups and \
                 parquet.metadata.row_group(0).total_byte_size > HEAD_GROUP_BYTES:
             return None
+        if int96_columns(parquet.schema):
+            return None  # Arrow's nanoseconds may overflow them: Spark's own head then
         return _HEADS.submit(
             _head_of, lambda: next(parquet.iter_batches(batch_size=HEAD_ROWS), None))
     except (OSError, pa.ArrowException):

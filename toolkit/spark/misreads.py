@@ -15,7 +15,10 @@ What Spark 3.5 does to them (checked on files pyarrow writes, ``tests/spark/test
 - Parquet INT96 timestamps and every ORC timestamp carry nanoseconds. Spark reads them as
   microseconds and drops the digits below without a word. Only the values tell, so the
   timestamp columns are read. A file whose timestamps are all whole microseconds (what
-  Spark and Hive write) reads the same either way, and keeps Spark's reading.
+  Spark and Hive write) reads the same either way, and keeps Spark's reading. An INT96
+  timestamp before 1677 or after 2262 overflows Arrow's nanoseconds: such a file is read
+  here too, as ``toolkit.pipeline.files`` mends those values, so that both paths read
+  every one of its digits alike.
 
 >>> import pyarrow as pa, pyarrow.parquet as pq, tempfile, pathlib
 >>> path = pathlib.Path(tempfile.mkdtemp(), "u.parquet")
@@ -28,13 +31,18 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Final
 
-__all__ = ["Misread", "case_twin", "name_twin", "spark_misread"]
+from toolkit.arrow import int96_columns, int96_overflows, repeated_name, struct_levels
+
+__all__ = [
+    "Misread", "case_twin", "name_twin", "repeated_field", "spark_misread",
+    "year_month_column",
+]
 
 _REFUSED: Final = ", which Spark cannot read"
 #: rows read at a time when the values must tell
@@ -52,6 +60,8 @@ _CASE: Final = "another column's name but for case, which Spark cannot tell apar
 _WIDE_DECIMAL: Final = "decimals of more than 38 digits" + _REFUSED
 _UNSIGNED_64: Final = "unsigned 64-bit integers, which Spark reads as decimals"
 _DROPPED: Final = "timestamps with digits below the microsecond, which Spark drops"
+_INT96_RANGE: Final = ("INT96 timestamps before 1677 or after 2262 (Arrow's nanoseconds "
+                       "overflow, and are read again in microseconds)")
 #: what Spark cannot read at all, not even to infer a schema (the rest it reads otherwise)
 _REFUSALS: Final = frozenset({*_PARQUET_TYPES.values(), _NANOS, _CASE, _WIDE_DECIMAL})
 
@@ -113,7 +123,6 @@ def _parquet(path: str) -> tuple[str, str] | None:
     if twin is not None:
         return twin, _CASE
     schema = parquet.schema
-    int96: dict[str, str] = {}  # top-level column -> the leaf's path
     for i in range(len(schema)):
         leaf = schema.column(i)
         logical = json.loads(leaf.logical_type.to_json())
@@ -126,14 +135,24 @@ def _parquet(path: str) -> tuple[str, str] | None:
             return leaf.path, _WIDE_DECIMAL
         if kind == "Int" and int(logical["bitWidth"]) == 64 and not logical["isSigned"]:
             return leaf.path, _UNSIGNED_64
-        if leaf.physical_type == "INT96":
-            int96.setdefault(leaf.path.split(".")[0], leaf.path)
+    int96 = int96_columns(schema)  # top-level column -> the leaf's path
     if not int96:
         return None
-    # Arrow reads INT96 as nanoseconds; batch by batch, to stop at the first such value
+    # Arrow reads INT96 in nanoseconds, which a year before 1677 or after 2262 overflows:
+    # told by reading the columns in microseconds too (such a file is read here, as
+    # toolkit.pipeline.files reads it). Batch by batch, to stop at the first such value
     # and hold one batch at a time
-    batches = parquet.iter_batches(batch_size=_BATCH_ROWS, columns=list(int96))
-    return _first_dropped(batches, int96)
+    columns = list(int96)
+    wide = pq.ParquetFile(path, coerce_int96_timestamp_unit="us")
+    for nanos, micros in zip(parquet.iter_batches(batch_size=_BATCH_ROWS, columns=columns),
+                             wide.iter_batches(batch_size=_BATCH_ROWS, columns=columns),
+                             strict=True):
+        for name, shown in int96.items():
+            if name == shown and int96_overflows(nanos.column(name), micros.column(name)):
+                return shown, _INT96_RANGE
+            if _sub_microsecond([nanos.column(name)]):
+                return shown, _DROPPED
+    return None
 
 
 def _orc(path: str) -> tuple[str, str] | None:
@@ -152,7 +171,7 @@ def _orc(path: str) -> tuple[str, str] | None:
 
 def _first_dropped(batches: Iterable[Any], columns: dict[str, str]) -> tuple[str, str] | None:
     """The first of ``columns`` (read name -> the path to name) whose timestamps in
-    ``batches`` have digits below the microsecond."""
+    ``batches`` (an ORC file's stripes) have digits below the microsecond."""
     for batch in batches:
         for name, shown in columns.items():
             if _sub_microsecond([batch.column(name)]):
@@ -175,7 +194,24 @@ def name_twin(names: Iterable[str]) -> str | None:
     return None
 
 
-def year_month_column(kind: Any, prefix: str = "") -> str | None:
+def _spark_fields(kind: Any, path: str = "") -> Iterator[tuple[str, Any]]:
+    """Every Spark type ``kind`` (a ``StructType``) holds, at any depth, with the path of
+    the field it is (an array's elements and a map's keys and values: their field's),
+    the struct types included."""
+    from pyspark.sql import types as T
+
+    yield path, kind
+    if isinstance(kind, T.ArrayType):
+        yield from _spark_fields(kind.elementType, path)
+    elif isinstance(kind, T.MapType):
+        yield from _spark_fields(kind.keyType, path)
+        yield from _spark_fields(kind.valueType, path)
+    elif isinstance(kind, T.StructType):
+        for field in kind.fields:
+            yield from _spark_fields(field.dataType, f"{path}.{field.name}".lstrip("."))
+
+
+def year_month_column(kind: Any) -> str | None:
     """The first column of Spark type ``kind`` (a ``StructType``) holding year-month
     intervals, at any depth (in records, arrays and maps): Spark hands them to Python as
     an Arrow type pyarrow cannot read (``interval_months``), and no Iceberg type holds
@@ -188,24 +224,13 @@ def year_month_column(kind: Any, prefix: str = "") -> str | None:
     >>> year_month_column(StructType([StructField("d", DayTimeIntervalType())])) is None
     True
     """
-    from pyspark.sql import types as T
+    from pyspark.sql.types import YearMonthIntervalType
 
-    if isinstance(kind, T.YearMonthIntervalType):
-        return prefix.rstrip(".")
-    if isinstance(kind, T.ArrayType):
-        return year_month_column(kind.elementType, prefix)
-    if isinstance(kind, T.MapType):
-        return year_month_column(kind.keyType, prefix) or year_month_column(
-            kind.valueType, prefix)
-    if isinstance(kind, T.StructType):
-        for field in kind.fields:
-            found = year_month_column(field.dataType, f"{prefix}{field.name}.")
-            if found is not None:
-                return found
-    return None
+    return next((path for path, t in _spark_fields(kind)
+                 if isinstance(t, YearMonthIntervalType)), None)
 
 
-def repeated_field(kind: Any, prefix: str = "") -> str | None:
+def repeated_field(kind: Any) -> str | None:
     """The path of the first field of Spark type ``kind`` (a ``StructType``) whose record
     holds another field of the very same name, at any depth: Spark lets a struct repeat a
     name (``named_struct('a', 1, 'a', 2)``), a record (and Arrow, which carries rows to
@@ -216,42 +241,22 @@ def repeated_field(kind: Any, prefix: str = "") -> str | None:
     >>> repeated_field(StructType([StructField("s", ArrayType(inner))]))
     's.a'
     """
-    from pyspark.sql import types as T
+    from pyspark.sql.types import StructType
 
-    if isinstance(kind, T.ArrayType):
-        return repeated_field(kind.elementType, prefix)
-    if isinstance(kind, T.MapType):
-        return repeated_field(kind.keyType, prefix) or repeated_field(kind.valueType, prefix)
-    if not isinstance(kind, T.StructType):
-        return None
-    names = [field.name for field in kind.fields]
-    twin = next((n for i, n in enumerate(names) if n in names[:i]), None)
-    if twin is not None:
-        return f"{prefix}{twin}"
-    for field in kind.fields:
-        found = repeated_field(field.dataType, f"{prefix}{field.name}.")
-        if found is not None:
-            return found
+    for path, t in _spark_fields(kind):
+        twin = repeated_name(f.name for f in t.fields) if isinstance(t, StructType) else None
+        if twin is not None:
+            return f"{path}.{twin}".lstrip(".")
     return None
 
 
-def case_twin(fields: Any, prefix: str = "") -> str | None:
+def case_twin(fields: Any) -> str | None:
     """The first field whose name another field beside it has but for case (Spark's
-    analyzer ignores case by default), at any depth of records."""
-    import pyarrow as pa
-
-    twin = name_twin(field.name for field in fields)
-    if twin is not None:
-        return f"{prefix}{twin}"
-    for field in fields:
-        kind = field.type
-        while pa.types.is_list(kind) or pa.types.is_large_list(kind):
-            kind = kind.value_type
-        if pa.types.is_struct(kind):
-            found = case_twin([kind.field(i) for i in range(kind.num_fields)],
-                               f"{prefix}{field.name}.")
-            if found is not None:
-                return found
+    analyzer ignores case by default), at any depth of records (Arrow ``fields``)."""
+    for prefix, level in struct_levels(fields):
+        twin = name_twin(field.name for field in level)
+        if twin is not None:
+            return f"{prefix}{twin}"
     return None
 
 
