@@ -7,6 +7,7 @@ DuckDB read the table back."""
 from __future__ import annotations
 
 import itertools
+import json
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -27,8 +28,10 @@ from pyiceberg.types import (
     TimestamptzType,
 )
 
+import toolkit
 from tests.integration.readers import read_duckdb, read_pyiceberg, read_spark
 from toolkit.core.values.types import ColumnType, ListOf, MapOf, Struct
+from toolkit.errors import IncompatibleRecordError
 from toolkit.iceberg.operations import layout_of
 from toolkit.pipeline.ingest import ingest
 
@@ -148,3 +151,91 @@ def test_an_adopted_table_keeps_every_flag_its_plans_do_not_list(
     assert not spark_schema["id"].nullable
     names = {r["id"]: r["name"] for r in read_spark(spark, f"{lakehouse.name}.{name}")}
     assert names[11] == "7"  # a long into the string column, as text (RULES 2)
+
+
+#: records an adopted table cannot store whole: the identifier missing, null, or a text
+#: that goes to `id_string`; a null among list elements the table requires; a record for
+#: a struct that lacks its required field (the Spark table's `meta.source`)
+LEAVE_EMPTY: list[dict[str, Any]] = [
+    {"id": 20, "name": "kept", "vals": [1.5], "meta": {"source": "s"}},
+    {"name": "no id"},
+    {"id": None, "name": "null id"},
+    {"id": "21", "name": "id as text"},
+    {"id": 22, "vals": [1.5, None]},
+    {"id": 23, "meta": {"n": 5}},
+    {"id": 24, "name": "kept too", "meta": None},
+]
+
+
+def _as_source(kind: str, records: list[dict[str, Any]], spark: SparkSession,
+               tmp_path: Any) -> Any:
+    if kind == "records":
+        return records
+    path = tmp_path / "batch.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    if kind == "jsonl":
+        return str(path)
+    return spark.read.json(str(path), schema="id long, name string")  # typed DataFrame
+
+
+@pytest.mark.parametrize(("made_by", "policy", "kind"), [
+    ("spark", "upsolver", "records"), ("spark", "upsolver", "jsonl"),
+    ("pyiceberg", "upsolver", "jsonl"), ("pyiceberg", "upsolver", "records"),
+    ("spark", "upsolver", "dataframe"),
+])  # fmt: skip
+def test_a_record_that_leaves_a_required_field_empty_waits_in_the_quarantine(
+    spark: SparkSession, lakehouse: Catalog, tmp_path: Any, made_by: str, policy: str,
+    kind: str,
+) -> None:
+    """Where a write of the whole batch failed on Spark (``Value at index is null``) and
+    ``simulate`` wrote rows the table cannot hold, each such record is set aside, raw,
+    naming the field; the rest of the batch lands as ``simulate`` says."""
+    name = spark_table(spark, lakehouse) if made_by == "spark" else pyiceberg_table(lakehouse)
+    table = lakehouse.load_table(name)
+    records = LEAVE_EMPTY if kind != "dataframe" else \
+        [{"id": r.get("id") if isinstance(r.get("id"), int) else None, "name": r.get("name")}
+         for r in LEAVE_EMPTY]
+    before = read_pyiceberg(table)
+    sim = toolkit.simulate([before, records], table.schema(), policy=policy)
+    source = _as_source(kind, records, spark, tmp_path)
+    report = ingest(source, name, lakehouse, spark, "b0", policy=policy)
+
+    # (a JSON line is kept as the file holds it, spaces and all: compared as parsed)
+    expected_aside = sorted((q.field, json.dumps(json.loads(q.raw), sort_keys=True))
+                            for q in sim.quarantined if q.reason == "missing-required")
+    assert expected_aside, "the batch holds records the table cannot store"
+    assert report.quarantined == len(sim.quarantined)
+    held = spark.table(f"{lakehouse.name}.{name}__quarantine").collect()
+    assert sorted((r["field"], json.dumps(json.loads(r["raw"]), sort_keys=True)) for r in held
+                  if r["reason"] == "missing-required") == expected_aside
+    assert all("is required" in r["detail"] for r in held if r["reason"] == "missing-required")
+    table.refresh()
+    ids = sorted(r["id"] for r in read_pyiceberg(table))
+    assert ids == sorted(r["id"] for r in sim.rows)
+    assert None not in ids and 20 in ids and 24 in ids
+    assert sorted(r["id"] for r in read_spark(spark, f"{lakehouse.name}.{name}")) == ids
+    assert sorted(r["id"] for r in read_duckdb(table)) == ids
+
+
+def test_failing_on_a_record_that_leaves_a_required_field_empty_names_it(
+    lakehouse: Catalog,
+) -> None:
+    table = lakehouse.load_table(pyiceberg_table(lakehouse))
+    with pytest.raises(IncompatibleRecordError, match="field 'id' is required") as err:
+        toolkit.simulate([LEAVE_EMPTY], table.schema(), on_incompatible="fail")
+    assert err.value.item.record == {"name": "no id"}
+
+
+def test_the_widen_policy_sets_aside_a_null_among_required_elements(
+    lakehouse: Catalog,
+) -> None:
+    """The widen policy makes a required column optional when a null arrives (RULES 5),
+    the identifier fields aside (refused whole); required list elements stay required,
+    so the record holding a null among them waits in the quarantine."""
+    schema = lakehouse.load_table(pyiceberg_table(lakehouse)).schema()
+    sim = toolkit.simulate([LEAVE_EMPTY], Schema(*schema.fields), policy="widen")
+    assert [(q.reason, q.field) for q in sim.quarantined] == [("missing-required",
+                                                               "vals.element")]
+    assert sim.quarantined[0].record == {"id": 22, "vals": [1.5, None]}
+    assert not sim.schema.find_field("id").required
+    assert len(sim.rows) == len(LEAVE_EMPTY) - 1

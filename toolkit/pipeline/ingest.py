@@ -43,6 +43,7 @@ from toolkit.core.batch.options import (
     takes_options,
 )
 from toolkit.core.batch.profile import Profile
+from toolkit.core.batch.required import requires
 from toolkit.core.batch.summary import Summary
 from toolkit.core.engine import make_plan
 from toolkit.core.evolution.batch_plan import Plan
@@ -164,8 +165,8 @@ def _one_pass_codes(
     if options.hints:  # hinted values are converted by the core, in Python (docs/rules.md)
         return None
     schema = from_iceberg(table.schema())
-    if not schema.fields or not jvm_tally_ready(spark):
-        return None
+    if not schema.fields or requires(schema) or not jvm_tally_ready(spark):
+        return None  # (a required field: records that leave it empty are set aside first)
     kept = kept_codes(table.metadata.properties)
     if not kept and _has_lists(schema):
         return None
@@ -390,7 +391,7 @@ def _ingest_batch(
         one = write_one_pass(df, ctx.options, loaded, ctx.spark_name, ctx.batch_id,
                              batch_index, known)
     elif typed is not None and not ctx.reviewed and loaded is not None \
-            and loaded.schema().fields:
+            and loaded.schema().fields and not requires(from_iceberg(loaded.schema())):
         # typed columns into a table that has columns: the steady state's one pass
         both = write_columnar_one_pass(typed, ctx.options, loaded, ctx.spark_name,
                                        ctx.batch_id, batch_index, head)

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolkit.core.batch.map_routing import map_value_column
 from toolkit.core.batch.options import Options
+from toolkit.core.batch.required import requires
 from toolkit.core.batch.routing import Router
 from toolkit.core.values.types import RECORD, Struct
 from toolkit.spark.tally import REPRESENTATIVES, KindCodes, is_array_code, jvm_class
@@ -123,6 +124,8 @@ def jvm_routing(
     if options.hints:  # Router.java converts no value into a hint's type: Python does
         return None
     if not schema.fields:  # rows without columns: what Python workers do with them stays
+        return None
+    if requires(schema):  # records that leave a required field empty: Python sets them aside
         return None
     if _map_receives(schema, codes):  # Router.java routes no object into a map: Python does
         return None

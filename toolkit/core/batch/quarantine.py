@@ -40,6 +40,7 @@ Reason: TypeAlias = Literal[
     "rare-type",  # a type under the upsolver policy's rare-type threshold (docs/rules.md)
     "contract",  # a discard_row contract set the record aside (docs/rules.md, Contracts)
     "contract-value",  # a discard_value contract took the value out; the rest was written
+    "missing-required",  # leaves a field the table requires empty (toolkit.core.batch.required)
 ]
 REASONS: tuple[Reason, ...] = get_args(Reason)
 
@@ -73,6 +74,8 @@ REASON_TERMS: Final[dict[Reason, ReasonTerms]] = {
     "contract-value": ReasonTerms(
         "value taken out by contract",
         "a value its field's contract refuses, taken out of a record written without it"),
+    "missing-required": ReasonTerms(
+        "required field empty", "a record that leaves a field the table requires empty"),
 }
 REASON_WORDS: Final[dict[Reason, str]] = {k: t.words for k, t in REASON_TERMS.items()}
 REASON_NAMES: Final[dict[Reason, str]] = {k: t.name for k, t in REASON_TERMS.items()}

@@ -112,9 +112,12 @@ class EvolutionPolicy(ABC):
         """Whether routing may set records aside under ``plan``: always for a policy that
         :attr:`sets_aside`, else when the plan has rare types (a rare-type threshold,
         docs/rules.md) or values its field contracts refuse (``plan.held``, docs/rules.md,
-        *Contracts*). Such a batch needs the quarantine pass and is routed by :meth:`fit`
-        (on Spark: in the Python workers, never by the JVM router)."""
-        return self.sets_aside or bool(plan.rare) or bool(plan.held)
+        *Contracts*), or a table that requires a field (a record may leave it empty:
+        :mod:`toolkit.core.batch.required`). Such a batch needs the quarantine pass and is
+        routed by :meth:`fit` (on Spark: in the Python workers, never by the JVM router)."""
+        from toolkit.core.batch.required import requires
+
+        return self.sets_aside or bool(plan.rare) or bool(plan.held) or requires(plan.after)
 
     def rejected(
         self, plan: Plan, rows: list[dict[str, Any]], options: Settings,

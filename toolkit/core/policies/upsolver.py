@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from toolkit.core.batch.contracts import contracted
 from toolkit.core.batch.hint_plans import as_they_came, hinted_rows, lattice_view, real_types
 from toolkit.core.batch.observe import observe_struct
+from toolkit.core.batch.required import stored
 from toolkit.core.batch.routing import Router, rows_of, set_aside_rare
 from toolkit.core.policies.base import Columns, ComparisonRun, EvolutionPolicy
 from toolkit.core.policies.upsolver_planner import plan_batch
@@ -37,7 +38,8 @@ __all__ = ["UPSOLVER", "UpsolverPolicy"]
 class UpsolverPolicy(EvolutionPolicy):
     """The ``upsolver`` policy (RULES 2-4): suffixed columns, every record written, but for
     the records holding a rare type when ``Options.rare_type_percent`` is set (they are
-    set aside, ``plan.rare``)."""
+    set aside, ``plan.rare``) and those that leave a field the table requires empty
+    (:mod:`toolkit.core.batch.required`)."""
 
     name: ClassVar[str] = "upsolver"
     does: ClassVar[str] = "a type-suffixed column for each new type"
@@ -68,11 +70,14 @@ class UpsolverPolicy(EvolutionPolicy):
         batch: int | str = 0,
     ) -> tuple[Columns, int, list[Quarantined]]:
         obs, refused = contracted(plan, obs, router.classifier, batch)
-        if not plan.rare:
-            return router.route_struct(plan.after, obs), len(obs.rows), refused.aside
-        kept, aside = set_aside_rare(plan, obs, batch, options.on_incompatible)
-        written = observe_struct(kept, router.classifier)
-        return router.route_struct(plan.after, written), len(kept), refused.settled(aside)
+        aside: list[Quarantined] = []
+        if plan.rare:
+            kept, aside = set_aside_rare(plan, obs, batch, options.on_incompatible)
+            obs = observe_struct(kept, router.classifier)
+        columns, n, unfilled = stored(plan.after, router.route_struct(plan.after, obs),
+                                      obs.rows, router.classifier, batch,
+                                      options.on_incompatible)
+        return columns, n, refused.settled(aside + unfilled)
 
     def fit(
         self, plan: Plan, rows: list[dict[str, Any]], options: Settings,
@@ -86,9 +91,11 @@ class UpsolverPolicy(EvolutionPolicy):
         kept, aside = set_aside_rare(plan, obs, batch)
         if aside:
             obs = observe_struct(kept, classifier)
-        columns = Router(options, classifier).route_struct(plan.after, obs)
-        return rows_of(plan.after, columns, len(kept)), as_they_came(
-            refused.settled(aside), hinted, rows)
+        columns, n, unfilled = stored(
+            plan.after, Router(options, classifier).route_struct(plan.after, obs), obs.rows,
+            classifier, batch)
+        return rows_of(plan.after, columns, n), as_they_came(
+            refused.settled(aside + unfilled), hinted, rows)
 
 
 UPSOLVER = UpsolverPolicy()

@@ -33,6 +33,7 @@ from toolkit.core.batch.hint_plans import as_they_came, hinted_rows
 from toolkit.core.batch.observe import Classifier, observe_struct
 from toolkit.core.batch.observed import Observed, ObservedField
 from toolkit.core.batch.quarantine import Quarantined, Reason
+from toolkit.core.batch.required import requires, set_aside_unfilled
 from toolkit.core.batch.settings import Settings
 from toolkit.core.evolution.batch_plan import (
     AddColumn,
@@ -175,11 +176,11 @@ def _plan_struct(
         if col is not None:
             by_id[col.id] = _evolve(ctx, col, fobs, (*prefix, col.name), record)
     fields = []
-    for col in struct.fields:
-        col = by_id.get(col.id, col)
+    for declared in struct.fields:
+        col = by_id.get(declared.id, declared)  # (widened, or retyped by a rewrite)
         seen = obs.fields.get(col.family)
         present = 0 if seen is None else sum(seen.counts.values())
-        if col.required and present < rows and primary.get(col.family) is col:
+        if col.required and present < rows and primary.get(col.family) is declared:
             col = replace(col, required=False)
             if record:
                 absent = rows - present
@@ -405,9 +406,18 @@ class WidenRouter:
         ``on_incompatible="fail"`` the first incompatible record raises instead."""
         rows: list[dict[str, Any]] = []
         out: list[Quarantined] = []
+        after = self.plan.after
+        required = requires(after)
         for rec in records:
             try:
-                rows.append(self._struct(rec, self.plan.after, []))
+                row = self._struct(rec, after, [])
+                if required:  # a field the table requires, left empty: the record waits
+                    _, unfilled = set_aside_unfilled(after, [row], [rec], self.classifier,
+                                                     batch, on_incompatible)
+                    if unfilled:
+                        out += unfilled
+                        continue
+                rows.append(row)
             except _Reject as r:
                 field = ".".join(r.path)
                 reason: Reason = "incompatible"
