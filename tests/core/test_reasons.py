@@ -118,3 +118,21 @@ def test_who_decided_is_named_by_the_policy_word() -> None:
 )
 def test_words_for_counts_and_types(got: str, expected: str) -> None:
     assert got == expected
+
+
+def test_a_declared_type_outside_the_lattice_is_named_in_a_reason() -> None:
+    """A table made elsewhere: its int, decimal and map columns are named by their types,
+    where the reasons said they held an "empty value"."""
+    from pyiceberg.schema import Schema
+    from pyiceberg.types import DecimalType, IntegerType, MapType, NestedField, StringType
+
+    schema = Schema(
+        NestedField(1, "d", DecimalType(10, 2)), NestedField(2, "i", IntegerType()),
+        NestedField(3, "m", MapType(4, StringType(), 5, IntegerType(), value_required=False)),
+    )
+    sim = toolkit.simulate([[{"d": 1.5, "i": 3, "m": {"k": "x"}}]], schema)
+    said = [c.reason for c in sim.plans[0].changes]
+    assert any("`d` holds decimal(10, 2) values" in r for r in said), said
+    assert any("`i` holds int values" in r for r in said), said
+    assert any("`m` holds map<string, int> values" in r for r in said), said
+    assert not any("empty" in r for r in said), said

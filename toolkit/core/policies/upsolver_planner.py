@@ -388,7 +388,7 @@ class _Planner:
         the family as it was before the batch."""
         existing = {c.shape for c in members}
         primitive_cols = [c.shape for c in members if c.shape.type not in (None, RECORD)]
-        have = and_join(f"`{c.name}` holds {shape_words(c.shape, many=True)}" for c in members)
+        have = and_join(f"`{c.name}` holds {_held(c)}" for c in members)
         out: dict[Shape, _Wanted] = {}
         seed = Struct()
         for k in sorted(kinds, key=lambda k: (str(k.shape), sorted(k.lossy))):
@@ -449,3 +449,12 @@ def creates_columns(obs: Observed) -> bool:
 
 
 __all__ = ["creates_columns", "plan_batch", "rare_kinds"]
+
+
+def _held(col: Column) -> str:
+    """What a column of the family holds, in words: ``longs``; a declared type outside the
+    lattice (a table made elsewhere: ``int``, ``decimal(10, 2)``, a map) by its name, as
+    no shape of the lattice says it (docs/rules.md, *Declared types outside the lattice*)."""
+    if col.shape.type is None:
+        return f"{type_to_str(col.type)} values"
+    return shape_words(col.shape, many=True)
