@@ -136,7 +136,12 @@ def test_keys_alike_in_different_objects_or_colons_in_texts_are_no_duplicates(te
     ("text", "value"),
     [("1e400", "1e400"), ("-1E+400", "-1E+400"), ("1e-400", "1e-400"), ("-0.5e-999", "-0.5e-999"),
      ("0e-999", 0.0), ("1e308", 1e308), ("5e-324", 5e-324), ("10" + "0" * 400 + ".5", None),
-     ("Infinity", math.inf)],
+     ("Infinity", math.inf),
+     # more digits than its double gives back (as the table shows it, Python's repr)
+     ("3.14159265358979323846", None), ("1.0000000000000001", None),
+     ("-12345678901234567890.0", None), ("1234567890123456789e-3", None),
+     ("0.30000000000000004", 0.30000000000000004), ("1.50000000000000000000", 1.5),
+     ("-0.0000012345678901234560", -1.234567890123456e-06), ("0.1e1", 1.0)],
 )
 def test_numbers_beyond_the_double_range_keep_their_text(text: str, value: Any) -> None:
     got = parse_line(f'{{"x": {text}}}')["x"]

@@ -645,17 +645,7 @@ public final class Router {
     if (Double.isNaN(d)) return "NaN";
     if (Double.isInfinite(d)) return d > 0 ? "Infinity" : "-Infinity";
     if (d == 0) return 1 / d < 0 ? "-0.0" : "0.0";
-    double a = Math.abs(d);
-    BigDecimal exact = new BigDecimal(a);
-    // some p-digit decimal reads back as a => so does some (p+1)-digit one: bisect on p
-    int lo = 1;
-    int hi = 17;
-    while (lo < hi) {
-      int mid = (lo + hi) >>> 1;
-      if (nearest(exact, a, mid) != null) hi = mid;
-      else lo = mid + 1;
-    }
-    BigDecimal best = nearest(exact, a, lo).stripTrailingZeros();
+    BigDecimal best = shortest(Math.abs(d));
     String digits = best.unscaledValue().toString();
     int n = digits.length();
     int decpt = n - best.scale(); // a = 0.digits * 10**decpt
@@ -683,6 +673,23 @@ public final class Router {
     if (e < 10) out.append('0');
     out.append(e);
     return out.toString();
+  }
+
+  /**
+   * The digits of Python's repr of a positive finite double {@code a}: the shortest decimal
+   * that reads back as a, the closest to it among those (trailing zeros stripped).
+   */
+  static BigDecimal shortest(double a) {
+    BigDecimal exact = new BigDecimal(a);
+    // some p-digit decimal reads back as a => so does some (p+1)-digit one: bisect on p
+    int lo = 1;
+    int hi = 17;
+    while (lo < hi) {
+      int mid = (lo + hi) >>> 1;
+      if (nearest(exact, a, mid) != null) hi = mid;
+      else lo = mid + 1;
+    }
+    return nearest(exact, a, lo).stripTrailingZeros();
   }
 
   /** The p-digit decimal closest to {@code exact} that reads back as a; null if none does. */

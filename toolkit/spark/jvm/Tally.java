@@ -13,6 +13,7 @@ import com.fasterxml.jackson.core.json.JsonWriteFeature;
 import java.io.IOException;
 import java.io.Serializable;
 import java.io.StringWriter;
+import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.time.LocalDate;
@@ -595,8 +596,10 @@ public final class Tally {
 
     /**
      * Whether a number with a fraction or an exponent is no double: beyond the range (a
-     * double reads infinity) or nonzero below it (a double reads 0.0). Only a literal with an
-     * exponent of three digits or of 300 characters can be: the others are not parsed here.
+     * double reads infinity), nonzero below it (a double reads 0.0), or with digits its double
+     * does not give back (more than 15 significant ones, unlike Python's repr of the double:
+     * jsonlines._exact_float). Only a literal with an exponent of three digits, of 300
+     * characters or of 16 significant digits can be: the others are not parsed here.
      */
     static boolean outOfRange(JsonParser p) throws IOException {
       char[] c = p.getTextCharacters();
@@ -606,12 +609,36 @@ public final class Tally {
       while (e < off + len && c[e] != 'e' && c[e] != 'E') e++;
       int digits = 0;
       for (int i = e + 1; i < off + len; i++) if (c[i] >= '0' && c[i] <= '9') digits++;
-      if (digits < 3 && len < 300) return false;
+      int significant = significant(c, off, e);
+      if (digits < 3 && len < 300 && significant <= DOUBLE_DIGITS) return false;
       double d = p.getDoubleValue();
       if (Double.isInfinite(d)) return true;
-      if (d != 0) return false;
-      for (int i = off; i < e; i++) if (c[i] >= '1' && c[i] <= '9') return true;
-      return false;
+      if (d == 0) {
+        for (int i = off; i < e; i++) if (c[i] >= '1' && c[i] <= '9') return true;
+        return false;
+      }
+      if (significant <= DOUBLE_DIGITS) return false;
+      BigDecimal written = new BigDecimal(c, off, len).abs();
+      return written.compareTo(Router.shortest(Math.abs(d))) != 0;
+    }
+
+    /** A double keeps every literal of at most 15 significant digits (DBL_DIG). */
+    private static final int DOUBLE_DIGITS = 15;
+
+    /** The significant digits of the mantissa c[from, to): -0.0012300 has 3. */
+    private static int significant(char[] c, int from, int to) {
+      int first = -1;
+      int last = -1;
+      int count = 0;
+      for (int i = from; i < to; i++) {
+        if (c[i] < '0' || c[i] > '9') continue;
+        if (c[i] != '0') {
+          if (first < 0) first = count;
+          last = count;
+        }
+        count++;
+      }
+      return first < 0 ? 0 : last - first + 1;
     }
 
     private int intKind(JsonParser p) throws IOException {
