@@ -605,11 +605,25 @@ public final class Tally {
       char[] c = p.getTextCharacters();
       int off = p.getTextOffset();
       int len = p.getTextLength();
+      // one pass over the mantissa: where it ends, and its significant digits (from the
+      // first nonzero digit to the last: -0.0012300 has 3)
       int e = off;
-      while (e < off + len && c[e] != 'e' && c[e] != 'E') e++;
+      int first = -1;
+      int last = -1;
+      int count = 0;
+      for (; e < off + len; e++) {
+        char ch = c[e];
+        if (ch == 'e' || ch == 'E') break;
+        if (ch < '0' || ch > '9') continue;
+        if (ch != '0') {
+          if (first < 0) first = count;
+          last = count;
+        }
+        count++;
+      }
+      int significant = first < 0 ? 0 : last - first + 1;
       int digits = 0;
       for (int i = e + 1; i < off + len; i++) if (c[i] >= '0' && c[i] <= '9') digits++;
-      int significant = significant(c, off, e);
       if (digits < 3 && len < 300 && significant <= DOUBLE_DIGITS) return false;
       double d = p.getDoubleValue();
       if (Double.isInfinite(d)) return true;
@@ -624,22 +638,6 @@ public final class Tally {
 
     /** A double keeps every literal of at most 15 significant digits (DBL_DIG). */
     private static final int DOUBLE_DIGITS = 15;
-
-    /** The significant digits of the mantissa c[from, to): -0.0012300 has 3. */
-    private static int significant(char[] c, int from, int to) {
-      int first = -1;
-      int last = -1;
-      int count = 0;
-      for (int i = from; i < to; i++) {
-        if (c[i] < '0' || c[i] > '9') continue;
-        if (c[i] != '0') {
-          if (first < 0) first = count;
-          last = count;
-        }
-        count++;
-      }
-      return first < 0 ? 0 : last - first + 1;
-    }
 
     private int intKind(JsonParser p) throws IOException {
       long v;
