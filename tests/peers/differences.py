@@ -246,7 +246,7 @@ def docs_rows() -> list[str]:
 
 def dlt_docs_rows() -> list[str]:
     """The rows of docs/rules.md's dlt table, in :data:`DLT_DIFFERENCES`' order."""
-    return [f"| `{case_id.removeprefix('dlt:')}` | {theirs} | {ours} | {why} |"
+    return [f"| `{case_id}` | {theirs} | {ours} | {why} |"
             for case_id, (theirs, ours, why) in DLT_DIFFERENCES.items()]
 
 
