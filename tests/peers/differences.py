@@ -1,6 +1,8 @@
-"""Where the toolkit deliberately differs from the peers' own tests: one table of data, which
-docs/rules.md lists row for row ("Where we differ from Iceberg's own tests") and the cases
-marked ``differs=True`` match (tests/peers/test_peer_suites.py checks both).
+"""Where the toolkit deliberately differs from the peers' own tests: one table of data per
+kind of suite, which docs/rules.md lists row for row and the cases marked ``differs=True``
+match: :data:`DIFFERENCES` for the schema-operation suites ("Where we differ from Iceberg's
+own tests", checked by tests/peers/test_peer_suites.py), :data:`DLT_DIFFERENCES` for dlt's
+data-typing tests ("Where we differ from dlt's own tests", tests/peers/test_dlt_suite.py).
 
 Each entry: case id -> (what the peer does, what the toolkit does, the reason). Cases in
 ``NOT_RUN`` have no case: they need what the toolkit deliberately lacks (an operation that
@@ -132,13 +134,126 @@ NOT_RUN: tuple[str, ...] = tuple(
 )
 
 
+D = "dlt:tests/"
+NC = f"{D}common/normalizers/test_json_relational_no_coercion.py::"
+JR = f"{D}common/normalizers/test_json_relational.py::"
+INF = f"{D}normalize/test_json_item_inference.py::"
+COE = f"{D}common/schema/test_coercion.py::"
+DET = f"{D}common/schema/test_detections.py::"
+
+NO_PARSE = "RULES 3.3: a text is no number, however it reads"
+HINTS = "docs/rules.md, Type hints"
+TYPED = "docs/rules.md, Typed values"
+ONLY_LONGS = "RULES 2: exact conversions only; of numbers only a long reaches a timestamp"
+
+#: dlt's data-typing cases (tests/peers/cases_dlt.py) that differ on purpose: case id ->
+#: (what dlt's test asserts, what the toolkit does, the reason)
+DLT_DIFFERENCES: dict[str, tuple[str, str, str]] = {
+    f"{NC}test_relational_coerces_same_cases[text_col_gets_bool]": (
+        "writes `True` into the text column", "writes `true`",
+        "RULES 2: a boolean's text is `true`/`false`"),
+    f"{NC}test_relational_coerces_same_cases[bigint_col_gets_text]": (
+        "parses `\"200\"` into the bigint column", "adds `col_string`", NO_PARSE),
+    f"{NC}test_relational_coerces_same_cases[double_col_gets_text]": (
+        "parses `\"3.14\"` into the double column", "adds `col_string`", NO_PARSE),
+    f"{COE}test_coerce_type_to_bigint[round double]": (
+        "writes `-762162.0` into the bigint column", "adds `x_double`",
+        "RULES 2: a double is not narrower than a long, whatever its value"),
+    f"{COE}test_coerce_type_to_double[bool]": (
+        "refuses `False` (a variant `x__v_bool`)", "writes `0.0`, with a conversion warning",
+        "RULES 2: boolean <= long <= double"),
+    f"{COE}test_coerce_type_to_bool": (
+        "reads `\"yes\"` and `0` as booleans", "adds `b_string` and `b_long`",
+        "RULES 3.3: neither is narrower than a boolean"),
+    f"{COE}test_coerce_type_to_text[binary]": (
+        "writes bytes as Base64 text",
+        "writes UTF-8 bytes as that text; other bytes get `t_binary`",
+        f"{TYPED}: binary converts to string per value"),
+    f"{COE}test_coerce_to_numeric[decimal]": (
+        "writes a text, a bigint and a double into the decimal column",
+        "adds `n_string`, `n_long`, `n_double`", f"{TYPED}: a decimal converts to string only"),
+    f"{COE}test_coerce_type_to_timestamp[double]": (
+        "reads the double as epoch seconds, its tenth of a microsecond dropped",
+        "adds `ts_double`, the value whole", ONLY_LONGS),
+    f"{COE}test_coerce_type_to_timestamp[epoch text]": (
+        "parses `\" 1580405246 \"` as epoch seconds", "adds `ts_string`, the text as sent",
+        "RULES 1: a text that is no ISO date-time is a string"),
+    f"{COE}test_coerce_type_to_date": (
+        "truncates timestamps to their day", "adds `d_timestamp`",
+        "RULES 2: a timestamp is not narrower than a date"),
+    f"{INF}test_coerce_row[first row]": (
+        "reads `78172.128` as a timestamp and `\"0xFF\"` as 255",
+        "adds `timestamp_double` beside the hinted column; `value` is a string",
+        f"{ONLY_LONGS}; RULES 1"),
+    f"{INF}test_coerce_row[bool variant]": (
+        "adds `confidence__v_bool`", "the `double` hint takes `False` as `0.0`",
+        f"RULES 2: boolean <= double; {HINTS}"),
+    f"{INF}test_coerce_row[variant name taken]": (
+        "fails: the variant's name is a binary column",
+        "adds `new_colbool_timestamp_2` and `new_colbool_string`",
+        "RULES 4: a taken name is numbered"),
+    f"{INF}test_coerce_row_iso_timestamp[double]": (
+        "reads the double as epoch seconds", "adds `timestamp_double`", ONLY_LONGS),
+    f"{INF}test_coerce_json_variant[records and lists]": (
+        "keeps each value whole in a json variant",
+        "a record column; the list splits by position into records and strings",
+        "docs/rules.md, Mixed arrays"),
+    f"{INF}test_coerce_json_variant[record into text]": (
+        "writes the dict into the text column as JSON text", "adds `strX_record`",
+        "RULES 3: records never go to string columns"),
+    f"{INF}test_preserve_column_order": (
+        "keeps the order in which columns arrived", "orders a batch's new columns by name",
+        "RULES 3.3"),
+    f"{INF}test_map_column_preferred_type[decimal]": (
+        "trims `\" -0.821 \"` into the decimal", "keeps that text, spaces and all",
+        f"{HINTS}: a text converts when it spells the value"),
+    f"{D}normalize/test_normalize.py::test_schema_changes": (
+        "`int` bigint then `int__v_text` in the nested table, as rows arrive",
+        "`comp.int` string and `comp.int_long`", "RULES 3.2: a batch's types are decided together"),
+    f"{D}normalize/test_normalize.py::test_normalize_typed_json": (
+        "`big_decimal` a decimal, `time` a time", "both strings, their text",
+        f"{TYPED}: nothing is rounded; no Spark type holds a time of day"),
+    f"{JR}test_flatten_fix_field_name": (
+        "no column for an empty list", "`f 2` and `c x` are arrays of string",
+        "RULES 1: an empty array with no other evidence"),
+    f"{JR}test_normalize_empty_keys": (
+        "names an empty key `_empty`", "names it `_2`, doc `upsolver_evolved_from:`",
+        "docs/rules.md, Hostile input"),
+    f"{JR}test_wrap_in_dict": (
+        "wraps an item that is no object as `{\"value\": ...}`",
+        "sets it aside (`not-a-record`)", "docs/rules.md, Types and values"),
+    f"{JR}test_list_in_list": (
+        "child tables; records and numbers in one",
+        "one list of depth 3, records and numbers split by position",
+        "RULES 1 (ragged arrays); docs/rules.md, Mixed arrays"),
+    f"{DET}test_timestamp_detection": (
+        "its opt-in detection reads a number near now as a timestamp", "a double",
+        "RULES 1: a number is a long or a double"),
+    f"{DET}test_iso_date_detection": (
+        "its opt-in detection reads `19750521`, `1975-05`, `1975` as dates",
+        "strings; `1975-05-21` also a date", "RULES 1: a date is `YYYY-MM-DD`"),
+    f"{DET}test_detection_large_integer": (
+        "its opt-in detection makes 2^63 a wei (decimal)", "strings; 2^63-1 also in `a_long`",
+        "RULES 1: an integer beyond 64 bits is text"),
+}
+
+
 def docs_rows() -> list[str]:
     """The rows of docs/rules.md's table, in this table's order."""
     return [f"| `{case_id}` | {theirs} | {ours} | {why} |"
             for case_id, (theirs, ours, why) in DIFFERENCES.items()]
 
 
-if __name__ == "__main__":  # prints the docs table: python -m tests.peers.differences
-    print("| case | Iceberg's test | the toolkit | reason |")
+def dlt_docs_rows() -> list[str]:
+    """The rows of docs/rules.md's dlt table, in :data:`DLT_DIFFERENCES`' order."""
+    return [f"| `{case_id}` | {theirs} | {ours} | {why} |"
+            for case_id, (theirs, ours, why) in DLT_DIFFERENCES.items()]
+
+
+if __name__ == "__main__":  # prints a docs table: python -m tests.peers.differences [dlt]
+    import sys
+
+    dlt_table = sys.argv[1:] == ["dlt"]
+    print(f"| case | {'dlt' if dlt_table else 'Iceberg'}'s test | the toolkit | reason |")
     print("|---|---|---|---|")
-    print("\n".join(docs_rows()))
+    print("\n".join(dlt_docs_rows() if dlt_table else docs_rows()))

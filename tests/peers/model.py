@@ -1,5 +1,7 @@
 """The peers' schema-evolution tests as data: a start schema and a list of ``toolkit.ops``
-operations lead to an expected schema, or to a refusal.
+operations lead to an expected schema, or to a refusal (:class:`Case`); batches of records
+lead to a table schema, the rows a reader of it sees and the records set aside
+(:class:`DataCase`).
 
 A case is written with PyIceberg's own schema types (the form the peers' tests use), by the
 small builders below, so each one reads like the test it comes from:
@@ -17,8 +19,10 @@ identifier fields; a mismatch fails with a line diff of the two renderings.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -125,6 +129,72 @@ class Case:
     def param(self, path: str) -> Any:
         """This case as a pytest parameter for ``path`` (``"pure"`` or ``"table"``)."""
         return pytest.param(self, id=self.id)
+
+
+@dataclass(frozen=True)
+class Lines:
+    """A batch as JSON lines, where the bytes matter (an integer literal beyond 64 bits, a
+    number a double cannot hold): written to a ``.jsonl`` file when the case runs, so the
+    table path reads it as Spark reads files."""
+
+    text: str
+
+    @classmethod
+    def of(cls, *records: Mapping[str, Any]) -> Lines:
+        """The records as JSON lines (``json.dumps``), for a case that runs on the table
+        path as files: Spark's JVM then types and routes them rather than Python."""
+        return cls("".join(json.dumps(r) + "\n" for r in records))
+
+    def write(self, folder: Path, name: str) -> str:
+        path = folder / f"{name}.jsonl"
+        path.write_text(self.text, encoding="utf-8")
+        return str(path)
+
+
+#: one batch of a data case: its records (dicts; other items are no records), or its lines
+Batch = tuple[Any, ...] | Lines
+
+
+@dataclass(frozen=True)
+class SetAside:
+    """A record set aside (``reason`` as the quarantine names it, ``field`` the offending
+    value's path or None, ``record`` as it arrived)."""
+
+    reason: str
+    field: str | None
+    record: Any
+
+
+@dataclass(frozen=True)
+class DataCase:
+    """One case of a peer's data-typing tests: batches of records, in order, given to
+    ``toolkit.simulate`` (and, for some, to ``toolkit.ingest`` on a real table).
+
+    ``expect`` is the final table schema (compared by :func:`render`: IDs, names, types,
+    docs, order) or a refusal. ``rows`` are the records as a reader of the final table sees
+    them, in input order, each without its null columns (a key left out reads null), so a
+    value's column says where it was routed. ``aside`` are the records set aside, in order.
+    ``options`` go to ``simulate`` / ``ingest`` as keywords; ``start`` is the table's
+    schema before the first batch. ``cites`` and ``differs`` as for :class:`Case`.
+    """
+
+    id: str
+    batches: tuple[Batch, ...]
+    expect: Schema | Refusal
+    rows: tuple[dict[str, Any], ...] = ()
+    aside: tuple[SetAside, ...] = ()
+    options: Mapping[str, Any] = field(default_factory=dict)
+    start: Schema | None = None
+    cites: tuple[str, ...] = ()
+    differs: bool = False
+
+    def param(self) -> Any:
+        return pytest.param(self, id=self.id)
+
+
+def shown_rows(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Rows without their null columns, as :attr:`DataCase.rows` writes them."""
+    return [{k: v for k, v in r.items() if v is not None} for r in rows]
 
 
 # --- rendering and comparing -----------------------------------------------------------------

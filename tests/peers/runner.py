@@ -1,12 +1,17 @@
 """Running a peer case two ways: on the pure path (``toolkit.ops.plan_evolution`` over a
 TableLayout built from the start schema by the Iceberg adapter) and through
-``toolkit.evolve`` on a real table of an embedded SQLite catalog (PyIceberg only)."""
+``toolkit.evolve`` on a real table of an embedded SQLite catalog (PyIceberg only).
+
+A data case (:class:`~tests.peers.model.DataCase`) runs through ``toolkit.simulate``
+(:func:`simulate_case`) and, for some, through ``toolkit.ingest`` batch by batch on a real
+table (:func:`ingest_case`), whose schema and rows read back are the simulation's."""
 
 from __future__ import annotations
 
 import itertools
 import uuid
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pytest
@@ -20,10 +25,22 @@ from pyiceberg.table.sorting import UNSORTED_SORT_ORDER
 from pyiceberg.types import NestedField, StringType
 
 import toolkit
-from tests.peers.model import Case, Refusal, assert_schema, check_refusal
+from tests.integration.readers import canonical, read_spark
+from tests.peers.model import (
+    Case,
+    DataCase,
+    Lines,
+    Refusal,
+    assert_schema,
+    check_refusal,
+    shown_rows,
+)
 from toolkit.core.evolution.layout import TableLayout
 from toolkit.errors import ToolkitError
 from toolkit.iceberg.schema import from_iceberg, identifier_ids, to_iceberg
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 _tables = itertools.count()
 
@@ -118,3 +135,50 @@ def run_table(case: Case, catalog: Catalog) -> None:
         return
     toolkit.evolve(catalog, name, ops)
     assert_schema(catalog.load_table(name).schema(), expect, "table")
+
+
+# --- data cases ------------------------------------------------------------------------------
+
+
+def batches_of(case: DataCase, folder: Path) -> list[Any]:
+    """The case's batches as ``simulate`` and ``ingest`` take them: records as a list, lines
+    as a ``.jsonl`` file in ``folder``."""
+    return [b.write(folder, f"batch{i}") if isinstance(b, Lines) else list(b)
+            for i, b in enumerate(case.batches)]
+
+
+def simulate_case(case: DataCase, folder: Path) -> toolkit.Simulation | None:
+    """Run the case through ``toolkit.simulate`` and check what it expects; the simulation,
+    or None for a refusal."""
+    batches = batches_of(case, folder)
+    if isinstance(case.expect, Refusal):
+        with pytest.raises(ToolkitError) as info:
+            toolkit.simulate(batches, case.start, **case.options).rows  # noqa: B018 - runs it
+        check_refusal(info.value, case.expect)
+        return None
+    sim = toolkit.simulate(batches, case.start, **case.options)
+    assert_schema(sim.schema, case.expect, "simulate")
+    assert shown_rows(sim.rows) == list(case.rows)
+    assert [(q.reason, q.field, q.record) for q in sim.quarantined] == [
+        (a.reason, a.field, a.record) for a in case.aside
+    ]
+    return sim
+
+
+def ingest_case(
+    case: DataCase, sim: toolkit.Simulation, catalog: Catalog, spark: SparkSession, folder: Path
+) -> None:
+    """Ingest the case's batches one by one into a new table (created with the case's start
+    schema, if any): its schema and its rows read back through Spark are the simulation's,
+    and as many records went to the quarantine."""
+    if case.start is not None:
+        name = make_table(catalog, case.start, case.start.highest_field_id)
+    else:
+        name = f"peers.t{next(_tables)}"
+    reports = [
+        toolkit.ingest(batch, name, catalog, spark, batch_id=f"b{i}", **case.options)
+        for i, batch in enumerate(batches_of(case, folder))
+    ]
+    assert_schema(catalog.load_table(name).schema(), sim.schema, f"table of {case.id}")
+    assert read_spark(spark, f"{catalog.name}.{name}") == canonical(sim.rows), case.id
+    assert sum(r.quarantined for r in reports) == len(sim.quarantined), case.id

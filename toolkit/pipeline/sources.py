@@ -273,8 +273,10 @@ def _is_records(source: object) -> bool:
 
 
 def _records_dataframe(spark: SparkSession, source: Any) -> DataFrame:
-    # Python records travel pickled, so workers see exactly the values simulate() sees.
-    rows = [(pickle.dumps(dict(r)),) for r in source]
+    # Python records travel pickled, so workers see exactly the values simulate() sees;
+    # an item that is no mapping travels as it is, for the engine to set aside (dict() would
+    # fail on 1 and make ["ab", "cd"] the record {"a": "b", "c": "d"})
+    rows = [(pickle.dumps(dict(r) if isinstance(r, Mapping) else r),) for r in source]
     slices = max(1, min(len(rows), spark.sparkContext.defaultParallelism))
     rdd = spark.sparkContext.parallelize(rows, slices)
     return spark.createDataFrame(rdd, "value binary")
