@@ -74,7 +74,8 @@ class ToolkitError(Exception):
 
 
 class MalformedLineError(ToolkitError, ValueError):
-    """A line of a JSON-lines source that is not JSON."""
+    """A line of a JSON-lines source that is not JSON (and the root of every reason a line
+    cannot be taken whole as a record: its subclasses below)."""
 
     #: the quarantine reason of such a line (``toolkit.core.batch.quarantine.REASON_TERMS``)
     reason_key = "malformed"
@@ -124,6 +125,23 @@ class NotUtf8LineError(MalformedLineError):
             f"{error.start:,} ({error.reason}) in {shown!r}"
         )
         self.line, self.number = shown, number
+
+
+class NotARecordLineError(MalformedLineError):
+    """A line of a JSON-lines source that is JSON but not an object (``[1, 2]``, ``"a"``,
+    ``42``): set aside whole as the text it arrived as, never as a value rendered again
+    (``value`` is what it parsed to)."""
+
+    reason_key = "not-a-record"
+
+    def __init__(self, line: str, value: Any, number: int | None = None) -> None:
+        self.value = value
+        where = f"line {number}: " if number is not None else ""
+        shown = line.rstrip("\r\n")[:120]
+        ValueError.__init__(
+            self, f"{where}expected a JSON object, got {type(value).__name__} {shown!r}"
+        )
+        self.line, self.number = line, number
 
 
 class UnsupportedValueError(ToolkitError, TypeError):
@@ -487,6 +505,7 @@ __all__ = [
     "NestingTooDeepError",
     "NoExactTypeError",
     "NotARecordError",
+    "NotARecordLineError",
     "NotReplayableError",
     "NotUtf8LineError",
     "OperationError",

@@ -32,7 +32,7 @@ from toolkit.core.evolution.batch_plan import Plan, max_field_id
 from toolkit.core.values.jsonlines import UnreadLine
 from toolkit.core.values.scalars import has_foreign, plain_record
 from toolkit.core.values.types import Struct
-from toolkit.errors import NotARecordError
+from toolkit.errors import MalformedLineError, NotARecordError, NotARecordLineError
 
 T = TypeVar("T")
 V = TypeVar("V")
@@ -245,12 +245,22 @@ class Engine:
 def set_aside_line(line: UnreadLine, batch: int | str) -> Quarantined:
     """A line that could not be taken whole, set aside as it arrived: its text (its bytes
     when not UTF-8), its reason, the key path named twice (a duplicate key) and a detail
-    naming the line."""
-    path = getattr(line.error, "path", None)
+    naming the line (JSON that is not an object: the type it is, as for any item)."""
     return Quarantined(
-        line.raw, cast(Reason, line.error.reason_key), ".".join(path) if path else None,
-        None, None, batch, str(line.error),
+        line.raw, cast(Reason, line.error.reason_key), error_path(line.error),
+        error_observed(line.error), None, batch, str(line.error),
     )
+
+
+def error_path(error: MalformedLineError) -> str | None:
+    """The key path a line's error names (a key named twice), dotted, or None."""
+    path = getattr(error, "path", None)
+    return ".".join(path) if path else None
+
+
+def error_observed(error: MalformedLineError) -> str | None:
+    """What a line set aside holds, when it is JSON but not an object (``list``)."""
+    return type(error.value).__name__ if isinstance(error, NotARecordLineError) else None
 
 
 def make_plan(

@@ -381,7 +381,7 @@ def write_one_pass(
     if tally is None:  # a task's payload went missing: the two passes do the batch
         drop_staged(table, write_id)
         return None
-    aside = reread(tally.aside, options, batch_id)
+    aside = reread(tally.aside, batch_id)
     if aside is None:  # a line the JVM would not read is a record to Python: two passes
         log.info("batch %s: a line the JVM router set aside reads as a record", batch_id)
         drop_staged(table, write_id)

@@ -20,9 +20,9 @@ from toolkit.core.batch.options import Options
 from toolkit.core.batch.profile import Profile, profile_of
 from toolkit.core.batch.quarantine import Quarantined, Reason
 from toolkit.core.batch.summary import Summary, summarize
-from toolkit.core.engine import Engine, RoutedBatch, gc_paused
+from toolkit.core.engine import Engine, RoutedBatch, error_observed, error_path, gc_paused
 from toolkit.core.evolution.batch_plan import Plan
-from toolkit.core.values.jsonlines import has_lone_surrogate, parse_line
+from toolkit.core.values.jsonlines import has_lone_surrogate, parse_line, parse_record
 from toolkit.core.values.types import Struct
 from toolkit.errors import MalformedLineError, NotUtf8LineError
 
@@ -71,7 +71,7 @@ def admitted(
         if line is None or not line.strip():
             continue
         try:
-            value = parse_line(line)
+            value = parse_record(line)
         except (MalformedLineError, RecursionError) as err:
             aside.append(unread(line, err, batch))
             continue
@@ -92,35 +92,29 @@ def unread(
         return Quarantined(text, "invalid-value", None, None, None, batch,
                            f"{where}JSON nested too deeply to parse: {text[:80]!r}")
     raw = line if isinstance(err, NotUtf8LineError) else err.line
-    path = getattr(err, "path", None)
     return Quarantined(
-        raw, cast(Reason, err.reason_key), ".".join(path) if path else None, None, None,
+        raw, cast(Reason, err.reason_key), error_path(err), error_observed(err), None,
         batch, f"{where}{err}",
     )
 
 
 def reread(
-    lines: Iterable[tuple[str | None, int, bytes]], options: Options, batch: int | str
+    lines: Iterable[tuple[str | None, int, bytes]], batch: int | str
 ) -> list[Quarantined] | None:
     """The lines the JVM router set aside (it could not read them; per line its file, its
     line number there or -1, its bytes), read again by the Python path, which decides as
     it decides for every line: each is set aside with its reason. None when the Python
     path reads one of them as a record after all (the JVM was stricter): the batch is then
     routed the two-pass way, where Python reads every such line."""
-    engine = _quarantining(options)
     out: list[Quarantined] = []
     for file, number, line in lines:
         where = "" if file is None else f"{file}: "
         try:
-            value = parse_line(line, None if number < 0 else number)
+            parse_record(line, None if number < 0 else number)
         except (MalformedLineError, RecursionError) as err:
             out.append(unread(line, err, batch, where))
             continue
-        rows, not_records = engine.admit([value], batch)
-        if rows:
-            return None
-        out += [dataclasses.replace(q, record=line.decode(), detail=f"{where}{q.detail}")
-                for q in not_records]
+        return None
     return out
 
 

@@ -56,6 +56,7 @@ from toolkit.errors import (
     DuplicateKeyError,
     LineTooDeepError,
     MalformedLineError,
+    NotARecordLineError,
     NotUtf8LineError,
 )
 
@@ -151,6 +152,24 @@ def parse_line(line: str | bytes, number: int | None = None) -> Any:
             text, "a lone surrogate escape: the text has no UTF-8 form", number
         )
     return _whole(text, value, number)
+
+
+def parse_record(line: str | bytes, number: int | None = None) -> dict[str, Any]:
+    """A line that must be one record: :func:`parse_line`, and a
+    :class:`~toolkit.errors.NotARecordLineError` for any other JSON value, which keeps the
+    line's text (a value rendered again would not be the line: ``[1E22]`` is no
+    ``[1e+22]``, and ``" "`` no `` ``).
+
+    >>> parse_record('[1E22]', 3)
+    Traceback (most recent call last):
+      ...
+    toolkit.errors.NotARecordLineError: line 3: expected a JSON object, got list '[1E22]'
+    """
+    value = parse_line(line, number)
+    if type(value) is not dict:
+        text = line if isinstance(line, str) else line.decode()  # (parsed: it is UTF-8)
+        raise NotARecordLineError(text, value, number)
+    return value
 
 
 def _tiny(text: str) -> bool:
@@ -284,9 +303,10 @@ def parse_lines(lines: Iterable[str | bytes]) -> Iterator[Any]:
 
 @dataclass(frozen=True)
 class UnreadLine:
-    """A line of a JSON-lines file that cannot be taken whole (not UTF-8, not JSON, a key
-    twice, ...): where a record would be, so the engine sets it aside with ``error``'s
-    reason (``error.reason_key``) and the line as it arrived (bytes when not UTF-8)."""
+    """A line of a JSON-lines file that cannot be taken whole as a record (not UTF-8, not
+    JSON, a key twice, JSON that is not an object...): where a record would be, so the
+    engine sets it aside with ``error``'s reason (``error.reason_key``) and the line as it
+    arrived (bytes when not UTF-8)."""
 
     raw: str | bytes
     number: int
@@ -294,24 +314,25 @@ class UnreadLine:
 
 
 def read_lines(path: str | Path) -> list[Any]:
-    """Every value of a JSON-lines file (gzipped when its name ends ``.gz``), in order,
-    with an :class:`UnreadLine` in the place of each line that cannot be taken whole:
-    one such line never stops the rest of the file. Lines end as Spark's text reader
-    ends them (``\\n``, ``\\r\\n`` or ``\\r``); blank lines are skipped, and counted."""
+    """Every record of a JSON-lines file (gzipped when its name ends ``.gz``), in order,
+    with an :class:`UnreadLine` in the place of each line that cannot be taken whole as
+    one (JSON that is not an object included): one such line never stops the rest of the
+    file. Lines end as Spark's text reader ends them (``\\n``, ``\\r\\n`` or ``\\r``);
+    blank lines are skipped, and counted."""
     with _open_bytes(path) as f:
         return read_values(line for chunk in f for line in chunk.splitlines())
 
 
 def read_values(lines: Iterable[bytes | str | None]) -> list[Any]:
-    """The values of JSON lines (bytes as read, or texts), numbered from 1, with an
-    :class:`UnreadLine` in the place of each line that cannot be taken whole; blank and
-    null lines are skipped, and counted."""
+    """The records of JSON lines (bytes as read, or texts), numbered from 1, with an
+    :class:`UnreadLine` in the place of each line that cannot be taken whole as one;
+    blank and null lines are skipped, and counted."""
     out: list[Any] = []
     for number, line in enumerate(lines, 1):
         if line is None or not line.strip():
             continue
         try:
-            out.append(parse_line(line, number))
+            out.append(parse_record(line, number))
         except MalformedLineError as err:
             raw: str | bytes = line if isinstance(err, NotUtf8LineError) else err.line
             out.append(UnreadLine(raw, number, err))
