@@ -34,6 +34,7 @@ a JSON object names each key once, and neither value is taken over the other
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 import math
 import re
@@ -60,6 +61,9 @@ _SURROGATE_ESCAPE: Final = re.compile(r"\\u[dD][89a-fA-F]")
 _BLANK: Final = " \t\r\n\ufeff"
 #: a key's closing quote, JSON blanks, and its colon (``"a" :``); ``":`` is counted apart
 _KEY_GAP: Final = re.compile(r'"[ \t\r\n]+:')
+#: the UTF-8 byte order mark Windows tools write first; Spark's text reader (Hadoop's
+#: LineRecordReader) drops it at the start of a file, so the first line is a record there
+_UTF8_BOM: Final = b"\xef\xbb\xbf"
 
 
 def _exact_float(text: str) -> float | str:
@@ -248,9 +252,14 @@ def read_lines(path: str | Path) -> list[Any]:
     """Every value of a JSON-lines file (gzipped when its name ends ``.gz``), in order,
     with an :class:`UnreadLine` in the place of each line that cannot be taken whole:
     one such line never stops the rest of the file. Lines end as Spark's text reader
-    ends them (``\\n``, ``\\r\\n`` or ``\\r``); blank lines are skipped, and counted."""
+    ends them (``\\n``, ``\\r\\n`` or ``\\r``); a UTF-8 byte order mark opening
+    the file is dropped, as Spark's reader drops it; blank lines are skipped, and counted."""
     with _open_bytes(path) as f:
-        return read_values(line for chunk in f for line in chunk.splitlines())
+        chunks = iter(f)
+        first = next(chunks, b"").removeprefix(_UTF8_BOM)  # at the file's start only, as Spark
+        return read_values(
+            line for chunk in itertools.chain((first,), chunks) for line in chunk.splitlines()
+        )
 
 
 def read_values(lines: Iterable[bytes | str | None]) -> list[Any]:
