@@ -126,6 +126,21 @@ class NotUtf8LineError(MalformedLineError):
         self.line, self.number = shown, number
 
 
+class NotARecordLineError(MalformedLineError):
+    """A line of a JSON-lines source that is JSON but not an object (``[1,2,3]``, ``42``):
+    no record. Set aside as the line it is, like a malformed one, naming its number."""
+
+    reason_key = "not-a-record"
+
+    def __init__(self, line: str, value: Any, number: int | None = None) -> None:
+        self.value = value
+        where = f"line {number}: " if number is not None else ""
+        ValueError.__init__(
+            self, f"{where}expected a JSON object, got {type(value).__name__} {repr(value)[:80]}"
+        )
+        self.line, self.number = line, number
+
+
 class UnsupportedValueError(ToolkitError, TypeError):
     """A value of a Python type the engine does not know how to type (RULES 1)."""
 
@@ -487,6 +502,7 @@ __all__ = [
     "NestingTooDeepError",
     "NoExactTypeError",
     "NotARecordError",
+    "NotARecordLineError",
     "NotReplayableError",
     "NotUtf8LineError",
     "OperationError",

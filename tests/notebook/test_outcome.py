@@ -6,11 +6,18 @@ from pathlib import Path
 
 import pytest
 
+import toolkit
 from tests.notebook.panel_tables import seed_preview
 from toolkit.core.engine import Engine
 from toolkit.core.evolution.state import ABSENT, TableState
 from toolkit.core.values.jsonlines import read_jsonl
-from toolkit.errors import MalformedLineError, NotARecordError, PlanChangedError, StalePlanError
+from toolkit.errors import (
+    MalformedLineError,
+    NotARecordError,
+    NotARecordLineError,
+    PlanChangedError,
+    StalePlanError,
+)
 from toolkit.notebook.outcome import CommitOutcome
 from toolkit.pipeline.ingest import IngestReport
 
@@ -74,6 +81,14 @@ def test_input_errors_in_plain_words(tmp_path: Path) -> None:
     outcome = CommitOutcome.from_exception(not_a_record.value)
     assert outcome.kind == "not_a_record"
     assert outcome.message.startswith("Record 2 of the input is not a JSON object but a list")
+
+    lines = tmp_path / "lines.jsonl"
+    lines.write_text('{"a": 1}\n[1, 2]\n')
+    with pytest.raises(NotARecordLineError) as no_record_line:
+        toolkit.simulate([lines], on_incompatible="fail")
+    outcome = CommitOutcome.from_exception(no_record_line.value)
+    assert outcome.kind == "not_a_record"  # JSON, but no object: not "not valid JSON"
+    assert outcome.message.startswith("Line 2 of the input is not a JSON object but a list")
 
 
 def test_any_other_error_keeps_its_traceback() -> None:

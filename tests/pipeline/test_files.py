@@ -179,7 +179,10 @@ def test_a_json_file_starting_with_a_bracket_is_one_array_of_records(
         path.write_text(text)
     assert source_kind(path).records(path) == [JSON_ROWS]
     lines = write_jsonl(tmp_path / "arrays.jsonl", [[1], [2]])  # type: ignore[list-item]
-    assert source_kind(lines).records(lines) == [[[1], [2]]]  # .jsonl: lines, whatever first
+    # .jsonl: lines, whatever comes first; each such line is JSON but no record
+    assert [[(u.raw, u.number, u.error.reason_key) for u in b]
+            for b in source_kind(lines).records(lines)] == [
+        [("[1]", 1, "not-a-record"), ("[2]", 2, "not-a-record")]]
     (tmp_path / "bad.json").write_text('[{"a": 1},\n{"a": 2}\n')
     with pytest.raises(MalformedLineError, match="bad.json is not one JSON array"):
         source_kind(tmp_path / "bad.json").records(tmp_path / "bad.json")

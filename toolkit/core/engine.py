@@ -32,7 +32,7 @@ from toolkit.core.evolution.batch_plan import Plan, max_field_id
 from toolkit.core.values.jsonlines import UnreadLine
 from toolkit.core.values.scalars import has_foreign, plain_record
 from toolkit.core.values.types import Struct
-from toolkit.errors import NotARecordError
+from toolkit.errors import NotARecordError, NotARecordLineError
 
 T = TypeVar("T")
 V = TypeVar("V")
@@ -247,9 +247,13 @@ def set_aside_line(line: UnreadLine, batch: int | str) -> Quarantined:
     when not UTF-8), its reason, the key path named twice (a duplicate key) and a detail
     naming the line."""
     path = getattr(line.error, "path", None)
+    # a line that is JSON but no object is observed as its value's type, as the record
+    # items the Spark workers set aside are (group labels read it)
+    observed = (type(line.error.value).__name__
+                if isinstance(line.error, NotARecordLineError) else None)
     return Quarantined(
         line.raw, cast(Reason, line.error.reason_key), ".".join(path) if path else None,
-        None, None, batch, str(line.error),
+        observed, None, batch, str(line.error),
     )
 
 

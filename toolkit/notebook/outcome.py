@@ -21,7 +21,13 @@ from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias, cast
 from toolkit.core.evolution.state import ABSENT, TableState
 from toolkit.core.maintenance.steps import size_text
 from toolkit.core.values.wording import and_join, counted
-from toolkit.errors import MalformedLineError, NotARecordError, PlanChangedError, StalePlanError
+from toolkit.errors import (
+    MalformedLineError,
+    NotARecordError,
+    NotARecordLineError,
+    PlanChangedError,
+    StalePlanError,
+)
 from toolkit.notebook.common import clip, text_html, value_text, wrap
 
 if TYPE_CHECKING:
@@ -152,6 +158,17 @@ def _explain(exc: BaseException) -> tuple[OutcomeKind, str, str, str | None]:
             f"{exc.needed.describe_changes() or 'no change'}). Nothing was applied. "
             "Preview again.",
             exc.table,
+        )
+    if isinstance(exc, NotARecordLineError):
+        where = f"Line {exc.number}" if exc.number is not None else "A line"
+        return (
+            "not_a_record",
+            "Not a record",
+            f"{where} of the input is not a JSON object but a {type(exc.value).__name__} "
+            f"({value_text(exc.value, 60)}). Every record must be an object such as "
+            '{"key": value}. Nothing was committed. Fix or remove that line, then preview '
+            "again.",
+            None,
         )
     if isinstance(exc, MalformedLineError):
         where = f"Line {exc.number}" if exc.number is not None else "A line"

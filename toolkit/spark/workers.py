@@ -119,7 +119,9 @@ def reread(
         rows, not_records = engine.admit([value], batch)
         if rows:
             return None
-        out += [dataclasses.replace(q, record=line.decode(), detail=f"{where}{q.detail}")
+        # numbered as the Python reader numbers such a line (NotARecordLineError)
+        at = where if number < 0 else f"{where}line {number}: "
+        out += [dataclasses.replace(q, record=line.decode(), detail=f"{at}{q.detail}")
                 for q in not_records]
     return out
 

@@ -49,6 +49,7 @@ from toolkit.errors import (
     DuplicateKeyError,
     LineTooDeepError,
     MalformedLineError,
+    NotARecordLineError,
     NotUtf8LineError,
 )
 
@@ -264,17 +265,24 @@ def read_lines(path: str | Path) -> list[Any]:
 
 def read_values(lines: Iterable[bytes | str | None]) -> list[Any]:
     """The values of JSON lines (bytes as read, or texts), numbered from 1, with an
-    :class:`UnreadLine` in the place of each line that cannot be taken whole; blank and
-    null lines are skipped, and counted."""
+    :class:`UnreadLine` in the place of each line that cannot be taken whole, or that is
+    JSON but no object (``[1,2,3]``: no record, kept as the line it is, naming it); blank
+    and null lines are skipped, and counted."""
     out: list[Any] = []
     for number, line in enumerate(lines, 1):
         if line is None or not line.strip():
             continue
         try:
-            out.append(parse_line(line, number))
+            value = parse_line(line, number)
         except MalformedLineError as err:
             raw: str | bytes = line if isinstance(err, NotUtf8LineError) else err.line
             out.append(UnreadLine(raw, number, err))
+            continue
+        if type(value) is not dict:
+            text = line.decode() if isinstance(line, bytes) else line  # it parsed: UTF-8
+            out.append(UnreadLine(text, number, NotARecordLineError(text, value, number)))
+            continue
+        out.append(value)
     return out
 
 
