@@ -141,7 +141,12 @@ def test_keys_alike_in_different_objects_or_colons_in_texts_are_no_duplicates(te
      ("3.14159265358979323846", None), ("1.0000000000000001", None),
      ("-12345678901234567890.0", None), ("1234567890123456789e-3", None),
      ("0.30000000000000004", 0.30000000000000004), ("1.50000000000000000000", 1.5),
-     ("-0.0000012345678901234560", -1.234567890123456e-06), ("0.1e1", 1.0)],
+     ("-0.0000012345678901234560", -1.234567890123456e-06), ("0.1e1", 1.0),
+     # a subnormal double holds fewer digits; the smallest normal one all of them
+     ("1.23e-322", None), ("2.2250738585072014e-308", 2.2250738585072014e-308),
+     # a double's own digits, however many a writer printed (%.17g, Java's MIN_VALUE)
+     ("0.10000000000000001", 0.1), ("4.9E-324", 5e-324),
+     ("2.82879384806159008E17", 2.82879384806159e17)],
 )
 def test_numbers_beyond_the_double_range_keep_their_text(text: str, value: Any) -> None:
     got = parse_line(f'{{"x": {text}}}')["x"]

@@ -19,8 +19,8 @@ a double, however it is spelled:
 
 >>> parse_line('{"x": 1e400, "y": -2.5E-400, "z": 1e300}')
 {'x': '1e400', 'y': '-2.5E-400', 'z': 1e+300}
->>> parse_line('{"pi": 3.14159265358979323846, "one": 1.0000000000000001}')
-{'pi': '3.14159265358979323846', 'one': '1.0000000000000001'}
+>>> parse_line('{"pi": 3.14159265358979323846, "one": 1.0000000000000001, "sub": 1.23e-322}')
+{'pi': '3.14159265358979323846', 'one': '1.0000000000000001', 'sub': '1.23e-322'}
 >>> parse_line('{"ok": 0.30000000000000004, "z": 1.50000000000000000, "id": 12345678901234567}')
 {'ok': 0.30000000000000004, 'z': 1.5, 'id': 12345678901234567}
 
@@ -41,12 +41,14 @@ a JSON object names each key once, and neither value is taken over the other
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 import math
 import re
+import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import ROUND_HALF_EVEN, Context, Decimal
 from pathlib import Path
 from typing import IO, Any, Final
 
@@ -75,6 +77,9 @@ _SURROGATE_ESCAPE: Final = re.compile(r"\\u[dD][89a-fA-F]")
 _BLANK: Final = " \t\r\n\ufeff"
 #: a key's closing quote, JSON blanks, and its colon (``"a" :``); ``":`` is counted apart
 _KEY_GAP: Final = re.compile(r'"[ \t\r\n]+:')
+#: the UTF-8 byte order mark Windows tools write first; Spark's text reader (Hadoop's
+#: LineRecordReader) drops it at the start of a file, so the first line is a record there
+_UTF8_BOM: Final = b"\xef\xbb\xbf"
 
 
 def _exact_float(text: str) -> float | str:
@@ -85,10 +90,20 @@ def _exact_float(text: str) -> float | str:
     mantissa = text.partition("e")[0].partition("E")[0]
     if math.isinf(value) or (value == 0.0 and any(c in "123456789" for c in mantissa)):
         return text
-    if _significant(mantissa) > _DOUBLE_DIGITS:
-        shown = repr(value)  # (most writers print a double so: the same text, at once)
-        if shown != text and Decimal(text) != Decimal(shown):
-            return text  # digits the double does not give back (docs/rules.md)
+    # (a subnormal double holds fewer digits: 1.23e-322 reads as 1.24e-322)
+    significant = _significant(mantissa)
+    if significant > _DOUBLE_DIGITS or abs(value) < sys.float_info.min:
+        shown = repr(value)
+        if shown == text:  # (as most writers print a double: at once)
+            return value
+        # a double's own digits, however many a writer printed (its shortest, ``%.17g``,
+        # Java's ``4.9E-324``), give it back; any other digits were the writer's
+        # (docs/rules.md)
+        written = Decimal(text)
+        rounded = Context(prec=max(significant, 1), rounding=ROUND_HALF_EVEN).plus(
+            Decimal(value))
+        if written != rounded and written != Decimal(shown):
+            return text
     return value
 
 
@@ -320,7 +335,11 @@ def read_lines(path: str | Path) -> list[Any]:
     file. Lines end as Spark's text reader ends them (``\\n``, ``\\r\\n`` or ``\\r``);
     blank lines are skipped, and counted."""
     with _open_bytes(path) as f:
-        return read_values(line for chunk in f for line in chunk.splitlines())
+        chunks = iter(f)
+        first = next(chunks, b"").removeprefix(_UTF8_BOM)  # at the file's start only, as Spark
+        return read_values(
+            line for chunk in itertools.chain((first,), chunks) for line in chunk.splitlines()
+        )
 
 
 def read_values(lines: Iterable[bytes | str | None]) -> list[Any]:

@@ -15,6 +15,8 @@ import java.io.Serializable;
 import java.io.StringWriter;
 import java.math.BigDecimal;
 import java.math.BigInteger;
+import java.math.MathContext;
+import java.math.RoundingMode;
 import java.nio.charset.StandardCharsets;
 import java.time.LocalDate;
 import java.util.ArrayList;
@@ -596,10 +598,11 @@ public final class Tally {
 
     /**
      * Whether a number with a fraction or an exponent is no double: beyond the range (a
-     * double reads infinity), nonzero below it (a double reads 0.0), or with digits its double
-     * does not give back (more than 15 significant ones, unlike Python's repr of the double:
-     * jsonlines._exact_float). Only a literal with an exponent of three digits, of 300
-     * characters or of 16 significant digits can be: the others are not parsed here.
+     * double reads infinity), nonzero below it (a double reads 0.0), or with digits that are
+     * not its double's own (more than 15 significant ones, or a subnormal's, unlike the
+     * double's exact value rounded to as many: jsonlines._exact_float). Only a literal with
+     * an exponent of three digits, of 300 characters or of 16 significant digits can be: the
+     * others are not parsed here.
      */
     static boolean outOfRange(JsonParser p) throws IOException {
       char[] c = p.getTextCharacters();
@@ -624,6 +627,7 @@ public final class Tally {
       int significant = first < 0 ? 0 : last - first + 1;
       int digits = 0;
       for (int i = e + 1; i < off + len; i++) if (c[i] >= '0' && c[i] <= '9') digits++;
+      // (a subnormal double holds fewer digits: its exponent has three of them)
       if (digits < 3 && len < 300 && significant <= DOUBLE_DIGITS) return false;
       double d = p.getDoubleValue();
       if (Double.isInfinite(d)) return true;
@@ -631,9 +635,13 @@ public final class Tally {
         for (int i = off; i < e; i++) if (c[i] >= '1' && c[i] <= '9') return true;
         return false;
       }
-      if (significant <= DOUBLE_DIGITS) return false;
+      if (significant <= DOUBLE_DIGITS && Math.abs(d) >= Double.MIN_NORMAL) return false;
+      // a double's own digits, however many a writer printed, give it back (jsonlines.py)
       BigDecimal written = new BigDecimal(c, off, len).abs();
-      return written.compareTo(Router.shortest(Math.abs(d))) != 0;
+      BigDecimal own = new BigDecimal(Math.abs(d))
+          .round(new MathContext(Math.max(significant, 1), RoundingMode.HALF_EVEN));
+      return written.compareTo(own) != 0
+          && written.compareTo(Router.shortest(Math.abs(d))) != 0;
     }
 
     /** A double keeps every literal of at most 15 significant digits (DBL_DIG). */
