@@ -24,8 +24,13 @@ from typing import Any, Final
 
 from toolkit.core.batch.offsets import OffsetRange, range_batch_id
 from toolkit.core.batch.quarantine import Quarantined
-from toolkit.core.values.jsonlines import parse_line
-from toolkit.errors import KafkaSourceError, MalformedLineError
+from toolkit.core.values.jsonlines import parse_record
+from toolkit.errors import (
+    KafkaSourceError,
+    MalformedLineError,
+    NotARecordLineError,
+    NotUtf8LineError,
+)
 
 __all__ = [
     "PROVENANCE",
@@ -142,27 +147,36 @@ def to_lines(
     >>> lines, aside = to_lines("t", ms, "b", ["offset"])
     >>> lines, aside[0].detail
     (['{"_kafka_offset":7,"a": 1}'], 'topic t, partition 0, offset 8: JSON that is not an object')
+
+    Bytes that are not UTF-8, and a key named twice, are set aside as a JSON line's are,
+    every byte kept (never read with U+FFFD in their place):
+
+    >>> bad = [Message(0, 9, b'{"v": "\\xff"}', None, 0),
+    ...        Message(0, 10, b'{"a": 1, "a": 2}', None, 0)]
+    >>> [(q.reason, q.record) for q in to_lines("t", bad, "b")[1]]
+    [('not-utf8', b'{"v": "\\xff"}'), ('duplicate-key', '{"a": 1, "a": 2}')]
     """
     lines: list[str] = []
     aside: list[Quarantined] = []
     taken = tuple(f"_kafka_{f}" for f in provenance)
 
-    def set_aside(m: Message, text: str, reason: Any, why: str) -> None:
+    def set_aside(m: Message, text: str | bytes, reason: Any, why: str) -> None:
         where = f"topic {topic}, partition {m.partition}, offset {m.offset}"
         aside.append(Quarantined(text, reason, None, None, None, batch_id, f"{where}: {why}"))
 
     for m in messages:
-        text = "null" if m.value is None else m.value.decode("utf-8", "replace")
-        try:
-            value = parse_line(text)
+        if m.value is None:
+            set_aside(m, "null", "not-a-record", "a message with no value (a tombstone)")
+            continue
+        try:  # a message is read as a JSON line is, bytes and all (docs/rules.md)
+            value = parse_record(m.value)
         except MalformedLineError as exc:
-            set_aside(m, text, "malformed", f"not valid JSON ({exc.args[0] if exc.args else exc})")
+            raw: Any = m.value if isinstance(exc, NotUtf8LineError) else exc.line
+            why = "JSON that is not an object" if isinstance(exc, NotARecordLineError) \
+                else str(exc)
+            set_aside(m, raw, exc.reason_key, why)
             continue
-        if not isinstance(value, dict):
-            why = "a message with no value (a tombstone)" if m.value is None else \
-                "JSON that is not an object"
-            set_aside(m, text, "not-a-record", why)
-            continue
+        text = m.value.decode()
         if not taken:
             lines.append(text)
             continue
