@@ -114,6 +114,10 @@ class Pair:
     spark: list[float] = field(default_factory=list)
     steps: list[dict[str, float]] = field(default_factory=list)
     info: list[float] = field(default_factory=list)  # pandas without Arrow
+    #: the plain append again, into a table of the toolkit's types (RULES 1: int32 and
+    #: float32 columns become long and double), with the casts that take the rows there:
+    #: what is left over it is the toolkit's own work (info)
+    typed: list[float] = field(default_factory=list)
     rows: int = 0
     routed_in: str = ""
     columns: str = ""
@@ -247,6 +251,20 @@ def run_sources(
         ("dataframe", "toolkit.ingest(typed DataFrame)", typed_df, "df.writeTo -> append",
          parquet_schema, partial(plain_frame, typed_df)),
     ]
+    # the sources as plain Spark reads them, for the appends into the toolkit's types
+    frames: dict[str, Callable[[], Any]] = {
+        "parquet": lambda: spark.read.parquet(str(path)),
+        "orc": lambda: spark.read.orc(str(orc)),
+        "dataframe": lambda: typed_df,
+    }
+
+    def plain_typed(name: str, table: str) -> None:
+        from pyspark.sql import functions as F
+
+        schema = spark.table(table).schema
+        frames[name]().select(*(F.col(f.name).cast(f.dataType).alias(f.name)
+                                for f in schema.fields)).writeTo(table).append()
+
     for name, what, _, plain_what, _, _ in sources:
         out.pairs.append(Pair(f"{name}-fresh", FRESH, f"{what} (fresh table)", plain_what))
         out.pairs.append(Pair(f"{name}-steady", STEADY, f"{what} (holds its kinds)",
@@ -260,6 +278,7 @@ def run_sources(
         toolkit_first = r % 2 == 0
         log(f"#{r + 1}: {'toolkit' if toolkit_first else 'plain Spark'} first")
         todo: list[tuple[Pair, Callable[[], float], Callable[[], float]]] = []
+        typed: list[tuple[Pair, Callable[[], None]]] = []
         for name, _, source, _, schema, append in sources:
             fresh_t, fresh_p = f"{NAMESPACE}.{name}_ingest_{r}", f"{fq}.{name}_append_{r}"
             create_like(spark, fresh_p, schema)  # outside timing
@@ -274,6 +293,10 @@ def run_sources(
             todo.append((by_name[f"{name}-steady"],
                          partial(ingest, by_name[f"{name}-steady"], source, steady_t),
                          partial(plain, by_name[f"{name}-steady"], partial(append, steady_p))))
+            typed_p = f"{fq}.{name}_typed_{r}"
+            create_like(spark, typed_p, spark.table(f"{cat.name}.{steady_t}").schema)
+            plain_typed(name, typed_p)
+            typed.append((by_name[f"{name}-steady"], partial(plain_typed, name, typed_p)))
         pd_append = f"{fq}.pandas_append_{r}"
         create_like(spark, pd_append, arrow_schema)
         todo.append((pandas_pair,
@@ -282,6 +305,10 @@ def run_sources(
         for pair, mine, theirs in todo:
             for fn in (mine, theirs) if toolkit_first else (theirs, mine):
                 (pair.toolkit if fn is mine else pair.spark).append(fn())
+        for pair, fn in typed:
+            t = timed(fn)[0]
+            log(f"  {pair.plain_what}, into the toolkit's types (info): {t:.2f} s")
+            pair.typed.append(t)
         info = f"{fq}.pandas_plain_{r}"
         create_like(spark, info, plain_schema)
         t = timed(lambda: plain_pandas(frame, info, arrow=False))[0]  # noqa: B023
@@ -333,6 +360,10 @@ def report(
                         step["route+append"], total, rate=False))
         rows.append(row("     other (source, dataframe, refresh)",
                         total - sum(step.values()), total, rate=False))
+        if pair.typed:
+            rows.append(row("   the same, into the toolkit's types, cast (info)",
+                            med(pair.typed), base))
+            rows.append(row("   toolkit over that (info)", total, med(pair.typed)))
         if pair.info:
             rows.append(row("   spark.createDataFrame(frame), no Arrow (Spark's default; info)",
                             med(pair.info), base))
