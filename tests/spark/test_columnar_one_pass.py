@@ -253,3 +253,36 @@ def test_a_session_without_the_toolkits_jvm_helpers_routes_typed_batches_all_the
     assert (first.one_pass, second.one_pass) == (False, False)
     assert (first.routed_in, second.routed_in) == ("jvm", "jvm")
     assert_table_is_the_simulation(spark, lakehouse, name, toolkit.simulate([day1, day2]))
+
+
+@pytest.mark.parametrize(("rows", "partitions", "kept"), [
+    (100, 5, True),  # the first rows span the first partitions
+    (3, 4, True),  # partitions without rows among them
+    (100, 10, False),  # beyond the partitions whose rows are kept: a job reads them
+])
+def test_a_dataframes_first_rows_are_kept_by_the_write_that_reads_them(
+    rows: int, partitions: int, kept: bool, lakehouse: Catalog, spark: SparkSession,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A typed DataFrame's profile in one pass has the Python path's samples, counts and
+    spans: its first rows are kept as the write reads them (jvm/HeadRows.java), in the
+    order of its partitions, with no job of their own when they are all in the first
+    partitions."""
+    from toolkit.pipeline import typed as typed_module
+
+    data = [(i, f"x{i}" if i < rows - 2 else "2024-01-0" + str(i % 9 + 1),
+             dt.datetime(2024, 1, 1, i % 24, tzinfo=_UTC), None if i % 3 else float(i) / 7)
+            for i in range(rows)]
+    df = spark.sparkContext.parallelize(data, partitions).toDF(
+        "id long, v string, at timestamp, f double")
+    jobs: list[int] = []
+    head_records = typed_module.head_records
+    monkeypatch.setattr(typed_module, "head_records",
+                        lambda cols: jobs.append(1) or head_records(cols))
+    name = _name("frame")
+    reports = [ingest(df, name, lakehouse, spark, batch_id=f"b{i}") for i in range(2)]
+    assert reports[1].one_pass  # the first: a date among the texts refutes the guess
+    assert not jobs if kept else jobs
+    for i, report in enumerate(reports):
+        assert report.profile == toolkit.profile(df, batch=i)
+    assert_table_is_the_simulation(spark, lakehouse, name, toolkit.simulate([df, df]))

@@ -39,7 +39,7 @@ from toolkit.spark.batches import (
     publish_write,
     spark_schema,
 )
-from toolkit.spark.class_tally import counting, tally_counts
+from toolkit.spark.class_tally import counting, head_of, tally_counts
 from toolkit.spark.columnar import (
     HEAD_ROWS,
     TypedColumns,
@@ -248,13 +248,13 @@ def write_columnar_one_pass(
     targets = projection(schema, kinds, options)
     if targets is None:
         return None
-    # Spark's own view of the table is loaded while the batch is planned, and the
-    # profile's first samples are read (a small job of their own) while it is written:
-    # the JVM's work, on the other core, instead of after
-    with ThreadPoolExecutor(2) as pool:
+    # Spark's own view of the table is loaded while the batch is planned
+    with ThreadPoolExecutor(1) as pool:
         viewed = pool.submit(lambda: spark.table(spark_name).schema)
         cols = classified(typed, options)
-        counts = counting(cols, options)  # in the JVM, as the write reads the rows
+        # in the JVM, as the write reads the rows; the profile's first samples too, unless
+        # read from the file or frame already (no Spark job of their own either way)
+        counts = counting(cols, options, HEAD_ROWS if head is None else 0)
         if counts is None:
             return None
         every = TypedSeen(replace(cols, lazy=counts.lazy), kinds,
@@ -262,19 +262,18 @@ def write_columnar_one_pass(
         frame = routed_typed(every, targets, planned, options)
         if frame is None or viewed.result() != planned:
             return None
-        reading = head if head is not None else pool.submit(head_records, typed)
         write_id = new_write(table, batch_id)
         try:
             append_staged(frame, spark_name, batch_id, write_id)
         except Exception as exc:  # noqa: BLE001 - a failed job stages nothing: two passes
             log.info("batch %s: not written in one pass (%s)", batch_id, str(exc)[:300])
             return None
-        first = reading.result()
-    if first is None:  # the file's start could not be read alone
+    counted = tally_counts(counts)
+    first = head.result() if head is not None else head_of(counts, counted, HEAD_ROWS)
+    if first is None:  # the start could not be read alone, or was not kept
         first = head_records(cols)
     predicates = {n: class_predicates(cols, n, options) for n in cols.names}
-    found = observed_counts(cols, tally_counts(counts), counts.keys, predicates, options,
-                            batch, first)
+    found = observed_counts(cols, counted, counts.keys, predicates, options, batch, first)
     if found is None:
         drop_staged(table, write_id)
         return None

@@ -11,6 +11,7 @@ it ends.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
@@ -22,10 +23,15 @@ from toolkit.spark.plans import LazyFrame
 if TYPE_CHECKING:
     from pyspark.sql import Column
 
-__all__ = ["CLASS_TALLY", "Counting", "counting", "tally_counts"]
+__all__ = ["CLASS_TALLY", "Counting", "counting", "head_of", "tally_counts"]
 
 #: the JVM class counting value classes as rows pass (``jvm/ClassTally.java``)
 CLASS_TALLY: Final = "toolkit.spark.jvm.ClassTally"
+#: the JVM class keeping a partition's first rows as a write reads them (``jvm/HeadRows.java``)
+HEAD_ROWS_CLASS: Final = "toolkit.spark.jvm.HeadRows"
+#: the partitions whose first rows :func:`counting` keeps: a batch whose first rows are
+#: not all in them (first partitions empty) has them read by a job of their own
+HEAD_PARTITIONS: Final = 4
 
 
 #: how big a pack's digits may get: the product of its columns' bases stays in a long
@@ -42,12 +48,17 @@ class Counting:
     payloads: Any
     keys: tuple[tuple[str, str], ...]
     packs: int
+    #: the accumulator of the first rows kept (:func:`head_of`), or None: not kept
+    heads: Any = None
+    #: the source's column names, the kept rows' keys
+    names: tuple[str, ...] = ()
 
 
-def counting(cols: TypedColumns, options: Options) -> Counting | None:
+def counting(cols: TypedColumns, options: Options, head: int = 0) -> Counting | None:
     """``cols``' rows (of a frame :func:`classified`) counted by class as a write reads
-    them, inside the write's own code in the JVM (``jvm/ClassTally.java``); None when the
-    session has no such helper.
+    them, inside the write's own code in the JVM (``jvm/ClassTally.java``), and the first
+    ``head`` rows of the first partitions kept as they pass (:func:`head_of`); None when
+    the session has no such helper.
 
     Each row's class codes are packed into longs, a digit per column (0 a null, c + 1
     class c), so that one call into the JVM helper per row and pack counts them all."""
@@ -98,9 +109,65 @@ def counting(cols: TypedColumns, options: Options) -> Counting | None:
         ("tally", cols.names, cols.types, cols.naive, cols.coded, options), arrays)
     # unnamed: Spark keeps a copy of a named accumulator's updates with every task it lists
     payloads = spark.sparkContext._jsc.sc().collectionAccumulator()
+    heads = kept = None
+    if head:
+        heads = spark.sparkContext._jsc.sc().collectionAccumulator()
+        kept = _keeping(cols, head, heads)
     counted = cols.lazy.stacked(
-        lambda plan: klass.counted(plan, packs, bases, sizes, payloads))
-    return Counting(counted, payloads, keys, n)
+        lambda plan: klass.counted(plan, packs, bases, sizes, payloads, kept))
+    return Counting(counted, payloads, keys, n, heads, cols.names)
+
+
+def _keeping(cols: TypedColumns, head: int, heads: Any) -> Any:
+    """The JVM column, always true, that keeps the first ``head`` rows' values of each of
+    the first :data:`HEAD_PARTITIONS` partitions (``jvm/HeadRows.java``): the values
+    alone are evaluated for those rows only, by a test on the row id."""
+    from toolkit.spark.tally import jvm_class
+
+    def columns() -> tuple[Any, Any]:
+        from pyspark.sql import functions as F
+
+        row = F.monotonically_increasing_id()
+        first = (row < F.lit(HEAD_PARTITIONS << ROW_BITS)) & \
+            (row.bitwiseAND(F.lit((1 << ROW_BITS) - 1)) < F.lit(head))
+        return F.struct(*map(F.col, cols.value_names()))._jc, first._jc
+
+    # one set of columns serves every batch of the layout; the accumulator is the batch's
+    values, first = built(("head", cols.names, head), columns)
+    spark = cols.lazy.session
+    return jvm_class(spark, HEAD_ROWS_CLASS).kept(
+        spark._jsparkSession, values, first, head, heads)
+
+
+def head_of(counts: Counting, row: Mapping[str, int], head: int) -> list[dict[str, Any]] | None:
+    """The first ``head`` rows of the batch :func:`counting` counted, kept as the write
+    read them (``row``: what :func:`tally_counts` gave), read as
+    :func:`toolkit.spark.columnar.head_records` reads them; None when they were not all
+    kept (rows in later partitions only)."""
+    import base64
+
+    import pyarrow as pa
+
+    from toolkit.arrow import records
+    from toolkit.spark.router import payload_texts
+
+    if counts.heads is None:
+        return None
+    kept: dict[int, bytes] = {}
+    for line in payload_texts(counts.lazy.session, counts.heads):
+        number, _, data = line.partition(" ")
+        kept[int(number)] = base64.b64decode(data)  # a task run twice kept the same rows
+    found: list[dict[str, Any]] = []
+    for part in sorted(int(k[1:]) for k in row if k[0] == "p" and k[1:].isdigit()):
+        if len(found) >= head:
+            break
+        if not row[f"p{part}"]:
+            continue
+        if part not in kept:
+            return None
+        table = pa.ipc.open_stream(kept[part]).read_all()
+        found += records(table.rename_columns(list(counts.names)))
+    return found[:head]
 
 
 def tally_counts(counts: Counting) -> dict[str, int]:

@@ -67,14 +67,16 @@ public final class ClassTally implements UDF1<Long, Boolean> {
    * @param packs per pack, the long column of its columns' class digits
    * @param bases every pack's bases, one pack after the other
    * @param sizes per pack, how many of {@code bases} are its
+   * @param also a column always true evaluated with the counting ({@link HeadRows}), or null
    */
   public static LogicalPlan counted(
       LogicalPlan child,
       Column[] packs,
       int[] bases,
       int[] sizes,
-      CollectionAccumulator<String> payloads) {
-    Column keep = null;
+      CollectionAccumulator<String> payloads,
+      Column also) {
+    Column keep = also;
     int from = 0;
     for (int i = 0; i < packs.length; i++) {
       int[] own = Arrays.copyOfRange(bases, from, from + sizes[i]);
