@@ -22,7 +22,7 @@ from typing import Any
 from pyiceberg.schema import Schema
 
 from toolkit.core.batch import profile as _profile
-from toolkit.core.batch.conversion_warnings import ConversionWarning
+from toolkit.core.batch.conversion_warnings import BatchWarning, UnwrittenRecords
 from toolkit.core.batch.options import make_options, takes_options
 from toolkit.core.batch.profile import Profile
 from toolkit.core.batch.quarantine import Quarantined, set_aside_line
@@ -75,9 +75,10 @@ class Simulation:
         return self.run.profile
 
     @property
-    def warnings(self) -> tuple[ConversionWarning, ...]:
+    def warnings(self) -> tuple[BatchWarning, ...]:
         """Values written only as another kind of value (a boolean as a number, a number
-        as text...), per batch, field and observed type; ``str()`` of one is its line."""
+        as text...), per batch, field and observed type, and records not written because
+        the table had no column yet (RULES 3.5); ``str()`` of one is its line."""
         return self.run.warnings
 
     @property
@@ -95,13 +96,17 @@ class Simulation:
         """
         written = sum(b.size for b in self.run.batches)
         aside = self.quarantined
-        total = written + len(aside)
+        # records of batches that left the table without a column (RULES 3.5)
+        unwritten = sum(w.count for w in self.warnings if isinstance(w, UnwrittenRecords))
+        total = written + len(aside) + unwritten
         batches = len(self.plans)
         columns = len(self.table_schema.fields)
         line = (
             f"{counted(total, 'record')} in {counted(batches, 'batch')}, {written:,} written; "
             f"{counted(columns, 'column')}"
         )
+        if unwritten:
+            line += f"; {unwritten:,} not written, as the table had no column yet"
         told = set_aside_line(total, self.table_schema, aside)
         return f"{line}; {told}" if told else line
 

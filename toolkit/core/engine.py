@@ -19,7 +19,7 @@ from itertools import repeat
 from typing import Any, TypeVar, cast
 
 from toolkit.core.batch.contracts import Contracts, contract_breaches, without_breaches
-from toolkit.core.batch.conversion_warnings import ConversionWarning, conversion_warnings
+from toolkit.core.batch.conversion_warnings import BatchWarning, conversion_warnings
 from toolkit.core.batch.hint_plans import as_they_came, hinted_rows, seeded, with_seeds
 from toolkit.core.batch.observe import Classifier, StructObservation, observe_struct
 from toolkit.core.batch.observed import Observed
@@ -56,8 +56,9 @@ class Run:
     batches: tuple[RoutedBatch, ...]
     profile: Profile
     quarantined: tuple[Quarantined, ...] = ()
-    #: values written only as another kind of value, per batch, field and type (issue #28)
-    warnings: tuple[ConversionWarning, ...] = ()
+    #: values written only as another kind of value, per batch, field and type (issue #28),
+    #: and the records of a batch that left the table without a column (not written)
+    warnings: tuple[BatchWarning, ...] = ()
 
     @property
     def rows(self) -> list[dict[str, Any]]:
@@ -164,7 +165,7 @@ class Engine:
         current = schema or Struct()
         plans, routed, prof = [], [], Profile()
         quarantined: list[Quarantined] = []
-        warnings: list[ConversionWarning] = []
+        warnings: list[BatchWarning] = []
         with gc_paused():
             for i, batch in enumerate(batches):
                 rows, aside = self.admit(batch, i)
@@ -238,6 +239,10 @@ class Engine:
         columns, size, aside = self.policy.route(plan, obs, self.options, self.router, i)
         if self.options.hints:  # a record set aside as it came, its values unconverted
             aside = as_they_came(aside, obs.rows, rows)
+        if not plan.after.fields:
+            # RULES 3.5: nulls make no column, and a row of no column is in no data file
+            # (Spark writes none): not written, said by conversion_warnings
+            size = 0
         done = RoutedBatch(plan.after, tuple(columns), size)
         return plan, done, aside, seen
 

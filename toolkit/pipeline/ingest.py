@@ -324,11 +324,11 @@ def ingest(
                      f"Wrote batch {ctx.batch_id}: {rows} into {table}")
     if report.skipped:
         return report
-    if not report.rows_written:
-        hint = _no_json_hint(source, format, report)
-        return report if hint is None else dataclasses.replace(report, warnings=(hint,))
     warned = tuple(str(w) for w in conversion_warnings(report.plan, report.profile,
                                                        ctx.options))
+    if not report.rows_written:
+        hint = _no_json_hint(source, format, report)
+        warned += () if hint is None else (hint,)
     return dataclasses.replace(report, warnings=warned) if warned else report
 
 

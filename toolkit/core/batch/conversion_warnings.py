@@ -36,7 +36,10 @@ from toolkit.core.values.types import RECORD, Column, Kind, Shape, Struct
 from toolkit.core.values.widening import matrix_name
 from toolkit.core.values.wording import shape_words
 
-__all__ = ["ConversionWarning", "conversion_warnings", "kind_of_type"]
+__all__ = [
+    "BatchWarning", "ConversionWarning", "UnwrittenRecords", "conversion_warnings",
+    "kind_of_type",
+]
 
 #: the kind of value each type is, as a reader of a column sees it
 _KINDS: Final[dict[str, str]] = {
@@ -98,20 +101,53 @@ class ConversionWarning:
                 f"a contract `{self.field}=freeze` refuses {'it' if one else 'them'}")
 
 
+@dataclass(frozen=True)
+class UnwrittenRecords:
+    """``count`` records of batch ``batch`` that were not written: the table has no column
+    (every value so far was null or an empty record), and a row needs one."""
+
+    batch: int
+    count: int
+
+    def __str__(self) -> str:
+        one = self.count == 1
+        return (f"{self.count:,} {'record was' if one else 'records were'} not written to "
+                "the table: it has no column yet, as every value so far was null or an empty "
+                "record, which makes no column (RULES 3.5), and a row needs a column to be "
+                "written (any record set aside is in the quarantine)")
+
+
+#: what a batch's warnings tell: values written only converted, records not written
+BatchWarning = ConversionWarning | UnwrittenRecords
+
+
 def conversion_warnings(
     plan: Plan, profile: Profile, options: Options | None = None
-) -> list[ConversionWarning]:
+) -> list[BatchWarning]:
     """The values batch ``plan.batch`` (as ``profile`` counted it) wrote only across kinds
     into the schema ``plan.after``, per field and observed type, by path. Top-level fields
-    and fields nested in records (a record column's struct)."""
+    and fields nested in records (a record column's struct). A batch that leaves the table
+    without a column wrote none of its records: that is said instead.
+
+    >>> from toolkit.core.engine import simulate_batches
+    >>> print(*simulate_batches([[{"a": None}, {}]]).warnings)
+    2 records were not written to the table: it has no column yet, as every value so far \
+was null or an empty record, which makes no column (RULES 3.5), and a row needs a column \
+to be written (any record set aside is in the quarantine)
+    """
+    if not plan.after.fields:
+        # RULES 3.5 makes no column for nulls, and no data file holds a row of no column
+        # (Parquet refuses an empty schema): the records are not written, on Spark as here
+        return [UnwrittenRecords(plan.batch, profile.records)] if profile.records else []
     opts = options or Options()
     counts = {path: s.by_batch.get(plan.batch, {}) for path, s in profile.fields.items()}
     widen = opts.policy.widens
     lattice = opts.lattice if not widen else UPSOLVER
-    return sorted(
+    converted = sorted(
         _warnings(plan.after, (), counts, plan.batch, lattice, widen),
         key=lambda w: (w.path, str(w.observed)),
     )
+    return list[BatchWarning](converted)
 
 
 def _warnings(

@@ -1,0 +1,68 @@
+"""The preview's promise: ``toolkit.simulate`` of a JSON-lines file shows what
+``toolkit.ingest`` of it lands (schema and rows, read back through Spark), and says the same
+thing about what it could not write. Each case is a tiny file; each names the rule or the
+decision (docs/rules.md) both follow."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from pyiceberg.catalog import Catalog
+
+import toolkit
+from tests.integration.readers import canonical, read_spark, schema_summary
+from toolkit.pipeline.ingest import IngestReport, ingest
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+pytestmark = pytest.mark.spark
+
+_names = itertools.count()
+
+
+def _lines(tmp_path: Path, *records: Any) -> str:
+    path = tmp_path / f"batch{next(_names)}.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return str(path)
+
+
+def _fresh(lakehouse: Catalog, name: str) -> str:
+    lakehouse.create_namespace_if_not_exists("agree")
+    table = f"agree.{name}"
+    if lakehouse.table_exists(table):
+        lakehouse.drop_table(table)
+    return table
+
+
+def _ingest_all(
+    lakehouse: Catalog, spark: SparkSession, table: str, paths: list[str], **options: Any
+) -> list[IngestReport]:
+    return [ingest(p, table, lakehouse, spark, batch_id=f"b{i}", **options)
+            for i, p in enumerate(paths)]
+
+
+def test_records_of_only_nulls_are_not_written_by_either_and_both_say_why(
+    lakehouse: Catalog, spark: SparkSession, tmp_path: Path
+) -> None:
+    # RULES 3.5: nulls make no column, and no data file holds a row without one
+    paths = [_lines(tmp_path, {"a": None}, {"a": None}), _lines(tmp_path, {"a": 1})]
+    table = _fresh(lakehouse, "nulls")
+    reports = _ingest_all(lakehouse, spark, table, paths)
+    sim = toolkit.simulate(paths)
+
+    assert schema_summary(lakehouse.load_table(table).schema()) == schema_summary(sim.schema)
+    landed = read_spark(spark, f"{lakehouse.name}.{table}")
+    assert landed == canonical(sim.rows) == [{"a": 1}]
+    assert [r.rows_written for r in reports] == [0, 1]
+    told = ("2 records were not written to the table: it has no column yet, as every value "
+            "so far was null or an empty record, which makes no column (RULES 3.5), and a row "
+            "needs a column to be written (any record set aside is in the quarantine)")
+    assert reports[0].warnings == (told,)
+    assert [str(w) for w in sim.warnings] == [told]
+    assert sim.summary == ("3 records in 2 batches, 1 written; 1 column; 2 not written, as "
+                           "the table had no column yet")
