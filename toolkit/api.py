@@ -128,7 +128,9 @@ def simulate(
     plain list of dicts is one batch.
     ``format`` names the kind of file sources whose names cannot tell it (``"jsonl"``...).
 
-    ``schema`` is the table's starting schema (columns it already declares). Of the
+    ``schema`` is the table's starting schema (columns it already declares); a PyIceberg
+    schema's identifier fields are never changed: a batch that would make one optional or
+    rewrite it raises :class:`~toolkit.errors.OperationError`, as ``ingest`` refuses it. Of the
     options (listed below, as :func:`make_options` takes them), ``policy="widen"``
     follows RULES 5, with
     ``on_incompatible="quarantine"`` (records in :attr:`Simulation.quarantined`) or
@@ -140,9 +142,11 @@ def simulate(
     >>> [(q.reason, q.field, q.observed, q.table_type) for q in sim.quarantined]
     [('incompatible', 'n', 'boolean', 'double')]
     """
+    ids = tuple(schema.identifier_field_ids) if isinstance(schema, Schema) else ()
     return Simulation(
-        simulate_batches(_batches(batches, format), as_struct(schema), make_options(**options)),
-        tuple(schema.identifier_field_ids) if isinstance(schema, Schema) else (),
+        simulate_batches(_batches(batches, format), as_struct(schema), make_options(**options),
+                         ids),
+        ids,
     )
 
 

@@ -12,9 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from pyiceberg.catalog import Catalog
+from pyiceberg.schema import Schema
+from pyiceberg.types import LongType, NestedField, StringType
 
 import toolkit
 from tests.integration.readers import canonical, read_spark, schema_summary
+from toolkit.errors import OperationError
 from toolkit.pipeline.ingest import IngestReport, ingest
 
 if TYPE_CHECKING:
@@ -66,3 +69,35 @@ def test_records_of_only_nulls_are_not_written_by_either_and_both_say_why(
     assert [str(w) for w in sim.warnings] == [told]
     assert sim.summary == ("3 records in 2 batches, 1 written; 1 column; 2 not written, as "
                            "the table had no column yet")
+
+
+@pytest.mark.parametrize(
+    ("record", "problem"),
+    [
+        # long -> double is a rewrite: a new column under a new field ID (RULES 5)
+        ({"id": 1.5, "s": "a"}, "id would be rewritten as a new column under a new field ID"),
+        # a null makes the column optional under the widen policy (RULES 5)
+        ({"id": None, "s": "a"}, "id is optional: identifier fields are required"),
+    ],
+    ids=["rewrite", "optional"],
+)
+def test_a_batch_changing_an_identifier_field_is_refused_by_both(
+    lakehouse: Catalog, spark: SparkSession, tmp_path: Path, record: dict[str, Any],
+    problem: str,
+) -> None:
+    # docs/rules.md, Identifier fields and the policies: refused whole, nothing committed
+    schema = Schema(NestedField(1, "id", LongType(), required=True),
+                    NestedField(2, "s", StringType(), required=False),
+                    identifier_field_ids=[1])
+    table = _fresh(lakehouse, "ids")
+    lakehouse.create_table(table, schema)
+    path = _lines(tmp_path, {"id": 7, "s": "b"}, record)
+
+    with pytest.raises(OperationError, match=problem) as simulated:
+        toolkit.simulate([path], schema, policy="widen", allow_rewrites=True)
+    with pytest.raises(OperationError, match=problem) as ingested:
+        ingest(path, table, lakehouse, spark, policy="widen", allow_rewrites=True)
+    assert simulated.value.detail == ingested.value.detail
+    assert "nothing was committed" in simulated.value.detail
+    after = lakehouse.load_table(table)
+    assert after.schema() == schema and after.current_snapshot() is None

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import gc
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import repeat
@@ -29,6 +29,7 @@ from toolkit.core.batch.quarantine import Quarantined, Reason
 from toolkit.core.batch.routing import Router, conform, rows_of
 from toolkit.core.batch.summary import summarize
 from toolkit.core.evolution.batch_plan import Plan, max_field_id
+from toolkit.core.evolution.field_operations import refuse_identifier_changes
 from toolkit.core.values.jsonlines import UnreadLine
 from toolkit.core.values.scalars import has_foreign, plain_record
 from toolkit.core.values.types import Struct
@@ -86,8 +87,12 @@ def gc_paused() -> Iterator[None]:
 class Engine:
     """Plans and routes batches against a schema, under one set of options."""
 
-    def __init__(self, options: Options | None = None) -> None:
+    def __init__(
+        self, options: Options | None = None, identifier_ids: Sequence[int] = ()
+    ) -> None:
         self.options = options or Options()
+        #: the table's identifier fields, which no batch may change
+        self.identifier_ids = tuple(identifier_ids)
         self.policy = self.options.policy
         self.classifier = Classifier(self.options)
         self.router = Router(self.options, self.classifier)
@@ -236,6 +241,9 @@ class Engine:
         obs = self.observe(rows, i)
         seen = profile_of(obs, i)
         plan = self.plan(current, obs, i, seen)
+        if self.identifier_ids:  # refused whole, as a real table refuses it
+            refuse_identifier_changes(f"the plan of batch {i + 1}", plan.after,
+                                      self.identifier_ids, plan.rewritten)
         columns, size, aside = self.policy.route(plan, obs, self.options, self.router, i)
         if self.options.hints:  # a record set aside as it came, its values unconverted
             aside = as_they_came(aside, obs.rows, rows)
@@ -296,9 +304,12 @@ def simulate_batches(
     batches: Iterable[Iterable[Mapping[str, Any]]],
     schema: Struct | None = None,
     options: Options | None = None,
+    identifier_ids: Sequence[int] = (),
 ) -> Run:
-    """Run batches through the engine in memory (no Spark, no catalog)."""
-    return Engine(options).run(batches, schema)
+    """Run batches through the engine in memory (no Spark, no catalog); ``identifier_ids``
+    are the starting schema's identifier fields (a batch that would change one is refused,
+    :class:`~toolkit.errors.OperationError`)."""
+    return Engine(options, identifier_ids).run(batches, schema)
 
 
 def rewritten_ids(plans: Iterable[Plan]) -> dict[int, int]:
