@@ -101,3 +101,25 @@ def test_a_batch_changing_an_identifier_field_is_refused_by_both(
     assert "nothing was committed" in simulated.value.detail
     after = lakehouse.load_table(table)
     assert after.schema() == schema and after.current_snapshot() is None
+
+
+def test_the_conversion_warning_shows_the_batch_s_own_first_value_on_both(
+    lakehouse: Catalog, spark: SparkSession, tmp_path: Path
+) -> None:
+    # docs/rules.md, conversion warnings: the example is the first value converted, not a
+    # made-up one; the JVM tally's samples are the Python path's
+    paths = [_lines(tmp_path, {"q": 2, "s": "x", "d": 0.5}),
+             _lines(tmp_path, {"q": False, "s": 2.5, "d": True}, {"q": True, "s": 7})]
+    table = _fresh(lakehouse, "examples")
+    reports = _ingest_all(lakehouse, spark, table, paths)
+    sim = toolkit.simulate(paths)
+    expected = (
+        "d: 1 boolean was written as a number (true -> 1.0); a contract `d=freeze` refuses it",
+        "q: 2 booleans were written as numbers (false -> 0); a contract `q=freeze` refuses "
+        "them",
+        's: 1 double was written as text (2.5 -> "2.5"); a contract `s=freeze` refuses it',
+        's: 1 long was written as text (7 -> "7"); a contract `s=freeze` refuses it',
+    )
+    assert reports[1].warnings == expected
+    assert tuple(str(w) for w in sim.warnings) == expected
+    assert read_spark(spark, f"{lakehouse.name}.{table}") == canonical(sim.rows)
