@@ -22,7 +22,7 @@ from typing import Any
 from pyiceberg.schema import Schema
 
 from toolkit.core.batch import profile as _profile
-from toolkit.core.batch.conversion_warnings import ConversionWarning
+from toolkit.core.batch.conversion_warnings import BatchWarning, UnwrittenRecords
 from toolkit.core.batch.options import make_options, takes_options
 from toolkit.core.batch.profile import Profile
 from toolkit.core.batch.quarantine import Quarantined, set_aside_line
@@ -75,9 +75,10 @@ class Simulation:
         return self.run.profile
 
     @property
-    def warnings(self) -> tuple[ConversionWarning, ...]:
+    def warnings(self) -> tuple[BatchWarning, ...]:
         """Values written only as another kind of value (a boolean as a number, a number
-        as text...), per batch, field and observed type; ``str()`` of one is its line."""
+        as text...), per batch, field and observed type, and records not written because
+        the table had no column yet (RULES 3.5); ``str()`` of one is its line."""
         return self.run.warnings
 
     @property
@@ -95,13 +96,17 @@ class Simulation:
         """
         written = sum(b.size for b in self.run.batches)
         aside = self.quarantined
-        total = written + len(aside)
+        # records of batches that left the table without a column (RULES 3.5)
+        unwritten = sum(w.count for w in self.warnings if isinstance(w, UnwrittenRecords))
+        total = written + len(aside) + unwritten
         batches = len(self.plans)
         columns = len(self.table_schema.fields)
         line = (
             f"{counted(total, 'record')} in {counted(batches, 'batch')}, {written:,} written; "
             f"{counted(columns, 'column')}"
         )
+        if unwritten:
+            line += f"; {unwritten:,} not written, as the table had no column yet"
         told = set_aside_line(total, self.table_schema, aside)
         return f"{line}; {told}" if told else line
 
@@ -123,7 +128,9 @@ def simulate(
     plain list of dicts is one batch.
     ``format`` names the kind of file sources whose names cannot tell it (``"jsonl"``...).
 
-    ``schema`` is the table's starting schema (columns it already declares). Of the
+    ``schema`` is the table's starting schema (columns it already declares); a PyIceberg
+    schema's identifier fields are never changed: a batch that would make one optional or
+    rewrite it raises :class:`~toolkit.errors.OperationError`, as ``ingest`` refuses it. Of the
     options (listed below, as :func:`make_options` takes them), ``policy="widen"``
     follows RULES 5, with
     ``on_incompatible="quarantine"`` (records in :attr:`Simulation.quarantined`) or
@@ -135,9 +142,11 @@ def simulate(
     >>> [(q.reason, q.field, q.observed, q.table_type) for q in sim.quarantined]
     [('incompatible', 'n', 'boolean', 'double')]
     """
+    ids = tuple(schema.identifier_field_ids) if isinstance(schema, Schema) else ()
     return Simulation(
-        simulate_batches(_batches(batches, format), as_struct(schema), make_options(**options)),
-        tuple(schema.identifier_field_ids) if isinstance(schema, Schema) else (),
+        simulate_batches(_batches(batches, format), as_struct(schema), make_options(**options),
+                         ids),
+        ids,
     )
 
 

@@ -18,6 +18,7 @@ from toolkit.core.batch.contracts import (
     Contracts,
     holds,
 )
+from toolkit.core.batch.conversion_warnings import UnwrittenRecords
 from toolkit.core.batch.options import Options, make_options, obeyed
 from toolkit.core.evolution.planfile import plan_from_json, plan_to_json
 from toolkit.core.values.lattice import UPSOLVER
@@ -179,12 +180,15 @@ def test_nothing_a_contract_refuses_is_lost(
              if q.reason != "contract-value"]
     taken = {(json.dumps(q.record, sort_keys=True), q.field) for q in refused
              if q.reason == "contract-value"}
-    for record in (r for b in batches for r in b):
+    unwritten = 0
+    for record, plan in ((r, p) for b, p in zip(batches, run.plans, strict=True) for r in b):
         text = json.dumps(record, sort_keys=True)
         if text in whole:  # set aside whole (a contract, or the widen policy's matrix)
             whole.remove(text)
             continue
-        row = next(rows)
+        # a batch leaving the table without a column writes no row, and says so (RULES 3.5)
+        unwritten += not plan.after.fields
+        row = next(rows) if plan.after.fields else {}
         for key, value in record.items():
             if value is None:
                 continue
@@ -193,6 +197,7 @@ def test_nothing_a_contract_refuses_is_lost(
             if all(row.get(name) is None for name in family):
                 assert (json.dumps(record, sort_keys=True), key) in taken, (record, key)
     assert next(rows, None) is None
+    assert unwritten == sum(w.count for w in run.warnings if isinstance(w, UnwrittenRecords))
     # and no contract other than evolve let its field evolve once the table had a column
     held = Contracts.of(contracts)
     for plan in run.plans:

@@ -28,21 +28,29 @@ WITH_BOOLEANS = [{"quantity": True}, {"quantity": 4}, {"quantity": False}, {"qua
         ([ORDERS, WITH_BOOLEANS], "upsolver", [
             (1, "quantity", 3, "quantity: 3 booleans were written as numbers (true -> 1); "
                                "a contract `quantity=freeze` refuses them")]),
+        # the example is the batch's first such value, as it came and as it was written
         ([[{"q": "a"}], [{"q": 3}, {"q": 4}, {"q": 2.5}]], "upsolver", [
-            (1, "q", 1, 'q: 1 double was written as text (12 -> "12"); a contract '
+            (1, "q", 1, 'q: 1 double was written as text (2.5 -> "2.5"); a contract '
                         "`q=freeze` refuses it"),
-            (1, "q", 2, 'q: 2 longs were written as text (12 -> "12"); a contract '
+            (1, "q", 2, 'q: 2 longs were written as text (3 -> "3"); a contract '
                         "`q=freeze` refuses them")]),
         # RULES 5: a long arriving in a string column is written as its text
         ([[{"q": "a"}], [{"q": 3}]], "widen", [
-            (1, "q", 1, 'q: 1 long was written as text (12 -> "12"); a contract '
+            (1, "q", 1, 'q: 1 long was written as text (3 -> "3"); a contract '
                         "`q=freeze` refuses it")]),
+        ([[{"d": 1.5}], [{"d": False}, {"d": True}]], "upsolver", [
+            (1, "d", 2, "d: 2 booleans were written as numbers (false -> 0.0); a contract "
+                        "`d=freeze` refuses them")]),
+        ([[{"t": 7}], [{"t": "2024-06-02T08:00:54.178Z"}]], "upsolver", [
+            (1, "t", 1, 't: 1 timestamp was written as a number ("2024-06-02T08:00:54.178Z" '
+                        "-> 1717315254178); a contract `t=freeze` refuses it")]),
         # nested fields, inside their record column
         ([[{"r": {"n": 1}}], [{"r": {"n": True}}]], "upsolver", [
             (1, "r.n", 1, "r.n: 1 boolean was written as a number (true -> 1); a contract "
                           "`r.n=freeze` refuses it")]),
     ],
-    ids=["boolean-into-long", "numbers-into-text", "widen-long-into-string", "nested"],
+    ids=["boolean-into-long", "numbers-into-text", "widen-long-into-string",
+         "booleans-into-double", "timestamp-into-long", "nested"],
 )
 def test_values_written_only_as_another_kind_are_warned(
     batches: list[list[dict[str, object]]], policy: str,
@@ -88,7 +96,7 @@ def test_toolkit_profile_and_preview_print_the_warning_line(tmp_path: Path) -> N
     out = runner.invoke(cli, ["profile", str(source), "--policy", "widen"],
                         catch_exceptions=False).output
     assert ("Conversion warnings (as a new table):\nq: 1 long was written as text "
-            '(12 -> "12"); a contract `q=freeze` refuses it') in out
+            '(3 -> "3"); a contract `q=freeze` refuses it') in out
     # the upsolver policy gives the long a column of its own in a new table: no warning
     assert "Conversion warnings" not in runner.invoke(
         cli, ["profile", str(source)], catch_exceptions=False).output

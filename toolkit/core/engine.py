@@ -12,14 +12,14 @@ from __future__ import annotations
 import dataclasses
 import functools
 import gc
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import repeat
 from typing import Any, TypeVar, cast
 
 from toolkit.core.batch.contracts import Contracts, contract_breaches, without_breaches
-from toolkit.core.batch.conversion_warnings import ConversionWarning, conversion_warnings
+from toolkit.core.batch.conversion_warnings import BatchWarning, conversion_warnings
 from toolkit.core.batch.hint_plans import as_they_came, hinted_rows, seeded, with_seeds
 from toolkit.core.batch.observe import Classifier, StructObservation, observe_struct
 from toolkit.core.batch.observed import Observed
@@ -29,6 +29,7 @@ from toolkit.core.batch.quarantine import Quarantined, Reason
 from toolkit.core.batch.routing import Router, conform, rows_of
 from toolkit.core.batch.summary import summarize
 from toolkit.core.evolution.batch_plan import Plan, max_field_id
+from toolkit.core.evolution.field_operations import refuse_identifier_changes
 from toolkit.core.values.jsonlines import UnreadLine
 from toolkit.core.values.scalars import has_foreign, plain_record
 from toolkit.core.values.types import Struct
@@ -56,8 +57,9 @@ class Run:
     batches: tuple[RoutedBatch, ...]
     profile: Profile
     quarantined: tuple[Quarantined, ...] = ()
-    #: values written only as another kind of value, per batch, field and type (issue #28)
-    warnings: tuple[ConversionWarning, ...] = ()
+    #: values written only as another kind of value, per batch, field and type (issue #28),
+    #: and the records of a batch that left the table without a column (not written)
+    warnings: tuple[BatchWarning, ...] = ()
 
     @property
     def rows(self) -> list[dict[str, Any]]:
@@ -85,8 +87,12 @@ def gc_paused() -> Iterator[None]:
 class Engine:
     """Plans and routes batches against a schema, under one set of options."""
 
-    def __init__(self, options: Options | None = None) -> None:
+    def __init__(
+        self, options: Options | None = None, identifier_ids: Sequence[int] = ()
+    ) -> None:
         self.options = options or Options()
+        #: the table's identifier fields, which no batch may change
+        self.identifier_ids = tuple(identifier_ids)
         self.policy = self.options.policy
         self.classifier = Classifier(self.options)
         self.router = Router(self.options, self.classifier)
@@ -164,7 +170,7 @@ class Engine:
         current = schema or Struct()
         plans, routed, prof = [], [], Profile()
         quarantined: list[Quarantined] = []
-        warnings: list[ConversionWarning] = []
+        warnings: list[BatchWarning] = []
         with gc_paused():
             for i, batch in enumerate(batches):
                 rows, aside = self.admit(batch, i)
@@ -235,9 +241,16 @@ class Engine:
         obs = self.observe(rows, i)
         seen = profile_of(obs, i)
         plan = self.plan(current, obs, i, seen)
+        if self.identifier_ids:  # refused whole, as a real table refuses it
+            refuse_identifier_changes(f"the plan of batch {i + 1}", plan.after,
+                                      self.identifier_ids, plan.rewritten)
         columns, size, aside = self.policy.route(plan, obs, self.options, self.router, i)
         if self.options.hints:  # a record set aside as it came, its values unconverted
             aside = as_they_came(aside, obs.rows, rows)
+        if not plan.after.fields:
+            # RULES 3.5: nulls make no column, and a row of no column is in no data file
+            # (Spark writes none): not written, said by conversion_warnings
+            size = 0
         done = RoutedBatch(plan.after, tuple(columns), size)
         return plan, done, aside, seen
 
@@ -291,9 +304,12 @@ def simulate_batches(
     batches: Iterable[Iterable[Mapping[str, Any]]],
     schema: Struct | None = None,
     options: Options | None = None,
+    identifier_ids: Sequence[int] = (),
 ) -> Run:
-    """Run batches through the engine in memory (no Spark, no catalog)."""
-    return Engine(options).run(batches, schema)
+    """Run batches through the engine in memory (no Spark, no catalog); ``identifier_ids``
+    are the starting schema's identifier fields (a batch that would change one is refused,
+    :class:`~toolkit.errors.OperationError`)."""
+    return Engine(options, identifier_ids).run(batches, schema)
 
 
 def rewritten_ids(plans: Iterable[Plan]) -> dict[int, int]:

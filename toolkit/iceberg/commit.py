@@ -32,8 +32,7 @@ from pyiceberg.table.update import (
 )
 
 from toolkit.core.evolution.batch_plan import Plan, max_field_id
-from toolkit.core.evolution.field_operations import identifier_problem
-from toolkit.core.evolution.layout import TableLayout
+from toolkit.core.evolution.field_operations import refuse_identifier_changes
 from toolkit.core.evolution.lineage import plan_lineage_properties
 from toolkit.core.evolution.state import TableState
 from toolkit.core.values.naming import shared_index_names
@@ -175,17 +174,9 @@ def check_planned_schema(table: Table, plan: Plan) -> None:
 
 def _with_identifiers(name: str, after: Struct, schema_id: int, ids: list[int]) -> Schema:
     """The plan's schema with the table's identifier fields, which the policies never
-    change; a plan that would make one optional or retype it is refused (Iceberg's rule,
-    checked by the core's :func:`~toolkit.core.evolution.field_operations.identifier_problem`)."""
-    layout = TableLayout(after, identifier_ids=tuple(ids))
-    for field_id in ids:
-        problem = identifier_problem(layout, field_id)
-        if problem is not None:
-            raise OperationError(
-                f"the plan for {name}",
-                f"identifier field {problem}; nothing was committed (a batch that needs it "
-                "changed is refused whole: change the identifier fields first)",
-            )
+    change; a plan that would make one optional or retype it is refused (Iceberg's rule:
+    :func:`~toolkit.core.evolution.field_operations.refuse_identifier_changes`)."""
+    refuse_identifier_changes(f"the plan for {name}", after, ids)
     return to_iceberg(after, schema_id=schema_id, identifier_ids=ids)
 
 

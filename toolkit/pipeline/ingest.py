@@ -47,6 +47,7 @@ from toolkit.core.batch.required import requires
 from toolkit.core.batch.summary import Summary
 from toolkit.core.engine import make_plan
 from toolkit.core.evolution.batch_plan import Plan
+from toolkit.core.evolution.field_operations import refuse_identifier_changes
 from toolkit.core.evolution.lineage import plan_lineage_properties
 from toolkit.core.evolution.state import TableState
 from toolkit.core.maintenance.folding import choose_fold
@@ -240,6 +241,9 @@ def _commit(ctx: BatchContext, loaded: Table | None, plan: Plan) -> Table | None
         return _create(ctx, plan)
     state = TableState.of(loaded)
     if plan.rewrites:
+        # the policies never rewrite an identifier field: refused whole, as simulate does
+        refuse_identifier_changes(f"the plan for {ctx.table}", plan.after,
+                                  loaded.schema().identifier_field_ids, plan.rewritten)
         # RULES 5: approved rewrites run after the plan's other changes, all in one
         # commit (readers never see the columns added without the rewrite)
         evolve(ctx.catalog, loaded, plan, expected=state, batch=ctx.batch_id)
@@ -324,11 +328,11 @@ def ingest(
                      f"Wrote batch {ctx.batch_id}: {rows} into {table}")
     if report.skipped:
         return report
-    if not report.rows_written:
-        hint = _no_json_hint(source, format, report)
-        return report if hint is None else dataclasses.replace(report, warnings=(hint,))
     warned = tuple(str(w) for w in conversion_warnings(report.plan, report.profile,
                                                        ctx.options))
+    if not report.rows_written:
+        hint = _no_json_hint(source, format, report)
+        warned += () if hint is None else (hint,)
     return dataclasses.replace(report, warnings=warned) if warned else report
 
 

@@ -22,21 +22,27 @@ refuses them
 
 from __future__ import annotations
 
+import datetime as dt
+import json
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
-from typing import Final
+from dataclasses import dataclass, replace
+from typing import Any, Final
 
 from toolkit.core.batch.options import Options
 from toolkit.core.batch.profile import Profile
 from toolkit.core.evolution.batch_plan import Plan
 from toolkit.core.policies.widen import accepted, primary_columns
+from toolkit.core.values.conversions import LOSSY, Conversions, render_double, render_timestamp
 from toolkit.core.values.families import families, receives
 from toolkit.core.values.lattice import UPSOLVER, Lattice
 from toolkit.core.values.types import RECORD, Column, Kind, Shape, Struct
 from toolkit.core.values.widening import matrix_name
-from toolkit.core.values.wording import shape_words
+from toolkit.core.values.wording import clip, shape_words
 
-__all__ = ["ConversionWarning", "conversion_warnings", "kind_of_type"]
+__all__ = [
+    "BatchWarning", "ConversionWarning", "UnwrittenRecords", "conversion_warnings",
+    "kind_of_type",
+]
 
 #: the kind of value each type is, as a reader of a column sees it
 _KINDS: Final[dict[str, str]] = {
@@ -47,14 +53,13 @@ _KINDS: Final[dict[str, str]] = {
     "date": "time", "timestamp": "time", "timestamptz": "time",
     "binary": "binary",
 }
-#: the conversions across kinds that are warned, and how one value looks before and after
-_EXAMPLES: Final[dict[tuple[str, str], str]] = {
-    ("boolean", "number"): "true -> 1",
-    ("boolean", "text"): 'true -> "true"',
-    ("number", "text"): '12 -> "12"',
-    ("number", "time"): "1717315254178 -> 2024-06-02T08:00:54.178",
-    ("time", "number"): "2024-06-02T08:00:54.178 -> 1717315254178",
-}
+#: the conversions across kinds that are warned
+_CROSSINGS: Final[frozenset[tuple[str, str]]] = frozenset({
+    ("boolean", "number"), ("boolean", "text"), ("number", "text"), ("number", "time"),
+    ("time", "number"),
+})
+#: the widest a value of an example is shown (it comes from data: clipped)
+_EXAMPLE_WIDTH: Final = 40
 #: the words of each kind, singular
 _ONE: Final[dict[str, str]] = {"boolean": "boolean", "number": "number", "time": "timestamp"}
 #: the words of each kind, plural
@@ -83,35 +88,74 @@ class ConversionWarning:
     observed: Shape
     written: str
     column: str
+    #: the batch's first such value as it came and as it was written (``12.5 -> "12.5"``),
+    #: shown as JSON-escaped ASCII: it comes from data; empty when not known
+    example: str = ""
 
     @property
     def field(self) -> str:
         return ".".join(self.path)
 
     def __str__(self) -> str:
-        came, went = kind_of_type(self.observed.type or ""), kind_of_type(self.written)
-        assert came is not None and went is not None
+        went = kind_of_type(self.written)
+        assert went is not None
         one = self.count == 1
         into = "text" if went == "text" else _WORDS[went] if not one else f"a {_ONE[went]}"
+        example = f" ({self.example})" if self.example else ""
         return (f"{self.field}: {self.count:,} {shape_words(self.observed, many=not one)} "
-                f"{'was' if one else 'were'} written as {into} ({_EXAMPLES[came, went]}); "
+                f"{'was' if one else 'were'} written as {into}{example}; "
                 f"a contract `{self.field}=freeze` refuses {'it' if one else 'them'}")
+
+
+@dataclass(frozen=True)
+class UnwrittenRecords:
+    """``count`` records of batch ``batch`` that were not written: the table has no column
+    (every value so far was null or an empty record), and a row needs one."""
+
+    batch: int
+    count: int
+
+    def __str__(self) -> str:
+        one = self.count == 1
+        return (f"{self.count:,} {'record was' if one else 'records were'} not written to "
+                "the table: it has no column yet, as every value so far was null or an empty "
+                "record, which makes no column (RULES 3.5), and a row needs a column to be "
+                "written (any record set aside is in the quarantine)")
+
+
+#: what a batch's warnings tell: values written only converted, records not written
+BatchWarning = ConversionWarning | UnwrittenRecords
 
 
 def conversion_warnings(
     plan: Plan, profile: Profile, options: Options | None = None
-) -> list[ConversionWarning]:
+) -> list[BatchWarning]:
     """The values batch ``plan.batch`` (as ``profile`` counted it) wrote only across kinds
     into the schema ``plan.after``, per field and observed type, by path. Top-level fields
-    and fields nested in records (a record column's struct)."""
+    and fields nested in records (a record column's struct). A batch that leaves the table
+    without a column wrote none of its records: that is said instead.
+
+    >>> from toolkit.core.engine import simulate_batches
+    >>> print(*simulate_batches([[{"a": None}, {}]]).warnings)
+    2 records were not written to the table: it has no column yet, as every value so far \
+was null or an empty record, which makes no column (RULES 3.5), and a row needs a column \
+to be written (any record set aside is in the quarantine)
+    """
+    if not plan.after.fields:
+        # RULES 3.5 makes no column for nulls, and no data file holds a row of no column
+        # (Parquet refuses an empty schema): the records are not written, on Spark as here
+        return [UnwrittenRecords(plan.batch, profile.records)] if profile.records else []
     opts = options or Options()
     counts = {path: s.by_batch.get(plan.batch, {}) for path, s in profile.fields.items()}
     widen = opts.policy.widens
     lattice = opts.lattice if not widen else UPSOLVER
-    return sorted(
-        _warnings(plan.after, (), counts, plan.batch, lattice, widen),
+    samples = {path: s.samples for path, s in profile.fields.items()}
+    found = _warnings(plan.after, (), counts, plan.batch, lattice, widen)
+    converted = sorted(
+        (_with_example(w, samples.get(w.path, {}), opts.conversions) for w in found),
         key=lambda w: (w.path, str(w.observed)),
     )
+    return list[BatchWarning](converted)
 
 
 def _warnings(
@@ -131,12 +175,50 @@ def _warnings(
             if widen and accepted(shape.type, matrix_name(written)) is None:
                 continue  # set aside, not written (RULES 5)
             came, went = kind_of_type(shape.type), kind_of_type(written)
-            if came is not None and went is not None and (came, went) in _EXAMPLES:
+            if came is not None and went is not None and (came, went) in _CROSSINGS:
                 yield ConversionWarning(path, batch, n, shape, written, target.name)
         for col in members:  # RULES 3.4: nested fields, inside their record columns
             leaf = col.leaf
             if isinstance(leaf, Struct):
                 yield from _warnings(leaf, path, counts, batch, lattice, widen)
+
+
+def _with_example(
+    warning: ConversionWarning, samples: Mapping[Shape, tuple[Any, ...]],
+    conversions: Conversions,
+) -> ConversionWarning:
+    """``warning`` with its example: the first value of its type the profile sampled (the
+    batch's first), as it came and converted into the written type (RULES 2's conversion,
+    the one routing makes). None when the profile has no plain value of it (an array's
+    sample is a summary) or the written type is not one RULES 2 converts to."""
+    first = samples.get(warning.observed, ())
+    if not first or warning.observed.dim or warning.observed.type is None:
+        return warning
+    value = first[0]
+    try:
+        written = conversions.convert(value, warning.observed.type, warning.written)
+    except (TypeError, ValueError):
+        return warning
+    if written is LOSSY or written is None:
+        return warning
+    came = value if type(value) is str else conversions.own(value, warning.observed.type)
+    example = f"{_shown(came)} -> {_shown(written)}"
+    return replace(warning, example=example)
+
+
+def _shown(value: Any) -> str:
+    """A value of data as the warning shows it: JSON, ASCII only (no control character,
+    no terminal escape reaches a screen), a time as its ISO text, clipped."""
+    if isinstance(value, dt.datetime):
+        text = render_timestamp(value)
+    elif isinstance(value, dt.date):
+        text = value.isoformat()
+    elif type(value) is float:
+        text = render_double(value)
+    else:
+        text = json.dumps(value[:_EXAMPLE_WIDTH] if type(value) is str else value,
+                          ensure_ascii=True, default=str)
+    return clip(text, _EXAMPLE_WIDTH)
 
 
 def _upsolver_target(lattice: Lattice, shape: Shape, members: list[Column]) -> Column | None:

@@ -150,6 +150,11 @@ class Plan:
         return tuple(r for r in self.retypes if not r.in_place)
 
     @property
+    def rewritten(self) -> dict[int, str]:
+        """The names of the columns the rewrites replace by new ones, by old field ID."""
+        return {r.column_id: r.name for r in self.rewrites}
+
+    @property
     def operations(self) -> tuple[Operation, ...]:
         """The plan as operations (RULES 6), in the order one schema commit applies them:
         the added columns, the widenings in place, the columns made optional. Rewrites are

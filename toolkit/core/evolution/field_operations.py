@@ -236,6 +236,31 @@ def identifier_problem(table: TableLayout, field_id: int) -> str | None:
     return None
 
 
+def refuse_identifier_changes(
+    where: str, after: Struct, ids: Sequence[int], rewritten: Mapping[int, str] | None = None
+) -> None:
+    """Refuse (:class:`OperationError`) a batch's plan that would change one of the table's
+    identifier fields ``ids``: the policies never change them (docs/rules.md, *Identifier
+    fields and the policies*), so a batch that needs one made optional or rewritten (a new
+    column, RULES 5; ``rewritten``: the names of the columns rewritten, by field ID) is
+    refused whole, in
+    ``simulate`` as on a real table. An in-place promotion (int -> long) keeps the field:
+    Iceberg allows it."""
+    layout = TableLayout(after, identifier_ids=tuple(ids))
+    for field_id in ids:
+        problem = (
+            f"{rewritten[field_id]} would be rewritten as a new column under a new field ID "
+            "(RULES 5)"
+            if rewritten and field_id in rewritten else identifier_problem(layout, field_id)
+        )
+        if problem is not None:
+            raise OperationError(
+                where,
+                f"identifier field {problem}; nothing was committed (a batch that needs it "
+                "changed is refused whole: change the identifier fields first)",
+            )
+
+
 def check_result(
     before: TableLayout, operations: Sequence[Operation], layouts: Sequence[TableLayout]
 ) -> None:

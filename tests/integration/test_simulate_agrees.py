@@ -1,0 +1,125 @@
+"""The preview's promise: ``toolkit.simulate`` of a JSON-lines file shows what
+``toolkit.ingest`` of it lands (schema and rows, read back through Spark), and says the same
+thing about what it could not write. Each case is a tiny file; each names the rule or the
+decision (docs/rules.md) both follow."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from pyiceberg.catalog import Catalog
+from pyiceberg.schema import Schema
+from pyiceberg.types import LongType, NestedField, StringType
+
+import toolkit
+from tests.integration.readers import canonical, read_spark, schema_summary
+from toolkit.errors import OperationError
+from toolkit.pipeline.ingest import IngestReport, ingest
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+pytestmark = pytest.mark.spark
+
+_names = itertools.count()
+
+
+def _lines(tmp_path: Path, *records: Any) -> str:
+    path = tmp_path / f"batch{next(_names)}.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return str(path)
+
+
+def _fresh(lakehouse: Catalog, name: str) -> str:
+    lakehouse.create_namespace_if_not_exists("agree")
+    table = f"agree.{name}"
+    if lakehouse.table_exists(table):
+        lakehouse.drop_table(table)
+    return table
+
+
+def _ingest_all(
+    lakehouse: Catalog, spark: SparkSession, table: str, paths: list[str], **options: Any
+) -> list[IngestReport]:
+    return [ingest(p, table, lakehouse, spark, batch_id=f"b{i}", **options)
+            for i, p in enumerate(paths)]
+
+
+def test_records_of_only_nulls_are_not_written_by_either_and_both_say_why(
+    lakehouse: Catalog, spark: SparkSession, tmp_path: Path
+) -> None:
+    # RULES 3.5: nulls make no column, and no data file holds a row without one
+    paths = [_lines(tmp_path, {"a": None}, {"a": None}), _lines(tmp_path, {"a": 1})]
+    table = _fresh(lakehouse, "nulls")
+    reports = _ingest_all(lakehouse, spark, table, paths)
+    sim = toolkit.simulate(paths)
+
+    assert schema_summary(lakehouse.load_table(table).schema()) == schema_summary(sim.schema)
+    landed = read_spark(spark, f"{lakehouse.name}.{table}")
+    assert landed == canonical(sim.rows) == [{"a": 1}]
+    assert [r.rows_written for r in reports] == [0, 1]
+    told = ("2 records were not written to the table: it has no column yet, as every value "
+            "so far was null or an empty record, which makes no column (RULES 3.5), and a row "
+            "needs a column to be written (any record set aside is in the quarantine)")
+    assert reports[0].warnings == (told,)
+    assert [str(w) for w in sim.warnings] == [told]
+    assert sim.summary == ("3 records in 2 batches, 1 written; 1 column; 2 not written, as "
+                           "the table had no column yet")
+
+
+@pytest.mark.parametrize(
+    ("record", "problem"),
+    [
+        # long -> double is a rewrite: a new column under a new field ID (RULES 5)
+        ({"id": 1.5, "s": "a"}, "id would be rewritten as a new column under a new field ID"),
+        # a null makes the column optional under the widen policy (RULES 5)
+        ({"id": None, "s": "a"}, "id is optional: identifier fields are required"),
+    ],
+    ids=["rewrite", "optional"],
+)
+def test_a_batch_changing_an_identifier_field_is_refused_by_both(
+    lakehouse: Catalog, spark: SparkSession, tmp_path: Path, record: dict[str, Any],
+    problem: str,
+) -> None:
+    # docs/rules.md, Identifier fields and the policies: refused whole, nothing committed
+    schema = Schema(NestedField(1, "id", LongType(), required=True),
+                    NestedField(2, "s", StringType(), required=False),
+                    identifier_field_ids=[1])
+    table = _fresh(lakehouse, "ids")
+    lakehouse.create_table(table, schema)
+    path = _lines(tmp_path, {"id": 7, "s": "b"}, record)
+
+    with pytest.raises(OperationError, match=problem) as simulated:
+        toolkit.simulate([path], schema, policy="widen", allow_rewrites=True)
+    with pytest.raises(OperationError, match=problem) as ingested:
+        ingest(path, table, lakehouse, spark, policy="widen", allow_rewrites=True)
+    assert simulated.value.detail == ingested.value.detail
+    assert "nothing was committed" in simulated.value.detail
+    after = lakehouse.load_table(table)
+    assert after.schema() == schema and after.current_snapshot() is None
+
+
+def test_the_conversion_warning_shows_the_batch_s_own_first_value_on_both(
+    lakehouse: Catalog, spark: SparkSession, tmp_path: Path
+) -> None:
+    # docs/rules.md, conversion warnings: the example is the first value converted, not a
+    # made-up one; the JVM tally's samples are the Python path's
+    paths = [_lines(tmp_path, {"q": 2, "s": "x", "d": 0.5}),
+             _lines(tmp_path, {"q": False, "s": 2.5, "d": True}, {"q": True, "s": 7})]
+    table = _fresh(lakehouse, "examples")
+    reports = _ingest_all(lakehouse, spark, table, paths)
+    sim = toolkit.simulate(paths)
+    expected = (
+        "d: 1 boolean was written as a number (true -> 1.0); a contract `d=freeze` refuses it",
+        "q: 2 booleans were written as numbers (false -> 0); a contract `q=freeze` refuses "
+        "them",
+        's: 1 double was written as text (2.5 -> "2.5"); a contract `s=freeze` refuses it',
+        's: 1 long was written as text (7 -> "7"); a contract `s=freeze` refuses it',
+    )
+    assert reports[1].warnings == expected
+    assert tuple(str(w) for w in sim.warnings) == expected
+    assert read_spark(spark, f"{lakehouse.name}.{table}") == canonical(sim.rows)
