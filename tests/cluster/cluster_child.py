@@ -52,6 +52,29 @@ def main(config: str, out: str) -> None:
         read_spark(spark, f"{cat.name}.db.events") == canonical(sim.rows)
     )
 
+    # a typed DataFrame in one pass: the executors count its classes and keep its first
+    # rows for the profile (toolkit/spark/jvm/HeadRows.java), no job of their own
+    from pyspark.sql import functions as F
+
+    from toolkit.pipeline import typed as typed_path
+
+    typed = spark.range(0, 300, 1, 3).select(
+        "id", F.concat(F.lit("x"), F.col("id").cast("string")).alias("name"))
+    jobs: list[int] = []
+    head_records = typed_path.head_records
+    typed_path.head_records = lambda cols: jobs.append(1) or head_records(cols)  # type: ignore[func-returns-value]
+    typed_reports = [toolkit.ingest(typed, "db.typed", cat, spark, batch_id=f"t{i}")
+                     for i in range(2)]
+    typed_path.head_records = head_records
+    seen["typed_one_pass"] = [r.one_pass for r in typed_reports]
+    seen["typed_head_jobs"] = len(jobs)
+    seen["typed_profile_is_python_paths"] = all(
+        r.profile == toolkit.profile(typed, batch=i) for i, r in enumerate(typed_reports))
+    seen["typed_equals_simulation"] = (
+        read_spark(spark, f"{cat.name}.db.typed")
+        == canonical(toolkit.simulate([typed, typed]).rows)
+    )
+
     try:
         toolkit.ingest(cfg["local_file"], "db.events", cat, spark, batch_id="local")
         seen["local_path"] = "accepted"

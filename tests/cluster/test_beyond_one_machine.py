@@ -107,6 +107,9 @@ def test_postgres_catalog_s3_warehouse_and_a_cluster(
     assert "python" in seen["routed_in"]  # Python records: routed in Python workers
     assert seen["spark_equals_simulation"] and seen["stream_equals_simulation"]
     assert "on this machine's disk" in seen["local_path"], seen["local_path"]
+    # a typed DataFrame on the executors: one pass, its first rows kept by the write
+    assert seen["typed_one_pass"] == [True, True] and seen["typed_head_jobs"] == 0
+    assert seen["typed_profile_is_python_paths"] and seen["typed_equals_simulation"]
 
     # read back here, from PostgreSQL and S3, by PyIceberg and DuckDB
     cat = toolkit.catalog(postgres_server.url, warehouse=config["warehouse"], **s3)
