@@ -38,7 +38,16 @@ import pytest
 from pyiceberg.catalog import Catalog
 from pyiceberg.schema import Schema
 from pyiceberg.table.name_mapping import NameMapping
-from pyiceberg.types import IntegerType, LongType, NestedField, StringType, StructType
+from pyiceberg.types import (
+    DoubleType,
+    IntegerType,
+    ListType,
+    LongType,
+    MapType,
+    NestedField,
+    StringType,
+    StructType,
+)
 from sqlglot import exp
 
 import toolkit
@@ -106,7 +115,8 @@ def adopt(made_by: str, lakehouse: Catalog, spark: SparkSession, tmp_path: Path)
         spark.sql(f"CREATE TABLE {full} (id BIGINT, name STRING, n INT, amount BIGINT, "
                   "legacy STRING, addr STRUCT<city: STRING, zip: STRING>) USING iceberg")
         source = exp.Literal.string(f"`parquet`.`{tmp_path / 'plain'}`").sql("spark")
-        spark.sql(f"CALL {lakehouse.name}.system.add_files(table => '{name}', "
+        target = exp.Literal.string(name).sql("spark")
+        spark.sql(f"CALL {lakehouse.name}.system.add_files(table => {target}, "
                   f"source_table => {source})")
     table = lakehouse.load_table(name)
     assert table.name_mapping() is not None, "add_files gives the table a name mapping"
@@ -264,3 +274,87 @@ def test_the_mapping_keeps_every_name_its_files_hold(lakehouse: Catalog, tmp_pat
     inner = {f.field_id: f.names for f in addr.fields}
     assert inner[schema.find_field("addr.postcode").field_id] == ["zip", "postcode"]
     assert inner[schema.find_field("addr.floor").field_id] == ["floor"]
+
+
+def test_a_rewrite_converts_the_plain_files_and_time_travel_still_reads_them(
+    spark: SparkSession, lakehouse: Catalog, tmp_path: Path
+) -> None:
+    """A widening that rewrites (RULES 5) reads the plain files through the mapping and
+    writes their values converted; the snapshot before it still reads the old values,
+    because the old column keeps its name for the files it had (the new one, under the
+    same name, is written with field IDs)."""
+    name = adopt("pyiceberg", lakehouse, spark, tmp_path)
+    before = lakehouse.load_table(name).current_snapshot()
+    assert before is not None
+    preview = toolkit.preview_evolution(lakehouse, name, [toolkit.ops.widen("amount", "string")])
+    assert [r.rows for r in preview.plan.rewrites] == [len(OLD)]
+    toolkit.evolve(lakehouse, name, preview.plan, expected=preview.state)
+    converted = [{**r, "amount": None if r["amount"] is None else str(r["amount"])} for r in OLD]
+    assert read_all(spark, lakehouse, name) == canonical(converted)
+    # time travel, through PyIceberg and Spark SQL's VERSION AS OF
+    then = lakehouse.load_table(name).scan(snapshot_id=before.snapshot_id).to_arrow()
+    assert canonical(then.to_pylist()) == canonical(OLD)
+    source = exp.to_table(f"{lakehouse.name}.{name}")
+    source.set("version", exp.Version(this="VERSION", kind="AS OF",
+                                      expression=exp.Literal.number(before.snapshot_id)))
+    sql = exp.select("*").from_(source).sql(dialect="spark")
+    assert canonical([r.asDict(recursive=True) for r in spark.sql(sql).collect()]) == \
+        canonical(OLD)
+
+
+POINT = pa.struct([("x", pa.int64()), ("y", pa.int64())])
+PLACE = pa.struct([("lat", pa.float64())])
+
+
+def test_fields_inside_lists_and_maps_keep_reading(
+    spark: SparkSession, lakehouse: Catalog, tmp_path: Path
+) -> None:
+    """Renamed and added fields inside a list's elements and a map's values: the old file
+    and a file written later under the new names both read."""
+    if ("noids",) not in lakehouse.list_namespaces():
+        lakehouse.create_namespace("noids")
+    name = f"noids.nested{next(_names)}"
+    table = lakehouse.create_table(name, Schema(
+        NestedField(1, "id", LongType()),
+        NestedField(2, "points", ListType(3, StructType(
+            NestedField(4, "x", LongType()), NestedField(5, "y", LongType())),
+            element_required=False)),
+        NestedField(6, "places", MapType(7, StringType(), 8, StructType(
+            NestedField(9, "lat", DoubleType())), value_required=False)),
+    ))  # fmt: skip
+    first = tmp_path / "first.parquet"
+    plain = pa.schema([("id", pa.int64()), ("points", pa.list_(POINT)),
+                       ("places", pa.map_(pa.string(), PLACE))])
+    pq.write_table(pa.Table.from_pylist(
+        [{"id": 1, "points": [{"x": 1, "y": 2}], "places": [("home", {"lat": 1.5})]}],
+        schema=plain), first)  # fmt: skip
+    table.add_files([str(first)])
+    o = toolkit.ops
+    plan: list[Operation] = [
+        o.rename("points.x", "px"), o.rename("places.value.lat", "latitude"),
+        o.add("places.value.alt", "double"), o.add("points.z", "long"),
+    ]
+    preview = toolkit.preview_evolution(lakehouse, name, plan)
+    toolkit.evolve(lakehouse, name, preview.plan, expected=preview.state)
+
+    later = tmp_path / "later.parquet"
+    point = pa.struct([("px", pa.int64()), ("y", pa.int64()), ("z", pa.int64())])
+    place = pa.struct([("latitude", pa.float64()), ("alt", pa.float64())])
+    renamed = pa.schema([("id", pa.int64()), ("points", pa.list_(point)),
+                         ("places", pa.map_(pa.string(), place))])
+    row = {"id": 2, "points": [{"px": 3, "y": 4, "z": 5}],
+           "places": [("work", {"latitude": 2.5, "alt": 9.0})]}
+    pq.write_table(pa.Table.from_pylist([row], schema=renamed), later)
+    table = lakehouse.load_table(name)
+    table.add_files([str(later)])
+
+    expected = {
+        1: ([{"px": 1, "y": 2, "z": None}], {"home": {"latitude": 1.5, "alt": None}}),
+        2: ([{"px": 3, "y": 4, "z": 5}], {"work": {"latitude": 2.5, "alt": 9.0}}),
+    }
+    # (PyIceberg hands a map back as key-value pairs, DuckDB as a dict)
+    via_py = {r["id"]: (r["points"], dict(r["places"])) for r in read_pyiceberg(table)}
+    assert via_py == expected
+    assert {r["id"]: (r["points"], r["places"]) for r in read_duckdb(table)} == expected
+    via_spark = read_spark(spark, f"{lakehouse.name}.{name}")
+    assert {r["id"]: (r["points"], r["places"]) for r in via_spark} == expected
