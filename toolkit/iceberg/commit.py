@@ -40,6 +40,7 @@ from toolkit.core.values.types import ColumnType, ListOf, MapOf, Struct
 from toolkit.core.values.widening import in_place
 from toolkit.errors import OperationError, StalePlanError
 from toolkit.iceberg.folds import bounded_updates
+from toolkit.iceberg.name_mapping import mapping_properties
 from toolkit.iceberg.schema import from_iceberg, to_iceberg
 
 
@@ -139,6 +140,10 @@ def commit_plan(
         updates += (SetPropertiesUpdate(updates=sets),)
         if folded:
             updates += (RemovePropertiesUpdate(removals=list(folded)),)
+    # files without field IDs keep reading under the new schema, by the same commit
+    mapping = mapping_properties(metadata, schema)
+    if mapping:
+        updates += (SetPropertiesUpdate(updates=mapping),)
     try:
         return commit_updates(table, requirements, updates)
     except CommitFailedException as exc:

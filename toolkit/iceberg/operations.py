@@ -78,6 +78,7 @@ from toolkit.iceberg.catalog import ViewCachingTransaction
 from toolkit.iceberg.commit import check_planned_schema, commit_plan
 from toolkit.iceberg.destruction import destruction_of
 from toolkit.iceberg.folds import bounded_updates, with_folded
+from toolkit.iceberg.name_mapping import mapping_properties
 from toolkit.iceberg.schema import from_iceberg, identifier_ids, type_to_iceberg
 
 #: snapshot summary property naming the lineage entry a rewrite belongs to
@@ -379,7 +380,9 @@ def _commit(tbl: Table, name: str, plan: Evolution, state: TableState) -> Lineag
         plan, tbl.properties, schema_id=txn.table_metadata.current_schema_id
     )
     sets, folded = bounded_updates(tbl, entry_props)  # the log stays bounded (folding)
-    txn.set_properties(sets)
+    # the mapping for files without field IDs, as the table had it before PyIceberg's
+    # update_schema moved names to new fields (toolkit.iceberg.name_mapping)
+    txn.set_properties({**sets, **mapping_properties(tbl.metadata, txn.table_metadata.schema())})
     if folded:
         txn.remove_properties(*folded)
     try:
