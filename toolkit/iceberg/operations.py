@@ -17,12 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Final, overload
+from typing import TYPE_CHECKING, Final, overload
 
 import pyarrow as pa
 from pyiceberg.catalog import Catalog
 from pyiceberg.exceptions import CommitFailedException, NotInstalledError, ValidationError
 from pyiceberg.io.pyarrow import _dataframe_to_data_files, schema_to_pyarrow
+from pyiceberg.manifest import FileFormat
 from pyiceberg.schema import Schema
 from pyiceberg.table import Table, Transaction
 from pyiceberg.table.sorting import NullOrder
@@ -68,6 +69,7 @@ from toolkit.core.values.types import ColumnType
 from toolkit.core.values.widening import retype_value
 from toolkit.errors import (
     DataLossError,
+    FileFormatError,
     OperationError,
     RewriteLossError,
     RewriteNotApprovedError,
@@ -76,10 +78,15 @@ from toolkit.errors import (
 )
 from toolkit.iceberg.catalog import ViewCachingTransaction
 from toolkit.iceberg.commit import check_planned_schema, commit_plan
-from toolkit.iceberg.destruction import destruction_of
+from toolkit.iceberg.destruction import destruction_of, format_names
 from toolkit.iceberg.folds import bounded_updates, with_folded
 from toolkit.iceberg.schema import from_iceberg, identifier_ids, type_to_iceberg
 
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+#: the table property naming the format new data files are written in (Iceberg's)
+WRITE_FORMAT: Final = "write.format.default"
 #: snapshot summary property naming the lineage entry a rewrite belongs to
 REWRITE_PROPERTY: Final = "toolkit.rewrite-of"
 
@@ -150,10 +157,12 @@ def preview_evolution(
     decided_by: str = "user",
     batch: str | None = None,
     reason: str | None = None,
+    spark: SparkSession | None = None,
 ) -> EvolutionPreview:
     """Plan ``operations`` against ``table`` as it is now, changing nothing: the schema
     after, which widenings rewrite data and the rows and bytes they touch. Fields named by
-    ID are looked up in the table now; the plan names them by path and ID."""
+    ID are looked up in the table now; the plan names them by path and ID. ``spark``
+    counts the values a drop destroys where PyIceberg cannot read them (Avro files)."""
     tbl = catalog.load_table(table)
     plan = _with_costs(
         plan_evolution(
@@ -166,15 +175,16 @@ def preview_evolution(
         ),
         tbl,
     )
-    return EvolutionPreview(table, plan, TableState.of(tbl), destruction_of(tbl, plan))
+    return EvolutionPreview(table, plan, TableState.of(tbl), destruction_of(tbl, plan, spark))
 
 
 def check_destruction(
-    table: Table, name: str, plan: Evolution, drop_data: bool
+    table: Table, name: str, plan: Evolution, drop_data: bool,
+    spark: SparkSession | None = None,
 ) -> Destruction:
     """What ``plan`` destroys on ``table`` (:mod:`toolkit.core.evolution.destruction`); refused with
     :class:`DataLossError` when it drops stored values and ``drop_data`` is not set."""
-    destruction = destruction_of(table, plan)
+    destruction = destruction_of(table, plan, spark)
     if destruction.needs_yes and not drop_data:
         undone = undoes(plan)
         what = "this plan" if undone is None else f"undoing lineage entry {undone}"
@@ -204,6 +214,7 @@ def evolve(
     batch: str | None = None,
     reason: str | None = None,
     drop_data: bool = False,
+    spark: SparkSession | None = None,
 ) -> LineageEntry | None: ...
 
 
@@ -218,6 +229,7 @@ def evolve(
     batch: str | None = None,
     reason: str | None = None,
     drop_data: bool = False,
+    spark: SparkSession | None = None,
 ) -> LineageEntry: ...
 
 
@@ -231,6 +243,7 @@ def evolve(
     batch: str | None = None,
     reason: str | None = None,
     drop_data: bool = False,
+    spark: SparkSession | None = None,
 ) -> LineageEntry | None:
     """Commit a plan to ``table`` (a name, or a loaded table) in one atomic commit and log
     it; returns the log entry. The one entry for every kind of plan (RULES 6).
@@ -247,6 +260,12 @@ def evolve(
     counting their values, unless ``drop_data=True``; dropping columns that hold no values
     needs no such yes (``preview_evolution(...).destruction`` says what a plan destroys).
 
+    ``spark`` (a session seeing ``catalog`` under its name) reads and writes what PyIceberg
+    cannot: a table whose data files are ORC or Avro (``write.format.default``, set by
+    Spark, Flink or Trino users) has its values counted for a drop and its rows rewritten
+    in its own format by Spark. Without it, such a rewrite is refused, and a drop's values
+    in Avro files are said to be uncounted.
+
     ``plan`` may also be a policy's :class:`~toolkit.core.evolution.batch_plan.Plan`
     (RULES 3 and 5),
     logged as decided by its rule (``decided_by`` and ``reason`` are the rule's; ``batch``
@@ -258,7 +277,7 @@ def evolve(
     None when the plan changes nothing (nothing is logged).
     """
     if isinstance(plan, Plan):
-        return _evolve_plan(catalog, table, plan, expected, batch)
+        return _evolve_plan(catalog, table, plan, expected, batch, spark)
     tbl = catalog.load_table(table) if isinstance(table, str) else table
     table = table if isinstance(table, str) else ".".join(tbl.name())
     tbl.refresh()
@@ -308,8 +327,8 @@ def evolve(
             if not ok:
                 _, old = op.resolve(before)
                 raise RewriteNotApprovedError(table, op, old)
-    check_destruction(tbl, table, planned, drop_data)
-    return _commit(tbl, table, planned, now)
+    check_destruction(tbl, table, planned, drop_data, spark)
+    return _commit(tbl, table, planned, now, spark)
 
 
 def _evolve_plan(
@@ -318,6 +337,7 @@ def _evolve_plan(
     plan: Plan,
     expected: TableState | None,
     batch: str | None,
+    spark: SparkSession | None = None,
 ) -> LineageEntry | None:
     """:func:`evolve` for a policy's plan: the fast schema commit, or one transaction."""
     tbl = catalog.load_table(table) if isinstance(table, str) else table
@@ -339,10 +359,12 @@ def _evolve_plan(
     check_planned_schema(tbl, plan)
     # RULES 5: the approved rewrites run after the plan's other changes, in the same commit
     evolution = evolution_of_plan(plan, batch, before=layout_of(tbl), rewrites=True)
-    return _commit(tbl, name, _with_costs(evolution, tbl), now)
+    return _commit(tbl, name, _with_costs(evolution, tbl), now, spark)
 
 
-def _commit(tbl: Table, name: str, plan: Evolution, state: TableState) -> LineageEntry:
+def _commit(
+    tbl: Table, name: str, plan: Evolution, state: TableState, spark: SparkSession | None
+) -> LineageEntry:
     meta = tbl.metadata
     old_schema = tbl.schema()
     txn = ViewCachingTransaction(tbl)  # a dozen looks at the staged metadata, one copy
@@ -385,7 +407,7 @@ def _commit(tbl: Table, name: str, plan: Evolution, state: TableState) -> Lineag
     try:
         if rewritten:
             seq = next(iter(entry_props)).rsplit(".", 1)[-1]
-            _stage_rewrite(tbl, txn, old_schema, rewritten, seq)
+            _stage_rewrite(tbl, txn, old_schema, rewritten, seq, spark)
         txn.commit_transaction()
     except CommitFailedException as exc:
         tbl.refresh()
@@ -566,9 +588,39 @@ def _stage_rewrite(
     old_schema: Schema,
     rewritten: dict[int, tuple[int, str, str]],
     seq: str,
+    spark: SparkSession | None,
 ) -> None:
     """Stage an overwrite snapshot: every current data file replaced by the same rows with
     the rewritten columns converted, written with the plan's final schema and spec."""
+    snap = tbl.current_snapshot()
+    old_files = [] if snap is None else [task.file for task in tbl.scan().plan_files()]
+    default = str(txn.table_metadata.properties.get(WRITE_FORMAT, "parquet"))
+    foreign = {f.file_format for f in old_files} - {FileFormat.PARQUET}
+    if default.lower() != "parquet":
+        foreign.add(FileFormat[default.upper()])
+    if foreign and old_files:
+        # PyIceberg writes only Parquet (and reads no Avro): Spark rewrites the rows in the
+        # table's own format, or nothing is applied
+        name = ".".join(tbl.name())
+        if spark is None:
+            columns = sorted(txn.table_metadata.schema().find_column_name(i) or str(i)
+                             for i in rewritten)
+            what = f"the rewrite of {', '.join(columns)}"
+            raise FileFormatError(name, what, format_names(foreign), default)
+        assert snap is not None
+        new_schema = txn.table_metadata.schema()
+        from toolkit.iceberg.spark_rewrite import rewrite_with_spark
+
+        files = rewrite_with_spark(
+            tbl, txn.table_metadata, snap, spark,
+            lambda data: _rebuild_table(data, old_schema, new_schema, rewritten),
+        )
+        with txn.update_snapshot(snapshot_properties={REWRITE_PROPERTY: seq}).overwrite() as ow:
+            for f in old_files:
+                ow.delete_data_file(f)
+            for f in files:
+                ow.append_data_file(f)
+        return
     if _has_list_of_struct(old_schema.as_struct()):
         # apache/iceberg-python#3833: PyIceberg reads a null list<struct> as [], so a rewrite
         # through it would change those values; nothing is lost by refusing.
@@ -578,8 +630,6 @@ def _stage_rewrite(
             "#3833); this table has such a column, so the rewrite was refused and nothing "
             "was applied"
         )
-    snap = tbl.current_snapshot()
-    old_files = [] if snap is None else [task.file for task in tbl.scan().plan_files()]
     data = tbl.scan().to_arrow() if snap is not None else None
     new_schema = txn.table_metadata.schema()
     props = {REWRITE_PROPERTY: seq}
