@@ -18,12 +18,14 @@ import itertools
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlparse
 
 import pytest
 from pyiceberg.catalog import Catalog
 
 import toolkit
 from toolkit.errors import DataLossError, FileFormatError
+from toolkit.iceberg.new_tables import table_files
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -77,6 +79,11 @@ def test_ingest_rewrite_runs_through_spark_in_the_tables_format(
     assert file_formats(spark, full) == {fmt.upper()}
     assert tables_in(spark, lakehouse) >= {name.split(".")[1]}
     assert not [t for t in tables_in(spark, lakehouse) if "__toolkit_new_" in t]
+    # the staging table's own metadata is gone: every file in the folder is the table's
+    table = lakehouse.load_table(name)
+    on_disk = {str(p) for p in Path(table.location().removeprefix("file:")).rglob("*")
+               if p.is_file() and not p.name.startswith(".")}
+    assert on_disk - {urlparse(p).path for p in table_files(table)} == set()
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
