@@ -393,7 +393,8 @@ class DataLossError(ToolkitError, ValueError):
 class FileFormatError(ToolkitError, ValueError):
     """A change that reads and writes a table's rows, whose data files are in a format
     PyIceberg cannot write (ORC, Avro: a table Spark, Flink or Trino users made with
-    ``write.format.default``), asked without a Spark session to do it; nothing was applied.
+    ``write.format.default``), with no Spark session that sees its catalog to do it;
+    nothing was applied.
     ``formats`` names the table's formats (``ORC``, ``Avro``)."""
 
     def __init__(self, table: str, what: str, formats: str, default: str) -> None:
@@ -401,9 +402,9 @@ class FileFormatError(ToolkitError, ValueError):
         super().__init__(
             f"table {table}: {what} reads every row and writes it again, and the table's "
             f"data files are {formats} (write.format.default={default}), which PyIceberg "
-            "cannot write; nothing was applied. Pass spark= (a Spark session that sees this "
-            f"catalog, as toolkit.spark_session(catalog) makes) and Spark rewrites the rows "
-            f"in the table's own format"
+            "cannot write; nothing was applied. With a Spark session that sees this catalog "
+            "(toolkit.spark_session(catalog), as ingest is given), Spark rewrites the rows "
+            "in the table's own format"
         )
 
 

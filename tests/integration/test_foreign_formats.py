@@ -1,8 +1,9 @@
 """Tables whose data files are ORC or Avro, as Spark, Flink or Trino users make them
 (``write.format.default``). PyIceberg 0.12 writes only Parquet and reads no Avro data file;
-the toolkit rewrites such a table's rows through Spark, in the table's own format, counts a
-drop's values through Spark, and where no Spark session is given says so in plain words,
-naming the table and its format, with nothing applied. What a user checks: the rows Spark
+the toolkit rewrites such a table's rows through the process's Spark session that sees the
+catalog, in the table's own format, counts a drop's values through it, and where there is
+no such session says so in plain words, naming the table and its format, with nothing
+applied (no session is simulated by making the lookup find none). What a user checks: the rows Spark
 reads back, the format of every data file (Spark's ``files`` metadata table), the error
 text and the counts.
 
@@ -25,6 +26,7 @@ from pyiceberg.catalog import Catalog
 
 import toolkit
 from toolkit.errors import DataLossError, FileFormatError
+from toolkit.iceberg import spark_rewrite
 from toolkit.iceberg.new_tables import table_files
 
 if TYPE_CHECKING:
@@ -88,49 +90,50 @@ def test_ingest_rewrite_runs_through_spark_in_the_tables_format(
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_rewrite_without_spark_is_refused_in_plain_words(
-    spark: SparkSession, lakehouse: Catalog, fmt: str
+    spark: SparkSession, lakehouse: Catalog, fmt: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     name, full = made_by_spark(spark, lakehouse, fmt)
     before = rows(spark, full)
     schema = lakehouse.load_table(name).schema()
-    with pytest.raises(FileFormatError) as caught:
+    with monkeypatch.context() as no_session, pytest.raises(FileFormatError) as caught:
+        no_session.setattr(spark_rewrite, "spark_seeing", lambda _table: None)
         toolkit.evolve(lakehouse, name, [toolkit.ops.widen("id", "string", rewrite=True)])
     text = str(caught.value)
     shown = {"orc": "ORC", "avro": "Avro"}[fmt]
     assert text.startswith(f"table {name}: the rewrite of id reads every row")
     assert f"data files are {shown} (write.format.default={fmt})" in text
-    assert "nothing was applied" in text and "spark=" in text
+    assert "nothing was applied" in text and "toolkit.spark_session(catalog)" in text
     assert rows(spark, full) == before
     assert lakehouse.load_table(name).schema() == schema
 
-    # given a session, the same plan runs, in the table's format
-    toolkit.evolve(lakehouse, name, [toolkit.ops.widen("id", "string", rewrite=True)],
-                   spark=spark)
+    # with the session, the same plan runs, in the table's format
+    toolkit.evolve(lakehouse, name, [toolkit.ops.widen("id", "string", rewrite=True)])
     assert rows(spark, full) == sorted([("1", "a", 1), ("2", None, 2), ("3", "c", None)],
                                        key=repr)
     assert file_formats(spark, full) == {fmt.upper()}
 
 
 def test_avro_drop_says_its_values_are_not_counted_and_runs_when_told(
-    spark: SparkSession, lakehouse: Catalog
+    spark: SparkSession, lakehouse: Catalog, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     name, full = made_by_spark(spark, lakehouse, "avro")
+    # with the session, the values are counted: 2 of the 3 rows hold one
+    with pytest.raises(DataLossError) as counted:
+        toolkit.evolve(lakehouse, name, [toolkit.ops.drop("v")])
+    assert "drops 1 column holding 2 values of 3 rows: v (2 values)" in str(counted.value)
+    preview = toolkit.preview_evolution(lakehouse, name, [toolkit.ops.drop("v")])
+    assert preview.destruction.values == 2
+
+    monkeypatch.setattr(spark_rewrite, "spark_seeing", lambda _table: None)
     with pytest.raises(DataLossError) as caught:
         toolkit.evolve(lakehouse, name, [toolkit.ops.drop("v")])
     assert str(caught.value).startswith(
         f"table {name}: this plan drops 1 column of a table of 3 rows, not every value "
         "counted: v (values not counted: the table's data files are Avro, which PyIceberg "
-        "cannot read and whose manifests count no values; pass spark= to count them "
-        "through Spark)")
+        "cannot read and whose manifests count no values; a Spark session that sees this "
+        "catalog (toolkit.spark_session(catalog)) counts them)")
     assert caught.value.columns == ("v",)
     assert "v" in lakehouse.load_table(name).schema().column_names
-
-    # with a session, the values are counted: 2 of the 3 rows hold one
-    with pytest.raises(DataLossError) as counted:
-        toolkit.evolve(lakehouse, name, [toolkit.ops.drop("v")], spark=spark)
-    assert "drops 1 column holding 2 values of 3 rows: v (2 values)" in str(counted.value)
-    preview = toolkit.preview_evolution(lakehouse, name, [toolkit.ops.drop("v")], spark=spark)
-    assert preview.destruction.values == 2
 
     toolkit.evolve(lakehouse, name, [toolkit.ops.drop("v")], drop_data=True)
     assert rows(spark, full) == sorted([(1, 1), (2, 2), (3, None)], key=repr)
@@ -158,8 +161,8 @@ def test_spark_counts_nested_values(spark: SparkSession, lakehouse: Catalog) -> 
               " map('k', named_struct('x', 1))),"
               "(2, NULL, map('k', named_struct('x', NULL), 'l', NULL)),"
               "(3, named_struct('a', NULL, 'b', NULL), NULL)")
-    counts = {path: toolkit.preview_evolution(lakehouse, name, [toolkit.ops.drop(path)],
-                                              spark=spark).destruction.values
+    counts = {path: toolkit.preview_evolution(lakehouse, name, [toolkit.ops.drop(path)]
+                                              ).destruction.values
               for path in ("s", "s.b", "m", "m.value.x")}
     # s: a=1 and p, q; s.b: p, q; m: keys k, k, l and x=1; m.value.x: 1
     assert counts == {"s": 3, "s.b": 2, "m": 4, "m.value.x": 1}

@@ -12,8 +12,9 @@ would include deleted rows).
 
 PyIceberg reads Parquet and ORC data files, not Avro ones (a table Spark, Flink or Trino
 writes with ``write.format.default=avro``), and Iceberg keeps no value counts for Avro
-files. Such values are counted through Spark when a session is given; else they are said
-to be uncounted, and why, beside the rows the manifests count: never as "no values".
+files. Such values are counted by the process's Spark session that sees the table's
+catalog; else they are said to be uncounted, and why, beside the rows the manifests count:
+never as "no values".
 """
 
 from __future__ import annotations
@@ -47,20 +48,18 @@ def format_names(formats: Iterable[FileFormat]) -> str:
     return " and ".join(names)
 
 
-def destruction_of(
-    table: Table, plan: Evolution, spark: SparkSession | None = None
-) -> Destruction:
+def destruction_of(table: Table, plan: Evolution) -> Destruction:
     """What committing ``plan`` to ``table`` (as it is now) makes unreadable from the
     table: each column it drops, with the non-null values and bytes it holds. Values no
-    manifest counts are read with PyIceberg, or with ``spark`` where PyIceberg cannot read
-    the table's data files (Avro)."""
+    manifest counts are read with PyIceberg, or where it cannot read the table's data files
+    (Avro) by the process's Spark session that sees the table's catalog."""
     dropped = dropped_columns(plan.operations, plan.layouts)
     if not dropped:
         return Destruction()
     snap = table.current_snapshot()
     if snap is None:  # no data at all: dropping destroys nothing
         return Destruction(tuple(DroppedColumn(p, c.id, 0, 0) for p, c in dropped), 0, 0)
-    counts = _FileCounts(table, spark)
+    counts = _FileCounts(table)
     columns = tuple(counts.column(path, column) for path, column in dropped)
     sizes = [c.bytes for c in columns]
     total = None if any(b is None for b in sizes) else sum(b or 0 for b in sizes)
@@ -70,8 +69,8 @@ def destruction_of(
 class _FileCounts:
     """The current snapshot's data files with their metrics, read once."""
 
-    def __init__(self, table: Table, spark: SparkSession | None) -> None:
-        self.table, self.spark = table, spark
+    def __init__(self, table: Table) -> None:
+        self.table = table
         self.schemas = {s.schema_id: s for s in table.schemas().values()}
         snap = table.current_snapshot()
         assert snap is not None
@@ -124,27 +123,28 @@ class _FileCounts:
             unread = {f.file_format for _, f in self.files} - PYICEBERG_READS
             if not unread:
                 return DroppedColumn(path, column.id, self._scanned(column), None)
-            if self.spark is not None:
-                return DroppedColumn(path, column.id, self._spark_counted(path), None)
+            from toolkit.iceberg.spark_rewrite import spark_seeing
+
+            spark = spark_seeing(self.table)
+            if spark is not None:
+                return DroppedColumn(path, column.id, self._spark_counted(spark, path), None)
             why = (f"the table's data files are {format_names(unread)}, which PyIceberg "
-                   "cannot read and whose manifests count no values; pass spark= to count "
-                   "them through Spark")
+                   "cannot read and whose manifests count no values; a Spark session that "
+                   "sees this catalog (toolkit.spark_session(catalog)) counts them")
             return DroppedColumn(path, column.id, None, None, why)
         return DroppedColumn(path, column.id, values, size)
 
-    def _spark_counted(self, path: Path) -> int:
+    def _spark_counted(self, spark: SparkSession, path: Path) -> int:
         """The non-null leaf values at ``path``, counted by Spark in the current snapshot
         (deletes applied), without bringing them to the driver."""
         from pyspark.sql import functions as F
 
-        assert self.spark is not None
         snap = self.table.current_snapshot()
         assert snap is not None
-        catalog = getattr(self.table.catalog, "name", None)
-        parts = [p for p in (catalog, *self.table.name()) if p]
-        # identifiers quoted for Spark: names come from the catalog, never parsed as SQL
-        name = ".".join("`" + p.replace("`", "``") + "`" for p in parts)
-        frame = (self.spark.read.format("iceberg")
+        from toolkit.iceberg.spark_rewrite import spark_identifier
+
+        name = spark_identifier(self.table)
+        frame = (spark.read.format("iceberg")
                  .option("snapshot-id", str(snap.snapshot_id)).load(name))
         top = frame.schema[path[0]]
         per_row = _leaves_at(frame[top.name], top.dataType, path[1:])

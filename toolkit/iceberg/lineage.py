@@ -18,7 +18,6 @@ from toolkit.iceberg.operations import EvolutionPreview, evolve, layout_of
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
     from pyiceberg.table import Table
-    from pyspark.sql import SparkSession
 
 
 
@@ -35,7 +34,6 @@ def undo(
     *,
     expected: TableState | None = None,
     drop_data: bool = False,
-    spark: SparkSession | None = None,
 ) -> LineageEntry:
     """Commit the inverse of a logged plan (``entry`` or its number) and log it too.
 
@@ -48,18 +46,16 @@ def undo(
     An undo that drops columns holding values (the undo of an added column that has
     received values since) is refused with :class:`~toolkit.errors.DataLossError`, naming
     the columns and counting their values, unless ``drop_data=True``
-    (:func:`undo_preview` shows the counts first). ``spark`` counts them where PyIceberg
-    cannot read the table's data files (Avro), as :func:`~toolkit.iceberg.operations.evolve`.
+    (:func:`undo_preview` shows the counts first).
     """
-    preview = undo_preview(catalog, table, entry, spark)
+    preview = undo_preview(catalog, table, entry)
     # held to the state the caller saw, else to the one the inverse was planned against
     return evolve(catalog, table, preview.plan, expected=expected or preview.state,
-                  drop_data=drop_data, spark=spark)
+                  drop_data=drop_data)
 
 
 def undo_preview(
-    catalog: Catalog, table: str, entry: LineageEntry | int,
-    spark: SparkSession | None = None,
+    catalog: Catalog, table: str, entry: LineageEntry | int
 ) -> EvolutionPreview:
     """The plan undoing ``entry`` (or its number) and what it destroys, changing nothing;
     refused as :func:`undo` is when it cannot be undone."""
@@ -71,7 +67,7 @@ def undo_preview(
             raise KeyError(f"table {table} has no lineage entry {entry}")
         entry = found[0]
     plan = undo_plan(entry, entries, layout_of(tbl))
-    return EvolutionPreview(table, plan, TableState.of(tbl), destruction_of(tbl, plan, spark))
+    return EvolutionPreview(table, plan, TableState.of(tbl), destruction_of(tbl, plan))
 
 
 __all__ = ["LineageEntry", "lineage", "undo", "undo_preview"]

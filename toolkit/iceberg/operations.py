@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Final, overload
+from typing import Final, overload
 
 import pyarrow as pa
 from pyiceberg.catalog import Catalog
@@ -81,9 +81,6 @@ from toolkit.iceberg.commit import check_planned_schema, commit_plan
 from toolkit.iceberg.destruction import destruction_of, format_names
 from toolkit.iceberg.folds import bounded_updates, with_folded
 from toolkit.iceberg.schema import from_iceberg, identifier_ids, type_to_iceberg
-
-if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
 
 #: the table property naming the format new data files are written in (Iceberg's)
 WRITE_FORMAT: Final = "write.format.default"
@@ -157,12 +154,10 @@ def preview_evolution(
     decided_by: str = "user",
     batch: str | None = None,
     reason: str | None = None,
-    spark: SparkSession | None = None,
 ) -> EvolutionPreview:
     """Plan ``operations`` against ``table`` as it is now, changing nothing: the schema
     after, which widenings rewrite data and the rows and bytes they touch. Fields named by
-    ID are looked up in the table now; the plan names them by path and ID. ``spark``
-    counts the values a drop destroys where PyIceberg cannot read them (Avro files)."""
+    ID are looked up in the table now; the plan names them by path and ID."""
     tbl = catalog.load_table(table)
     plan = _with_costs(
         plan_evolution(
@@ -175,16 +170,15 @@ def preview_evolution(
         ),
         tbl,
     )
-    return EvolutionPreview(table, plan, TableState.of(tbl), destruction_of(tbl, plan, spark))
+    return EvolutionPreview(table, plan, TableState.of(tbl), destruction_of(tbl, plan))
 
 
 def check_destruction(
-    table: Table, name: str, plan: Evolution, drop_data: bool,
-    spark: SparkSession | None = None,
+    table: Table, name: str, plan: Evolution, drop_data: bool
 ) -> Destruction:
     """What ``plan`` destroys on ``table`` (:mod:`toolkit.core.evolution.destruction`); refused with
     :class:`DataLossError` when it drops stored values and ``drop_data`` is not set."""
-    destruction = destruction_of(table, plan, spark)
+    destruction = destruction_of(table, plan)
     if destruction.needs_yes and not drop_data:
         undone = undoes(plan)
         what = "this plan" if undone is None else f"undoing lineage entry {undone}"
@@ -214,7 +208,6 @@ def evolve(
     batch: str | None = None,
     reason: str | None = None,
     drop_data: bool = False,
-    spark: SparkSession | None = None,
 ) -> LineageEntry | None: ...
 
 
@@ -229,7 +222,6 @@ def evolve(
     batch: str | None = None,
     reason: str | None = None,
     drop_data: bool = False,
-    spark: SparkSession | None = None,
 ) -> LineageEntry: ...
 
 
@@ -243,7 +235,6 @@ def evolve(
     batch: str | None = None,
     reason: str | None = None,
     drop_data: bool = False,
-    spark: SparkSession | None = None,
 ) -> LineageEntry | None:
     """Commit a plan to ``table`` (a name, or a loaded table) in one atomic commit and log
     it; returns the log entry. The one entry for every kind of plan (RULES 6).
@@ -260,11 +251,13 @@ def evolve(
     counting their values, unless ``drop_data=True``; dropping columns that hold no values
     needs no such yes (``preview_evolution(...).destruction`` says what a plan destroys).
 
-    ``spark`` (a session seeing ``catalog`` under its name) reads and writes what PyIceberg
-    cannot: a table whose data files are ORC or Avro (``write.format.default``, set by
-    Spark, Flink or Trino users) has its values counted for a drop and its rows rewritten
-    in its own format by Spark. Without it, such a rewrite is refused, and a drop's values
-    in Avro files are said to be uncounted.
+    A table whose data files are ORC or Avro (``write.format.default``, set by Spark, Flink
+    or Trino users), which PyIceberg cannot write (nor read, for Avro), has its rows
+    rewritten in its own format, and a drop's values counted, by the process's Spark
+    session that sees ``catalog`` under its name (``toolkit.spark_session(catalog)``; the
+    one ``ingest`` is given). Without one, such a rewrite is refused with
+    :class:`~toolkit.errors.FileFormatError`, and a drop's values in Avro files are said to
+    be uncounted.
 
     ``plan`` may also be a policy's :class:`~toolkit.core.evolution.batch_plan.Plan`
     (RULES 3 and 5),
@@ -277,7 +270,7 @@ def evolve(
     None when the plan changes nothing (nothing is logged).
     """
     if isinstance(plan, Plan):
-        return _evolve_plan(catalog, table, plan, expected, batch, spark)
+        return _evolve_plan(catalog, table, plan, expected, batch)
     tbl = catalog.load_table(table) if isinstance(table, str) else table
     table = table if isinstance(table, str) else ".".join(tbl.name())
     tbl.refresh()
@@ -327,8 +320,8 @@ def evolve(
             if not ok:
                 _, old = op.resolve(before)
                 raise RewriteNotApprovedError(table, op, old)
-    check_destruction(tbl, table, planned, drop_data, spark)
-    return _commit(tbl, table, planned, now, spark)
+    check_destruction(tbl, table, planned, drop_data)
+    return _commit(tbl, table, planned, now)
 
 
 def _evolve_plan(
@@ -337,7 +330,6 @@ def _evolve_plan(
     plan: Plan,
     expected: TableState | None,
     batch: str | None,
-    spark: SparkSession | None = None,
 ) -> LineageEntry | None:
     """:func:`evolve` for a policy's plan: the fast schema commit, or one transaction."""
     tbl = catalog.load_table(table) if isinstance(table, str) else table
@@ -359,12 +351,10 @@ def _evolve_plan(
     check_planned_schema(tbl, plan)
     # RULES 5: the approved rewrites run after the plan's other changes, in the same commit
     evolution = evolution_of_plan(plan, batch, before=layout_of(tbl), rewrites=True)
-    return _commit(tbl, name, _with_costs(evolution, tbl), now, spark)
+    return _commit(tbl, name, _with_costs(evolution, tbl), now)
 
 
-def _commit(
-    tbl: Table, name: str, plan: Evolution, state: TableState, spark: SparkSession | None
-) -> LineageEntry:
+def _commit(tbl: Table, name: str, plan: Evolution, state: TableState) -> LineageEntry:
     meta = tbl.metadata
     old_schema = tbl.schema()
     txn = ViewCachingTransaction(tbl)  # a dozen looks at the staged metadata, one copy
@@ -407,7 +397,7 @@ def _commit(
     try:
         if rewritten:
             seq = next(iter(entry_props)).rsplit(".", 1)[-1]
-            _stage_rewrite(tbl, txn, old_schema, rewritten, seq, spark)
+            _stage_rewrite(tbl, txn, old_schema, rewritten, seq)
         txn.commit_transaction()
     except CommitFailedException as exc:
         tbl.refresh()
@@ -588,7 +578,6 @@ def _stage_rewrite(
     old_schema: Schema,
     rewritten: dict[int, tuple[int, str, str]],
     seq: str,
-    spark: SparkSession | None,
 ) -> None:
     """Stage an overwrite snapshot: every current data file replaced by the same rows with
     the rewritten columns converted, written with the plan's final schema and spec."""
@@ -601,7 +590,10 @@ def _stage_rewrite(
     if foreign and old_files:
         # PyIceberg writes only Parquet (and reads no Avro): Spark rewrites the rows in the
         # table's own format, or nothing is applied
+        from toolkit.iceberg.spark_rewrite import rewrite_with_spark, spark_seeing
+
         name = ".".join(tbl.name())
+        spark = spark_seeing(tbl)
         if spark is None:
             columns = sorted(txn.table_metadata.schema().find_column_name(i) or str(i)
                              for i in rewritten)
@@ -609,8 +601,6 @@ def _stage_rewrite(
             raise FileFormatError(name, what, format_names(foreign), default)
         assert snap is not None
         new_schema = txn.table_metadata.schema()
-        from toolkit.iceberg.spark_rewrite import rewrite_with_spark
-
         files = rewrite_with_spark(
             tbl, txn.table_metadata, snap, spark,
             lambda data: _rebuild_table(data, old_schema, new_schema, rewritten),

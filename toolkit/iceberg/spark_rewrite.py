@@ -22,6 +22,7 @@ table's maintenance drops it with its files, which nothing else refers to.
 from __future__ import annotations
 
 import contextlib
+import sys
 import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -45,7 +46,27 @@ if TYPE_CHECKING:
     from pyiceberg.table.snapshots import Snapshot
     from pyspark.sql import SparkSession
 
-__all__ = ["rewrite_with_spark", "spark_identifier"]
+__all__ = ["read_with_spark", "rewrite_with_spark", "spark_identifier", "spark_seeing"]
+
+
+def spark_seeing(table: Table) -> SparkSession | None:
+    """The process's Spark session that sees ``table``'s catalog under its name (as
+    ``toolkit.spark_session(catalog)`` makes it); None when there is none. Pyspark is not
+    imported for it: without it there is no session."""
+    if "pyspark.sql" not in sys.modules:
+        return None
+    from pyspark.sql import SparkSession
+
+    session = SparkSession.getActiveSession() or getattr(
+        SparkSession, "_instantiatedSession", None)
+    name = getattr(table.catalog, "name", None)
+    if session is None or not name:
+        return None
+    try:
+        seen = session.conf.get(f"spark.sql.catalog.{name}", None)
+    except Exception:  # noqa: BLE001 (a stopped session: none to use)
+        return None
+    return session if seen else None
 
 
 def spark_identifier(table: Table, name: str | None = None) -> str:

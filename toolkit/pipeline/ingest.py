@@ -246,7 +246,7 @@ def _commit(ctx: BatchContext, loaded: Table | None, plan: Plan) -> Table | None
                                   loaded.schema().identifier_field_ids, plan.rewritten)
         # RULES 5: approved rewrites run after the plan's other changes, all in one
         # commit (readers never see the columns added without the rewrite)
-        evolve(ctx.catalog, loaded, plan, expected=state, batch=ctx.batch_id, spark=ctx.spark)
+        evolve(ctx.catalog, loaded, plan, expected=state, batch=ctx.batch_id)
         loaded.refresh()
         return loaded
     return commit_plan(loaded, plan, state, batch_id=ctx.batch_id)
