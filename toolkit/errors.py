@@ -390,6 +390,24 @@ class DataLossError(ToolkitError, ValueError):
         )
 
 
+class FileFormatError(ToolkitError, ValueError):
+    """A change that reads and writes a table's rows, whose data files are in a format
+    PyIceberg cannot write (ORC, Avro: a table Spark, Flink or Trino users made with
+    ``write.format.default``), with no Spark session that sees its catalog to do it;
+    nothing was applied.
+    ``formats`` names the table's formats (``ORC``, ``Avro``)."""
+
+    def __init__(self, table: str, what: str, formats: str, default: str) -> None:
+        self.table, self.what, self.formats = table, what, formats
+        super().__init__(
+            f"table {table}: {what} reads every row and writes it again, and the table's "
+            f"data files are {formats} (write.format.default={default}), which PyIceberg "
+            "cannot write; nothing was applied. With a Spark session that sees this catalog "
+            "(toolkit.spark_session(catalog), as ingest is given), Spark rewrites the rows "
+            "in the table's own format"
+        )
+
+
 # --- quarantine and replay (RULES 5) ---------------------------------------------------------
 
 
@@ -495,6 +513,7 @@ __all__ = [
     "DataLossError",
     "DuplicateKeyError",
     "ExportError",
+    "FileFormatError",
     "HintError",
     "IncompatibleRecordError",
     "IrreversibleError",

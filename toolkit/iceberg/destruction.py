@@ -9,14 +9,21 @@ only if it may hold the field (it was written when the field existed; Iceberg ke
 metrics for the first 100 columns by default): then the field's values are counted by a
 scan of the table, as they are when the table has delete files (counts in the manifests
 would include deleted rows).
+
+PyIceberg reads Parquet and ORC data files, not Avro ones (a table Spark, Flink or Trino
+writes with ``write.format.default=avro``), and Iceberg keeps no value counts for Avro
+files. Such values are counted by the process's Spark session that sees the table's
+catalog; else they are said to be uncounted, and why, beside the rows the manifests count:
+never as "no values".
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-from pyiceberg.manifest import ManifestContent
+from pyiceberg.manifest import DataFile, FileFormat, ManifestContent
 from pyiceberg.table import Table
 
 from toolkit.core.evolution.destruction import Destruction, DroppedColumn, dropped_columns, leaf_ids
@@ -24,12 +31,28 @@ from toolkit.core.evolution.layout import Path
 from toolkit.core.evolution.plans import Evolution
 from toolkit.core.values.types import Column
 
-__all__ = ["destruction_of"]
+if TYPE_CHECKING:
+    from pyspark.sql import Column as SparkColumn
+    from pyspark.sql import SparkSession
+    from pyspark.sql.types import DataType
+
+__all__ = ["PYICEBERG_READS", "destruction_of", "format_names"]
+
+#: the data file formats PyIceberg 0.12 reads (it reads no Avro data file)
+PYICEBERG_READS = frozenset({FileFormat.PARQUET, FileFormat.ORC})
+
+
+def format_names(formats: Iterable[FileFormat]) -> str:
+    """``{FileFormat.AVRO}`` as ``Avro``, several joined with "and"."""
+    names = sorted({"ORC" if f == FileFormat.ORC else f.value.capitalize() for f in formats})
+    return " and ".join(names)
 
 
 def destruction_of(table: Table, plan: Evolution) -> Destruction:
     """What committing ``plan`` to ``table`` (as it is now) makes unreadable from the
-    table: each column it drops, with the non-null values and bytes it holds."""
+    table: each column it drops, with the non-null values and bytes it holds. Values no
+    manifest counts are read with PyIceberg, or where it cannot read the table's data files
+    (Avro) by the process's Spark session that sees the table's catalog."""
     dropped = dropped_columns(plan.operations, plan.layouts)
     if not dropped:
         return Destruction()
@@ -52,7 +75,7 @@ class _FileCounts:
         snap = table.current_snapshot()
         assert snap is not None
         io = table.io
-        self.files: list[tuple[int | None, object]] = []
+        self.files: list[tuple[int | None, DataFile]] = []
         self.deletes = False
         for manifest in snap.manifests(io):
             if manifest.content == ManifestContent.DELETES:
@@ -97,8 +120,36 @@ class _FileCounts:
                 elif not scan and self._had_field(snapshot_id, i) is not False:
                     scan = True  # may hold values no manifest counts: read them
         if scan:
-            return DroppedColumn(path, column.id, self._scanned(column), None)
+            unread = {f.file_format for _, f in self.files} - PYICEBERG_READS
+            if not unread:
+                return DroppedColumn(path, column.id, self._scanned(column), None)
+            from toolkit.iceberg.spark_rewrite import spark_seeing
+
+            spark = spark_seeing(self.table)
+            if spark is not None:
+                return DroppedColumn(path, column.id, self._spark_counted(spark, path), None)
+            why = (f"the table's data files are {format_names(unread)}, which PyIceberg "
+                   "cannot read and whose manifests count no values; a Spark session that "
+                   "sees this catalog (toolkit.spark_session(catalog)) counts them")
+            return DroppedColumn(path, column.id, None, None, why)
         return DroppedColumn(path, column.id, values, size)
+
+    def _spark_counted(self, spark: SparkSession, path: Path) -> int:
+        """The non-null leaf values at ``path``, counted by Spark in the current snapshot
+        (deletes applied), without bringing them to the driver."""
+        from pyspark.sql import functions as F
+
+        snap = self.table.current_snapshot()
+        assert snap is not None
+        from toolkit.iceberg.spark_rewrite import spark_identifier
+
+        name = spark_identifier(self.table)
+        frame = (spark.read.format("iceberg")
+                 .option("snapshot-id", str(snap.snapshot_id)).load(name))
+        top = frame.schema[path[0]]
+        per_row = _leaves_at(frame[top.name], top.dataType, path[1:])
+        total = frame.select(F.sum(per_row)).first()
+        return int(total[0] or 0) if total is not None else 0
 
     def _scanned(self, column: Column) -> int | None:
         """The column's non-null leaf values, read from the table (deletes applied)."""
@@ -111,6 +162,40 @@ class _FileCounts:
             top = name.split(".", 1)[0]
             data = self.table.scan(selected_fields=(top,)).to_arrow()
         return sum(_non_null(chunk) for col in data.columns for chunk in col.chunks)
+
+
+def _leaves_at(col: SparkColumn, t: DataType, rest: Path) -> SparkColumn:
+    """A Spark expression: per row, the non-null leaf values of the field ``rest`` below
+    ``col`` (of type ``t``), counted where their parents are not null. ``rest`` names
+    struct fields; a list's ``element`` and a map's ``key``/``value`` may be named or
+    skipped, as in the core's paths."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import ArrayType, MapType, StructType
+
+    def summed(items: SparkColumn, each: Any) -> SparkColumn:
+        counts = F.transform(items, each)
+        return F.coalesce(F.aggregate(counts, F.lit(0).cast("long"), lambda a, x: a + x),
+                          F.lit(0).cast("long"))
+
+    if isinstance(t, StructType):
+        if not rest:
+            return sum((_leaves_at(col.getField(f.name), f.dataType, ()) for f in t.fields),
+                       F.lit(0).cast("long"))
+        child = t[rest[0]]
+        return _leaves_at(col.getField(child.name), child.dataType, rest[1:])
+    if isinstance(t, ArrayType):
+        below = rest[1:] if rest and rest[0] == "element" else rest
+        return summed(col, lambda e: _leaves_at(e, t.elementType, below))
+    if isinstance(t, MapType):
+        if rest and rest[0] == "key":
+            return summed(F.map_keys(col), lambda k: _leaves_at(k, t.keyType, rest[1:]))
+        if rest and rest[0] == "value":
+            return summed(F.map_values(col), lambda v: _leaves_at(v, t.valueType, rest[1:]))
+        if rest:
+            return summed(F.map_values(col), lambda v: _leaves_at(v, t.valueType, rest))
+        return (summed(F.map_keys(col), lambda k: _leaves_at(k, t.keyType, ()))
+                + summed(F.map_values(col), lambda v: _leaves_at(v, t.valueType, ())))
+    return F.when(col.isNotNull(), F.lit(1).cast("long")).otherwise(F.lit(0).cast("long"))
 
 
 def _non_null(array: pa.Array) -> int:

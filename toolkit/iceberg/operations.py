@@ -23,6 +23,7 @@ import pyarrow as pa
 from pyiceberg.catalog import Catalog
 from pyiceberg.exceptions import CommitFailedException, NotInstalledError, ValidationError
 from pyiceberg.io.pyarrow import _dataframe_to_data_files, schema_to_pyarrow
+from pyiceberg.manifest import FileFormat
 from pyiceberg.schema import Schema
 from pyiceberg.table import Table, Transaction
 from pyiceberg.table.sorting import NullOrder
@@ -68,6 +69,7 @@ from toolkit.core.values.types import ColumnType
 from toolkit.core.values.widening import retype_value
 from toolkit.errors import (
     DataLossError,
+    FileFormatError,
     OperationError,
     RewriteLossError,
     RewriteNotApprovedError,
@@ -76,11 +78,13 @@ from toolkit.errors import (
 )
 from toolkit.iceberg.catalog import ViewCachingTransaction
 from toolkit.iceberg.commit import check_planned_schema, commit_plan
-from toolkit.iceberg.destruction import destruction_of
+from toolkit.iceberg.destruction import destruction_of, format_names
 from toolkit.iceberg.folds import bounded_updates, with_folded
 from toolkit.iceberg.name_mapping import mapping_properties
 from toolkit.iceberg.schema import from_iceberg, identifier_ids, type_to_iceberg
 
+#: the table property naming the format new data files are written in (Iceberg's)
+WRITE_FORMAT: Final = "write.format.default"
 #: snapshot summary property naming the lineage entry a rewrite belongs to
 REWRITE_PROPERTY: Final = "toolkit.rewrite-of"
 
@@ -247,6 +251,14 @@ def evolve(
     table) is refused with :class:`~toolkit.errors.DataLossError`, naming the columns and
     counting their values, unless ``drop_data=True``; dropping columns that hold no values
     needs no such yes (``preview_evolution(...).destruction`` says what a plan destroys).
+
+    A table whose data files are ORC or Avro (``write.format.default``, set by Spark, Flink
+    or Trino users), which PyIceberg cannot write (nor read, for Avro), has its rows
+    rewritten in its own format, and a drop's values counted, by the process's Spark
+    session that sees ``catalog`` under its name (``toolkit.spark_session(catalog)``; the
+    one ``ingest`` is given). Without one, such a rewrite is refused with
+    :class:`~toolkit.errors.FileFormatError`, and a drop's values in Avro files are said to
+    be uncounted.
 
     ``plan`` may also be a policy's :class:`~toolkit.core.evolution.batch_plan.Plan`
     (RULES 3 and 5),
@@ -572,6 +584,36 @@ def _stage_rewrite(
 ) -> None:
     """Stage an overwrite snapshot: every current data file replaced by the same rows with
     the rewritten columns converted, written with the plan's final schema and spec."""
+    snap = tbl.current_snapshot()
+    old_files = [] if snap is None else [task.file for task in tbl.scan().plan_files()]
+    default = str(txn.table_metadata.properties.get(WRITE_FORMAT, "parquet"))
+    foreign = {f.file_format for f in old_files} - {FileFormat.PARQUET}
+    if default.lower() != "parquet":
+        foreign.add(FileFormat[default.upper()])
+    if foreign and old_files:
+        # PyIceberg writes only Parquet (and reads no Avro): Spark rewrites the rows in the
+        # table's own format, or nothing is applied
+        from toolkit.iceberg.spark_rewrite import rewrite_with_spark, spark_seeing
+
+        name = ".".join(tbl.name())
+        spark = spark_seeing(tbl)
+        if spark is None:
+            columns = sorted(txn.table_metadata.schema().find_column_name(i) or str(i)
+                             for i in rewritten)
+            what = f"the rewrite of {', '.join(columns)}"
+            raise FileFormatError(name, what, format_names(foreign), default)
+        assert snap is not None
+        new_schema = txn.table_metadata.schema()
+        files = rewrite_with_spark(
+            tbl, txn.table_metadata, snap, spark,
+            lambda data: _rebuild_table(data, old_schema, new_schema, rewritten),
+        )
+        with txn.update_snapshot(snapshot_properties={REWRITE_PROPERTY: seq}).overwrite() as ow:
+            for f in old_files:
+                ow.delete_data_file(f)
+            for f in files:
+                ow.append_data_file(f)
+        return
     if _has_list_of_struct(old_schema.as_struct()):
         # apache/iceberg-python#3833: PyIceberg reads a null list<struct> as [], so a rewrite
         # through it would change those values; nothing is lost by refusing.
@@ -581,8 +623,6 @@ def _stage_rewrite(
             "#3833); this table has such a column, so the rewrite was refused and nothing "
             "was applied"
         )
-    snap = tbl.current_snapshot()
-    old_files = [] if snap is None else [task.file for task in tbl.scan().plan_files()]
     data = tbl.scan().to_arrow() if snap is not None else None
     new_schema = txn.table_metadata.schema()
     props = {REWRITE_PROPERTY: seq}

@@ -18,6 +18,8 @@ and whether they need a yes. The counts come from the adapter
 (True, 2)
 >>> print(d)
 drops 2 columns holding 2 values of 5 rows (120 B): gift (2 values), note (no values)
+>>> print(Destruction((DroppedColumn(("v",), 2, None, None, "Avro files"),), rows=5))
+drops 1 column of a table of 5 rows, not every value counted: v (values not counted: Avro files)
 >>> print(Destruction((DroppedColumn(("note",), 4, 0, 0),), rows=5, bytes=0))
 drops 1 column holding no values (note): nothing stored is destroyed
 """
@@ -39,13 +41,14 @@ __all__ = ["Destruction", "DroppedColumn", "dropped_columns", "leaf_ids"]
 @dataclass(frozen=True)
 class DroppedColumn:
     """A column a plan drops: its path and field ID, and the non-null values it holds in
-    the current snapshot (``values``; None when they could not be counted) and their bytes
-    on disk where known."""
+    the current snapshot (``values``; None when they could not be counted, ``uncounted``
+    then says why) and their bytes on disk where known."""
 
     path: Path
     field_id: int
     values: int | None
     bytes: int | None = None
+    uncounted: str | None = None
 
     @property
     def name(self) -> str:
@@ -58,7 +61,8 @@ class DroppedColumn:
 
     def __str__(self) -> str:
         if self.values is None:
-            return f"{self.name} (values not counted)"
+            why = f": {self.uncounted}" if self.uncounted else ""
+            return f"{self.name} (values not counted{why})"
         return f"{self.name} ({counted(self.values, 'value') if self.values else 'no values'})"
 
 
@@ -99,6 +103,12 @@ class Destruction:
             names = ", ".join(c.name for c in self.columns)
             return f"drops {cols} holding no values ({names}): nothing stored is destroyed"
         size = "" if not self.bytes else f" ({size_text(self.bytes)})"
+        if any(c.values is None for c in self.holding):
+            # a count that could not be made is said as such, never as "0 values"
+            held = (f"holding at least {counted(self.values, 'value')} of"
+                    if self.values else "of a table of")
+            return (f"drops {cols} {held} {counted(self.rows, 'row')}{size}, not every "
+                    "value counted: " + ", ".join(str(c) for c in self.columns))
         return (
             f"drops {cols} holding {counted(self.values, 'value')} of "
             f"{counted(self.rows, 'row')}{size}: " + ", ".join(str(c) for c in self.columns)
