@@ -60,6 +60,40 @@ def test_values_written_only_as_another_kind_are_warned(
     assert [(w.batch, w.field, w.count, str(w)) for w in run.warnings] == expected
 
 
+@pytest.mark.parametrize("policy", ["upsolver", "widen"])
+def test_values_a_hint_converts_across_kinds_are_warned(policy: str) -> None:
+    # docs/rules.md, Type hints: a hint converts before the batch is observed, so the
+    # profile sees 0.0 as a double; the hint's own tally tells what the values were
+    run = toolkit.simulate(
+        [[{"d": 1.5, "s": "x"}], [{"d": False, "s": 7}, {"d": True, "s": "7"}, {"d": 2}]],
+        policy=policy, hints={"d": "double", "s": "string"})
+    assert [r["d"] for r in run.rows] == [1.5, 0.0, 1.0, 2.0]
+    assert [(w.batch, w.count, str(w)) for w in run.warnings] == [
+        (1, 2, "d: 2 booleans were written as numbers (false -> 0.0) by the hint `d=double`"),
+        (1, 1, 's: 1 long was written as text (7 -> "7") by the hint `s=string`'),
+    ]
+
+
+@pytest.mark.parametrize(
+    "hints",
+    [{"d": "double"}, {"d": "decimal(10,2)"}, {"d": "long"}],
+    ids=["long-into-double", "numbers-into-decimal", "texts-spelling-numbers"],
+)
+def test_a_hint_keeping_the_kind_of_its_values_is_not_warned(hints: dict[str, str]) -> None:
+    # within numbers, and texts that spell the hint's type (what a hint is for)
+    run = toolkit.simulate([[{"d": 1}, {"d": "12"}, {"d": 2.0}]], hints=hints)
+    assert run.warnings == ()
+
+
+def test_decimals_in_their_hinted_column_are_not_warned_beside_a_text_column() -> None:
+    # the hinted decimal(10, 2) column holds them as themselves; price_string holds them as
+    # text too (RULES 3.1), which is no conversion a reader is left with
+    run = toolkit.simulate([[{"price": 12.5}, {"price": "n/a"}]],
+                           hints={"price": "decimal(10,2)"})
+    assert [c.name for c in run.schema.fields] == ["price", "price_string"]
+    assert run.warnings == ()
+
+
 @pytest.mark.parametrize(
     ("batches", "policy"),
     [

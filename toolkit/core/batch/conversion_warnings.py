@@ -26,22 +26,30 @@ import datetime as dt
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Final
+from decimal import Decimal
+from typing import Any, Final, cast
 
+from toolkit.core.batch.hint_plans import lattice_view
 from toolkit.core.batch.options import Options
 from toolkit.core.batch.profile import Profile
 from toolkit.core.evolution.batch_plan import Plan
 from toolkit.core.policies.widen import accepted, primary_columns
-from toolkit.core.values.conversions import LOSSY, Conversions, render_double, render_timestamp
+from toolkit.core.values.conversions import (
+    LOSSY,
+    Conversions,
+    decimal_text,
+    render_double,
+    render_timestamp,
+)
 from toolkit.core.values.families import families, receives
 from toolkit.core.values.lattice import UPSOLVER, Lattice
-from toolkit.core.values.types import RECORD, Column, Kind, Shape, Struct
+from toolkit.core.values.types import RECORD, Column, Kind, Shape, Struct, TypeName
 from toolkit.core.values.widening import matrix_name
 from toolkit.core.values.wording import clip, shape_words
 
 __all__ = [
-    "BatchWarning", "ConversionWarning", "UnwrittenRecords", "conversion_warnings",
-    "kind_of_type",
+    "BatchWarning", "ConversionWarning", "HintedConversion", "UnwrittenRecords",
+    "conversion_warnings", "kind_of_type",
 ]
 
 #: the kind of value each type is, as a reader of a column sees it
@@ -123,8 +131,42 @@ class UnwrittenRecords:
                 "written (any record set aside is in the quarantine)")
 
 
-#: what a batch's warnings tell: values written only converted, records not written
-BatchWarning = ConversionWarning | UnwrittenRecords
+@dataclass(frozen=True)
+class HintedConversion:
+    """``count`` values of top-level field ``field`` arriving as ``came`` that a type hint
+    (``hint``, as given) converted into ``written`` before batch ``batch`` was observed
+    (docs/rules.md, Type hints): the profile sees them as written, so only the hint's
+    tally knows what they were."""
+
+    field: str
+    batch: int
+    count: int
+    came: str
+    written: str
+    hint: str
+    #: the batch's first such value as it came and as it was written (see
+    #: :attr:`ConversionWarning.example`)
+    example: str = ""
+
+    @property
+    def path(self) -> tuple[str, ...]:
+        return (self.field,)
+
+    def __str__(self) -> str:
+        went = kind_of_type(self.written)
+        assert went is not None
+        one = self.count == 1
+        into = "text" if went == "text" else _WORDS[went] if not one else f"a {_ONE[went]}"
+        example = f" ({self.example})" if self.example else ""
+        came = shape_words(Shape(cast(TypeName, self.came), 0), many=not one)
+        return (f"{self.field}: {self.count:,} {came} "
+                f"{'was' if one else 'were'} written as {into}{example} by the hint "
+                f"`{self.field}={self.hint}`")
+
+
+#: what a batch's warnings tell: values written only converted (by the rules, or by a
+#: type hint), records not written
+BatchWarning = ConversionWarning | HintedConversion | UnwrittenRecords
 
 
 def conversion_warnings(
@@ -150,12 +192,33 @@ to be written (any record set aside is in the quarantine)
     widen = opts.policy.widens
     lattice = opts.lattice if not widen else UPSOLVER
     samples = {path: s.samples for path, s in profile.fields.items()}
-    found = _warnings(plan.after, (), counts, plan.batch, lattice, widen)
-    converted = sorted(
-        (_with_example(w, samples.get(w.path, {}), opts.conversions) for w in found),
-        key=lambda w: (w.path, str(w.observed)),
-    )
-    return list[BatchWarning](converted)
+    # a hinted decimal column is the decimal column evolution creates, as the upsolver
+    # policy plans and routes it: its values are written there as themselves
+    after = plan.after if widen else lattice_view(plan.after, opts)
+    found = _warnings(after, (), counts, plan.batch, lattice, widen)
+    converted: list[BatchWarning] = [
+        _with_example(w, samples.get(w.path, {}), opts.conversions) for w in found]
+    converted += _hinted(profile, plan.batch)
+    return sorted(converted, key=_order)
+
+
+def _order(w: BatchWarning) -> tuple[tuple[str, ...], str]:
+    if isinstance(w, ConversionWarning):
+        return w.path, str(w.observed)
+    if isinstance(w, HintedConversion):
+        return w.path, w.came
+    return (), ""
+
+
+def _hinted(profile: Profile, batch: int) -> Iterator[HintedConversion]:
+    """The values type hints converted across kinds in ``batch`` (``true`` into a double:
+    1.0), which the profile counts as written: the hint's tally says what they were."""
+    for path, stats in profile.fields.items():
+        for (came, written, hint), (n, first, went) in stats.hinted.get(batch, {}).items():
+            kinds = kind_of_type(came), kind_of_type(written)
+            if kinds in _CROSSINGS:
+                yield HintedConversion(path[0], batch, n, came, written, hint,
+                                       f"{_shown(first)} -> {_shown(went)}")
 
 
 def _warnings(
@@ -215,6 +278,8 @@ def _shown(value: Any) -> str:
         text = value.isoformat()
     elif type(value) is float:
         text = render_double(value)
+    elif isinstance(value, Decimal):
+        text = decimal_text(value)
     else:
         text = json.dumps(value[:_EXAMPLE_WIDTH] if type(value) is str else value,
                           ensure_ascii=True, default=str)

@@ -366,6 +366,10 @@ class StructObservation:
     path: tuple[str, ...]
     rows: list[dict[str, Any]]
     fields: dict[str, FieldObservation]
+    #: the values type hints converted before these rows were observed, per key
+    #: (:data:`toolkit.core.batch.hints.HintTally`; top level only: hints name top-level keys)
+    hinted: dict[str, dict[tuple[str, str, str], tuple[int, Any, Any]]] = field(
+        default_factory=dict)
 
 
 def observe_struct(

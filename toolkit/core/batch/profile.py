@@ -115,6 +115,11 @@ class FieldStats:
     #: value of it (counted from 0 over the profile's records, in order; the record around
     #: a nested value is the top-level one)
     spans: Spans = field(default_factory=dict)
+    #: per batch, the values a type hint converted before they were observed, per (type
+    #: they came as, type written, the hint): how many, and the first as it came and as written
+    #: (``counts`` has them as written; the conversion warnings tell the ones across kinds)
+    hinted: Mapping[int, Mapping[tuple[str, str, str], tuple[int, Any, Any]]] = field(
+        default_factory=dict)
 
     @property
     def first_at(self) -> dict[Shape, int]:
@@ -166,6 +171,7 @@ class FieldStats:
             self.records_inside + other.records_inside,
             temporal=timestamps.add(self.temporal, other.temporal),
             spans=add_spans(self.spans, other.spans),
+            hinted=_add_hinted(self.hinted, other.hinted),
         )
 
     @property
@@ -328,6 +334,21 @@ class Profile:
         )
 
 
+def _add_hinted(
+    a: Mapping[int, Mapping[K, tuple[int, Any, Any]]],
+    b: Mapping[int, Mapping[K, tuple[int, Any, Any]]],
+) -> dict[int, dict[K, tuple[int, Any, Any]]]:
+    """Hinted conversions of two parts, ``b``'s after ``a``'s: counts add, the first
+    example is the earlier part's."""
+    out = {batch: dict(c) for batch, c in a.items()}
+    for batch, c in b.items():
+        mine = out.setdefault(batch, {})
+        for key, (n, came, went) in c.items():
+            had = mine.get(key)
+            mine[key] = (n, came, went) if had is None else (had[0] + n, had[1], had[2])
+    return out
+
+
 def _by_place(kv: tuple[Shape, int]) -> tuple[int, str]:
     return kv[1], str(kv[0])
 
@@ -428,6 +449,7 @@ def _walk(
                 fobs.uniform if fobs.kinds is None else None,
             ),
             spans={batch: spans_of(fobs, places)} if counts else {},
+            hinted={batch: obs.hinted[fobs.path[-1]]} if fobs.path[-1] in obs.hinted else {},
         )
         out[fobs.path] = out[fobs.path] + stats if fobs.path in out else stats
         if nested is not None:
