@@ -123,3 +123,21 @@ def test_the_conversion_warning_shows_the_batch_s_own_first_value_on_both(
     assert reports[1].warnings == expected
     assert tuple(str(w) for w in sim.warnings) == expected
     assert read_spark(spark, f"{lakehouse.name}.{table}") == canonical(sim.rows)
+
+
+def test_a_record_after_a_line_set_aside_has_one_number_in_every_report(
+    lakehouse: Catalog, spark: SparkSession, tmp_path: Path
+) -> None:
+    # docs/rules.md, Record numbers: a line set aside is no record, for the profile, the
+    # plan, simulate and ingest alike; the quarantine names it by its line
+    day1 = _lines(tmp_path, {"n": 1})
+    day2 = tmp_path / "day2.jsonl"
+    day2.write_text('{"n": 2}\n{"n": \n{"n": "two", "shipping": {"zip": "1"}}\n')
+    table = _fresh(lakehouse, "numbers")
+    reports = _ingest_all(lakehouse, spark, table, [day1, str(day2)])
+    sim = toolkit.simulate([day1, str(day2)])
+    said = "Batch 2 had `shipping` as a record, from record 2 "
+    assert said in str(reports[1].plan) and said in str(sim.plans[1])
+    assert reports[1].profile.first_seen("n", batch=1) == {"long": 1, "string": 2}
+    assert toolkit.profile(str(day2)).first_seen("n") == {"long": 1, "string": 2}
+    assert [q.detail[:7] for q in sim.quarantined] == ["line 2:"]

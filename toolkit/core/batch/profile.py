@@ -206,8 +206,8 @@ class Profile:
 
     def __add__(self, other: Profile) -> Profile:
         """``other``'s records come after this profile's: records are numbered across
-        both (lines set aside count, as in :func:`profile`)."""
-        shift = self.records + self.lines_set_aside
+        both (lines set aside are no records, as in :func:`profile`)."""
+        shift = self.records
         merged = dict(self.fields)
         for path, stats in other.fields.items():
             moved = stats.shifted(shift)
@@ -384,10 +384,10 @@ def profile(
     for i, row in enumerate(rows):
         if not isinstance(row, Mapping):
             raise NotARecordError(batch, i, row)
-    # records are numbered by their place among the items: a line set aside keeps its
-    # number, so a record's number is its line's (blank lines aside)
-    places = [i for i, r in enumerate(items) if not isinstance(r, UnreadLine)] if unread else None
-    out = profile_of(observe_struct(rows, Classifier(options or Options())), batch, places)
+    # records are numbered among the records, a line set aside not counted: as simulate,
+    # the plan and ingest number them (docs/rules.md, Record numbers); the quarantine
+    # names such a line by its line
+    out = profile_of(observe_struct(rows, Classifier(options or Options())), batch)
     return replace(out, lines_set_aside=unread) if unread else out
 
 
