@@ -60,6 +60,40 @@ def test_values_written_only_as_another_kind_are_warned(
     assert [(w.batch, w.field, w.count, str(w)) for w in run.warnings] == expected
 
 
+@pytest.mark.parametrize(
+    ("batches", "policy", "expected"),
+    [
+        # RULES 1: an array is typed by its widest leaf, each leaf written as that type
+        ([[{"a": [1, 1.1, True]}, {"a": [2.5]}, {"a": [False, 3, True]}]], "upsolver",
+         ["a: 3 booleans inside lists were written as numbers"]),
+        ([[{"a": [33, "x"]}, {"a": [[True, "y"]]}]], "upsolver",
+         ["a: 1 boolean inside lists was written as text",
+          "a: 1 long inside lists was written as text"]),
+        # nested, and beside the array's own warning ([2, true] into a list of strings)
+        ([[{"r": {"t": ["x"]}}], [{"r": {"t": [2, True]}}]], "upsolver",
+         ["r.t: 1 list of longs was written as a list of texts; a contract `r.t=freeze` "
+          "refuses it", "r.t: 1 boolean inside lists was written as text"]),
+        ([[{"q": [2]}], [{"q": [True, 1]}]], "widen",
+         ["q: 1 boolean inside lists was written as a number"]),
+        # the whole list converted: a list of numbers, not "a number" (the wording)
+        ([[{"q": [2]}], [{"q": [True]}]], "upsolver",
+         ["q: 1 list of booleans was written as a list of numbers; a contract `q=freeze` "
+          "refuses it"]),
+    ],
+    ids=["boolean-among-numbers", "numbers-among-texts", "nested", "widen", "whole-list"],
+)
+def test_leaves_of_lists_written_as_another_kind_are_warned(
+    batches: list[list[dict[str, object]]], policy: str, expected: list[str]
+) -> None:
+    run = toolkit.simulate(batches, policy=policy)
+    assert [str(w) for w in run.warnings] == expected
+
+
+def test_lists_whose_leaves_keep_their_kind_are_not_warned() -> None:
+    run = toolkit.simulate([[{"a": [1, 2.5, None]}, {"a": [[1], 2]}, {"a": ["x", "2024-01-01"]}]])
+    assert run.warnings == ()
+
+
 @pytest.mark.parametrize("policy", ["upsolver", "widen"])
 def test_values_a_hint_converts_across_kinds_are_warned(policy: str) -> None:
     # docs/rules.md, Type hints: a hint converts before the batch is observed, so the

@@ -120,6 +120,10 @@ class FieldStats:
     #: (``counts`` has them as written; the conversion warnings tell the ones across kinds)
     hinted: Mapping[int, Mapping[tuple[str, str, str], tuple[int, Any, Any]]] = field(
         default_factory=dict)
+    #: per batch, the leaves of arrays whose primitive leaves are of several types, per
+    #: (the array's shape, a leaf's type): RULES 1 writes each as the array's widest type,
+    #: so a ``true`` among numbers is written 1.0 (the conversion warnings tell it)
+    leaves: Mapping[int, Mapping[tuple[Shape, str], int]] = field(default_factory=dict)
 
     @property
     def first_at(self) -> dict[Shape, int]:
@@ -172,6 +176,7 @@ class FieldStats:
             temporal=timestamps.add(self.temporal, other.temporal),
             spans=add_spans(self.spans, other.spans),
             hinted=_add_hinted(self.hinted, other.hinted),
+            leaves=add_leaves(self.leaves, other.leaves),
         )
 
     @property
@@ -334,6 +339,16 @@ class Profile:
         )
 
 
+def add_leaves(
+    a: Mapping[int, Mapping[K, int]], b: Mapping[int, Mapping[K, int]]
+) -> dict[int, dict[K, int]]:
+    """Leaf counts of two parts, per batch, added up."""
+    out = {batch: dict(c) for batch, c in a.items()}
+    for batch, c in b.items():
+        out[batch] = add_counts(out.get(batch, {}), c)
+    return out
+
+
 def _add_hinted(
     a: Mapping[int, Mapping[K, tuple[int, Any, Any]]],
     b: Mapping[int, Mapping[K, tuple[int, Any, Any]]],
@@ -450,6 +465,7 @@ def _walk(
             ),
             spans={batch: spans_of(fobs, places)} if counts else {},
             hinted={batch: obs.hinted[fobs.path[-1]]} if fobs.path[-1] in obs.hinted else {},
+            leaves=_leaves(fobs, batch),
         )
         out[fobs.path] = out[fobs.path] + stats if fobs.path in out else stats
         if nested is not None:
@@ -458,6 +474,34 @@ def _walk(
             if inner is not None and places is not None:
                 inner = [places[i] for i in inner]
             _walk(nested, batch, out, places if inner is None else inner)
+
+
+def _leaves(fobs: FieldObservation, batch: int) -> dict[int, dict[tuple[Shape, str], int]]:
+    """:attr:`FieldStats.leaves` of one field: only arrays the classifier found leaves of
+    several types in are walked again (none, in most batches)."""
+    several = fobs.classifier.several_leaf_types
+    if not several or not any(k in several for k in fobs.counts):
+        return {}
+    kind_of = fobs.classifier.kind
+    found: dict[tuple[Shape, str], int] = {}
+    for v, k in zip(fobs.values, fobs.iter_kinds(), strict=True):
+        if k is None or k not in several:
+            continue
+        counted: dict[str, int] = {}
+        stack = [v]
+        while stack:
+            for x in stack.pop():
+                if type(x) is list:
+                    stack.append(x)
+                elif x is not None and type(x) is not dict:
+                    leaf = kind_of(x)
+                    assert leaf is not None and leaf.type is not None  # (x is no null)
+                    counted[leaf.type] = counted.get(leaf.type, 0) + 1
+        if len(counted) > 1:
+            for t, n in counted.items():
+                key = (k.shape, t)
+                found[key] = found.get(key, 0) + n
+    return {batch: found} if found else {}
 
 
 def _samples(fobs: FieldObservation, counts: Mapping[Shape, int]) -> dict[Shape, tuple[Any, ...]]:
