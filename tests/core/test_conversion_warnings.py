@@ -61,6 +61,74 @@ def test_values_written_only_as_another_kind_are_warned(
 
 
 @pytest.mark.parametrize(
+    ("batches", "policy", "expected"),
+    [
+        # RULES 1: an array is typed by its widest leaf, each leaf written as that type
+        ([[{"a": [1, 1.1, True]}, {"a": [2.5]}, {"a": [False, 3, True]}]], "upsolver",
+         ["a: 3 booleans inside lists were written as numbers"]),
+        ([[{"a": [33, "x"]}, {"a": [[True, "y"]]}]], "upsolver",
+         ["a: 1 boolean inside lists was written as text",
+          "a: 1 long inside lists was written as text"]),
+        # nested, and beside the array's own warning ([2, true] into a list of strings)
+        ([[{"r": {"t": ["x"]}}], [{"r": {"t": [2, True]}}]], "upsolver",
+         ["r.t: 1 list of longs was written as a list of texts; a contract `r.t=freeze` "
+          "refuses it", "r.t: 1 boolean inside lists was written as text"]),
+        ([[{"q": [2]}], [{"q": [True, 1]}]], "widen",
+         ["q: 1 boolean inside lists was written as a number"]),
+        # the whole list converted: a list of numbers, not "a number" (the wording)
+        ([[{"q": [2]}], [{"q": [True]}]], "upsolver",
+         ["q: 1 list of booleans was written as a list of numbers; a contract `q=freeze` "
+          "refuses it"]),
+    ],
+    ids=["boolean-among-numbers", "numbers-among-texts", "nested", "widen", "whole-list"],
+)
+def test_leaves_of_lists_written_as_another_kind_are_warned(
+    batches: list[list[dict[str, object]]], policy: str, expected: list[str]
+) -> None:
+    run = toolkit.simulate(batches, policy=policy)
+    assert [str(w) for w in run.warnings] == expected
+
+
+def test_lists_whose_leaves_keep_their_kind_are_not_warned() -> None:
+    run = toolkit.simulate([[{"a": [1, 2.5, None]}, {"a": [[1], 2]}, {"a": ["x", "2024-01-01"]}]])
+    assert run.warnings == ()
+
+
+@pytest.mark.parametrize("policy", ["upsolver", "widen"])
+def test_values_a_hint_converts_across_kinds_are_warned(policy: str) -> None:
+    # docs/rules.md, Type hints: a hint converts before the batch is observed, so the
+    # profile sees 0.0 as a double; the hint's own tally tells what the values were
+    run = toolkit.simulate(
+        [[{"d": 1.5, "s": "x"}], [{"d": False, "s": 7}, {"d": True, "s": "7"}, {"d": 2}]],
+        policy=policy, hints={"d": "double", "s": "string"})
+    assert [r["d"] for r in run.rows] == [1.5, 0.0, 1.0, 2.0]
+    assert [(w.batch, w.count, str(w)) for w in run.warnings] == [
+        (1, 2, "d: 2 booleans were written as numbers (false -> 0.0) by the hint `d=double`"),
+        (1, 1, 's: 1 long was written as text (7 -> "7") by the hint `s=string`'),
+    ]
+
+
+@pytest.mark.parametrize(
+    "hints",
+    [{"d": "double"}, {"d": "decimal(10,2)"}, {"d": "long"}],
+    ids=["long-into-double", "numbers-into-decimal", "texts-spelling-numbers"],
+)
+def test_a_hint_keeping_the_kind_of_its_values_is_not_warned(hints: dict[str, str]) -> None:
+    # within numbers, and texts that spell the hint's type (what a hint is for)
+    run = toolkit.simulate([[{"d": 1}, {"d": "12"}, {"d": 2.0}]], hints=hints)
+    assert run.warnings == ()
+
+
+def test_decimals_in_their_hinted_column_are_not_warned_beside_a_text_column() -> None:
+    # the hinted decimal(10, 2) column holds them as themselves; price_string holds them as
+    # text too (RULES 3.1), which is no conversion a reader is left with
+    run = toolkit.simulate([[{"price": 12.5}, {"price": "n/a"}]],
+                           hints={"price": "decimal(10,2)"})
+    assert [c.name for c in run.schema.fields] == ["price", "price_string"]
+    assert run.warnings == ()
+
+
+@pytest.mark.parametrize(
     ("batches", "policy"),
     [
         ([[{"n": 1}], [{"n": 2.5}]], "upsolver"),  # long -> double: a number still

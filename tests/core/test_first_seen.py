@@ -54,14 +54,25 @@ def test_a_nested_value_is_numbered_by_its_top_level_record() -> None:
     assert p.first_seen("a") == {"record": 1, "record[]": 3, "record[][]": 5}
 
 
-def test_lines_set_aside_keep_their_numbers(tmp_path: object) -> None:
+def test_a_line_set_aside_is_no_record_in_any_report(tmp_path: object) -> None:
+    # docs/rules.md, Record numbers: the profile, the plan and simulate number the same
+    # record alike (it was "record 3" in the profile, "record 2" in the plan); the
+    # quarantine names the line set aside by its line
     from pathlib import Path
 
-    f = Path(str(tmp_path)) / "feed.jsonl"
-    f.write_text('{"n": 1}\n{"n": \n{"n": "two"}\n')
-    p = profile(read_lines(f))
+    day1, day2 = Path(str(tmp_path)) / "day1.jsonl", Path(str(tmp_path)) / "day2.jsonl"
+    day1.write_text('{"n": 1}\n')
+    day2.write_text('{"n": 2}\n{"n": \n{"n": "two", "shipping": {"zip": "1"}}\n')
+    p = profile(read_lines(day2))
     assert p.lines_set_aside == 1
-    assert p.first_seen("n") == {"long": 1, "string": 3}
+    assert p.first_seen("n") == {"long": 1, "string": 2}
+    assert p.first_seen("shipping") == {"record": 2}
+    assert p.drift_sentences() == ["`n` became a string at record 2"]
+
+    sim = toolkit.simulate([day1, day2])
+    assert "Batch 2 had `shipping` as a record, from record 2 " in str(sim.plans[1])
+    assert sim.profile.first_seen("n", batch=1) == p.first_seen("n")
+    assert [q.detail[:7] for q in sim.quarantined] == ["line 2:"]
 
 
 def test_drift_is_told_where_it_starts() -> None:

@@ -66,6 +66,12 @@ def test_ingest_with_hints_equals_simulate_and_later_batches_obey_the_table(
 
     sim = toolkit.simulate([FIRST, LATER], policy=policy, hints=HINTS)
     assert_table_is_the_simulation(spark, lakehouse, name, sim)
+    # the longs the hint read as timestamps are told, by both, for both batches (the
+    # later one under the hints the table keeps)
+    told = [tuple(str(w) for w in sim.warnings if w.batch == i) for i in (0, 1)]
+    assert [first.warnings, later.warnings] == told
+    assert told[0] == ("ts: 2 longs were written as timestamps (1704164645000 -> "
+                       "2024-01-02T03:04:05Z) by the hint `ts=timestamp[ms]`",)
     table = lakehouse.load_table(name)
     fields = {f.name: str(f.field_type) for f in table.schema().fields}
     assert fields["price"] == "decimal(10, 2)" and fields["ts"] == "timestamp"

@@ -123,3 +123,43 @@ def test_the_conversion_warning_shows_the_batch_s_own_first_value_on_both(
     assert reports[1].warnings == expected
     assert tuple(str(w) for w in sim.warnings) == expected
     assert read_spark(spark, f"{lakehouse.name}.{table}") == canonical(sim.rows)
+
+
+def test_a_record_after_a_line_set_aside_has_one_number_in_every_report(
+    lakehouse: Catalog, spark: SparkSession, tmp_path: Path
+) -> None:
+    # docs/rules.md, Record numbers: a line set aside is no record, for the profile, the
+    # plan, simulate and ingest alike; the quarantine names it by its line
+    day1 = _lines(tmp_path, {"n": 1})
+    day2 = tmp_path / "day2.jsonl"
+    day2.write_text('{"n": 2}\n{"n": \n{"n": "two", "shipping": {"zip": "1"}}\n')
+    table = _fresh(lakehouse, "numbers")
+    reports = _ingest_all(lakehouse, spark, table, [day1, str(day2)])
+    sim = toolkit.simulate([day1, str(day2)])
+    said = "Batch 2 had `shipping` as a record, from record 2 "
+    assert said in str(reports[1].plan) and said in str(sim.plans[1])
+    assert reports[1].profile.first_seen("n", batch=1) == {"long": 1, "string": 2}
+    assert toolkit.profile(str(day2)).first_seen("n") == {"long": 1, "string": 2}
+    assert [q.detail[:7] for q in sim.quarantined] == ["line 2:"]
+
+
+def test_leaves_of_lists_written_as_another_kind_are_warned_alike(
+    lakehouse: Catalog, spark: SparkSession, tmp_path: Path
+) -> None:
+    # RULES 1 writes each leaf as its array's widest type; the JVM tally counts leaves per
+    # class (Tally.java) as the Python observation counts them per type: the same lines
+    paths = [_lines(tmp_path, {"a": [1, 1.1, True], "r": {"t": [33, "x"]}}, {"a": [2.5]}),
+             _lines(tmp_path, {"a": [False, 3, True], "r": {"t": [[7, "y"], 2**60]}},
+                    {"a": [2**60, 1, None]})]
+    table = _fresh(lakehouse, "leaves")
+    reports = _ingest_all(lakehouse, spark, table, paths)
+    sim = toolkit.simulate(paths)
+    told = [tuple(str(w) for w in sim.warnings if w.batch == i) for i in (0, 1)]
+    assert [r.warnings for r in reports] == told
+    assert told == [
+        ("a: 1 boolean inside lists was written as a number",
+         "r.t: 1 long inside lists was written as text"),
+        ("a: 2 booleans inside lists were written as numbers",
+         "r.t: 2 longs inside lists were written as text"),
+    ]
+    assert read_spark(spark, f"{lakehouse.name}.{table}") == canonical(sim.rows)

@@ -21,6 +21,7 @@ from typing import Any, TypeVar, cast
 from toolkit.core.batch.contracts import Contracts, contract_breaches, without_breaches
 from toolkit.core.batch.conversion_warnings import BatchWarning, conversion_warnings
 from toolkit.core.batch.hint_plans import as_they_came, hinted_rows, seeded, with_seeds
+from toolkit.core.batch.hints import HintTally
 from toolkit.core.batch.observe import Classifier, StructObservation, observe_struct
 from toolkit.core.batch.observed import Observed
 from toolkit.core.batch.options import Options
@@ -107,8 +108,11 @@ class Engine:
                     raise NotARecordError(batch, i, r)
         self.classifier.parsed.clear()  # the texts the previous batch's routing needed
         # type hints convert their fields' values first (docs/rules.md, Type hints)
-        hinted = hinted_rows(rows, self.options)  # type: ignore[arg-type]
-        return observe_struct(hinted, self.classifier)
+        tally: HintTally = {}
+        hinted = hinted_rows(rows, self.options, tally)  # type: ignore[arg-type]
+        obs = observe_struct(hinted, self.classifier)
+        obs.hinted = tally  # the profile counts them: the conversion warnings tell them
+        return obs
 
     def admit(
         self, records: Iterable[Any], batch: int | str = 0

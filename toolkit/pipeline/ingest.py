@@ -328,8 +328,7 @@ def ingest(
                      f"Wrote batch {ctx.batch_id}: {rows} into {table}")
     if report.skipped:
         return report
-    warned = tuple(str(w) for w in conversion_warnings(report.plan, report.profile,
-                                                       ctx.options))
+    warned = report.warnings  # (told by _report, under the options the batch ran under)
     if not report.rows_written:
         hint = _no_json_hint(source, format, report)
         warned += () if hint is None else (hint,)
@@ -613,10 +612,13 @@ def _report(
         return IngestReport(ctx.table, ctx.batch_id, plan, 0, None, seen.profile,
                             attempts=attempts, quarantined=quarantined, skipped=True,
                             one_pass=one_pass)
+    # under the options the batch ran under: the hints the table keeps included (a kept
+    # decimal hint's column holds its values as themselves)
+    warned = tuple(str(w) for w in conversion_warnings(plan, seen.profile, ctx.options))
     return IngestReport(
         ctx.table, ctx.batch_id, plan, written.rows, written.snapshot.snapshot_id,
         seen.profile, attempts=attempts, quarantined=quarantined,
-        routed_in=written.where, one_pass=one_pass,
+        routed_in=written.where, one_pass=one_pass, warnings=warned,
     )
 
 

@@ -294,10 +294,13 @@ def summary_of(level: Mapping[str, Any], kinds: KindCodes) -> Summary:
 def profile_of_summary(
     summary: Summary, samples: Sequence[Sequence[Any]], kinds: KindCodes, batch: int,
     arrived: Sequence[Sequence[Any]] = (),
+    leaves: Mapping[tuple[str, ...], Sequence[int]] | None = None,
 ) -> Profile:
     """profile.profile_of, from a partition's Summary and the JVM's samples: a path's counts
     are its kinds' shapes summed over every record dimension above it. ``arrived``: per path
-    and kind code, the first and last record of the partition (from 1) holding one."""
+    and kind code, the first and last record of the partition (from 1) holding one;
+    ``leaves``: per path, the flat ``[array code, leaf code, count, ...]`` of arrays of
+    several leaf codes (:attr:`FieldStats.leaves`, kept for several leaf *types*)."""
     counts: dict[tuple[str, ...], dict[Shape, int]] = {}
     inside: dict[tuple[str, ...], int] = {}
 
@@ -331,12 +334,46 @@ def profile_of_summary(
                 v = parse_line(text)
                 bucket.append(sample_summary(v) if shape.type == RECORD or shape.dim else v)
         seen = batch if c else None
+        found_leaves = _leaf_counts((leaves or {}).get(path, ()), kinds)
         fields[path] = FieldStats(
             path, c, seen, seen, {s: tuple(vs) for s, vs in picked.items()},
             {batch: c} if c else {}, inside[path],
             spans={batch: spans.get(path, {})} if c else {},
+            leaves={batch: found_leaves} if found_leaves else {},
         )
     return Profile(fields, summary.rows, starts={batch: 0})
+
+
+def _leaf_counts(flat: Sequence[int], kinds: KindCodes) -> dict[tuple[Shape, str], int]:
+    """Per (array shape, leaf type), the leaves of arrays whose primitive leaves are of
+    several types (the Classifier's test: two leaf codes of one type, a long and a long
+    beyond 2**53, are one type)."""
+    by_code: dict[int, dict[str, int]] = {}
+    for code, leaf, n in zip(flat[::3], flat[1::3], flat[2::3], strict=True):
+        t = kinds(leaf).type
+        assert t is not None
+        mine = by_code.setdefault(code, {})
+        mine[t] = mine.get(t, 0) + n
+    out: dict[tuple[Shape, str], int] = {}
+    for code, types in by_code.items():
+        if len(types) > 1:
+            shape = kinds(code).shape
+            for name, n in types.items():
+                out[shape, name] = out.get((shape, name), 0) + n
+    return out
+
+
+def leaves_at(
+    level: Mapping[str, Any], path: tuple[str, ...], out: dict[tuple[str, ...], list[int]]
+) -> None:
+    """The leaf counts of a payload's Summary tree (``[array code, leaf code, count, ...]``),
+    by field path, over every record dimension."""
+    for key, f in level["fields"].items():
+        p = (*path, key)
+        if "leaves" in f:
+            out.setdefault(p, []).extend(f["leaves"])
+        for _, sub in f["records"]:
+            leaves_at(sub, p, out)
 
 
 @dataclass(frozen=True)
@@ -431,8 +468,10 @@ def _read_payloads(
     for p in payloads:
         codes_at(p["summary"], (), codes)
         s = summary_of(p["summary"], kinds)
+        leaves: dict[tuple[str, ...], list[int]] = {}
+        leaves_at(p["summary"], (), leaves)
         parts[p["partition"]] = s, profile_of_summary(
-            s, p["samples"], kinds, batch, p.get("seen", ())
+            s, p["samples"], kinds, batch, p.get("seen", ()), leaves
         )
     return parts, codes
 

@@ -26,22 +26,30 @@ import datetime as dt
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Final
+from decimal import Decimal
+from typing import Any, Final, cast
 
+from toolkit.core.batch.hint_plans import lattice_view
 from toolkit.core.batch.options import Options
 from toolkit.core.batch.profile import Profile
 from toolkit.core.evolution.batch_plan import Plan
 from toolkit.core.policies.widen import accepted, primary_columns
-from toolkit.core.values.conversions import LOSSY, Conversions, render_double, render_timestamp
+from toolkit.core.values.conversions import (
+    LOSSY,
+    Conversions,
+    decimal_text,
+    render_double,
+    render_timestamp,
+)
 from toolkit.core.values.families import families, receives
 from toolkit.core.values.lattice import UPSOLVER, Lattice
-from toolkit.core.values.types import RECORD, Column, Kind, Shape, Struct
+from toolkit.core.values.types import RECORD, Column, Kind, Shape, Struct, TypeName
 from toolkit.core.values.widening import matrix_name
 from toolkit.core.values.wording import clip, shape_words
 
 __all__ = [
-    "BatchWarning", "ConversionWarning", "UnwrittenRecords", "conversion_warnings",
-    "kind_of_type",
+    "BatchWarning", "ConversionWarning", "HintedConversion", "LeafConversion", "UnwrittenRecords",
+    "conversion_warnings", "kind_of_type",
 ]
 
 #: the kind of value each type is, as a reader of a column sees it
@@ -66,6 +74,8 @@ _ONE: Final[dict[str, str]] = {"boolean": "boolean", "number": "number", "time":
 _WORDS: Final[dict[str, str]] = {
     "boolean": "booleans", "number": "numbers", "text": "text", "time": "timestamps",
 }
+#: the words of each kind as the leaves of a list
+_IN_LISTS: Final[dict[str, str]] = {**_WORDS, "text": "texts"}
 
 
 def kind_of_type(type_name: str) -> str | None:
@@ -100,7 +110,10 @@ class ConversionWarning:
         went = kind_of_type(self.written)
         assert went is not None
         one = self.count == 1
-        into = "text" if went == "text" else _WORDS[went] if not one else f"a {_ONE[went]}"
+        if self.observed.dim:  # [true] into a list of longs: a list of numbers
+            into = f"{'a list' if one else 'lists'} of {_IN_LISTS[went]}"
+        else:
+            into = "text" if went == "text" else _WORDS[went] if not one else f"a {_ONE[went]}"
         example = f" ({self.example})" if self.example else ""
         return (f"{self.field}: {self.count:,} {shape_words(self.observed, many=not one)} "
                 f"{'was' if one else 'were'} written as {into}{example}; "
@@ -123,8 +136,70 @@ class UnwrittenRecords:
                 "written (any record set aside is in the quarantine)")
 
 
-#: what a batch's warnings tell: values written only converted, records not written
-BatchWarning = ConversionWarning | UnwrittenRecords
+@dataclass(frozen=True)
+class HintedConversion:
+    """``count`` values of top-level field ``field`` arriving as ``came`` that a type hint
+    (``hint``, as given) converted into ``written`` before batch ``batch`` was observed
+    (docs/rules.md, Type hints): the profile sees them as written, so only the hint's
+    tally knows what they were."""
+
+    field: str
+    batch: int
+    count: int
+    came: str
+    written: str
+    hint: str
+    #: the batch's first such value as it came and as it was written (see
+    #: :attr:`ConversionWarning.example`)
+    example: str = ""
+
+    @property
+    def path(self) -> tuple[str, ...]:
+        return (self.field,)
+
+    def __str__(self) -> str:
+        went = kind_of_type(self.written)
+        assert went is not None
+        one = self.count == 1
+        into = "text" if went == "text" else _WORDS[went] if not one else f"a {_ONE[went]}"
+        example = f" ({self.example})" if self.example else ""
+        came = shape_words(Shape(cast(TypeName, self.came), 0), many=not one)
+        return (f"{self.field}: {self.count:,} {came} "
+                f"{'was' if one else 'were'} written as {into}{example} by the hint "
+                f"`{self.field}={self.hint}`")
+
+
+@dataclass(frozen=True)
+class LeafConversion:
+    """``count`` leaves of type ``leaf`` in arrays of field ``path`` (arrays whose leaves
+    are of several types, RULES 1) that batch ``batch`` wrote only as ``written``, the
+    element type of column ``column``: ``[1, 1.1, true]`` is a list of doubles, its
+    ``true`` written 1.0."""
+
+    path: tuple[str, ...]
+    batch: int
+    count: int
+    leaf: str
+    written: str
+    column: str
+
+    @property
+    def field(self) -> str:
+        return ".".join(self.path)
+
+    def __str__(self) -> str:
+        went = kind_of_type(self.written)
+        assert went is not None
+        one = self.count == 1
+        into = "text" if went == "text" else _WORDS[went] if not one else f"a {_ONE[went]}"
+        leaf = shape_words(Shape(cast(TypeName, self.leaf), 0), many=not one)
+        return (f"{self.field}: {self.count:,} {leaf} inside lists {'was' if one else 'were'} "
+                f"written as {into}")
+
+
+#: what a batch's warnings tell: values written only converted (by the rules, or by a
+#: type hint; leaves of lists too), records not written
+BatchWarning = ConversionWarning | HintedConversion | LeafConversion | UnwrittenRecords
 
 
 def conversion_warnings(
@@ -150,12 +225,81 @@ to be written (any record set aside is in the quarantine)
     widen = opts.policy.widens
     lattice = opts.lattice if not widen else UPSOLVER
     samples = {path: s.samples for path, s in profile.fields.items()}
-    found = _warnings(plan.after, (), counts, plan.batch, lattice, widen)
-    converted = sorted(
-        (_with_example(w, samples.get(w.path, {}), opts.conversions) for w in found),
-        key=lambda w: (w.path, str(w.observed)),
-    )
-    return list[BatchWarning](converted)
+    # a hinted decimal column is the decimal column evolution creates, as the upsolver
+    # policy plans and routes it: its values are written there as themselves
+    after = plan.after if widen else lattice_view(plan.after, opts)
+    found = _warnings(after, (), counts, plan.batch, lattice, widen)
+    converted: list[BatchWarning] = [
+        _with_example(w, samples.get(w.path, {}), opts.conversions) for w in found]
+    converted += _hinted(profile, plan.batch)
+    leaves = {path: s.leaves.get(plan.batch, {}) for path, s in profile.fields.items()
+              if s.leaves}
+    if leaves:
+        converted += _leaf_warnings(after, (), leaves, plan.batch, lattice, widen)
+    return sorted(converted, key=_order)
+
+
+def _order(w: BatchWarning) -> tuple[tuple[str, ...], str]:
+    if isinstance(w, ConversionWarning):
+        return w.path, str(w.observed)
+    if isinstance(w, HintedConversion):
+        return w.path, w.came
+    if isinstance(w, LeafConversion):
+        return w.path, f"~{w.leaf}"  # after the field's values
+    return (), ""
+
+
+def _leaf_warnings(
+    struct: Struct, prefix: tuple[str, ...],
+    leaves: Mapping[tuple[str, ...], Mapping[tuple[Shape, str], int]],
+    batch: int, lattice: Lattice, widen: bool,
+) -> Iterator[LeafConversion]:
+    """The leaves of arrays of several leaf types written only across kinds: each leaf
+    lands converted in every column its array goes to (none has the leaf's own type, as
+    the array's widest type is another), the narrowest of them telling it best."""
+    primary = primary_columns(struct) if widen else {}
+    for key, members in families(struct).items():
+        path = (*prefix, key)
+        found: dict[tuple[str, str, str], int] = {}
+        for (shape, leaf), n in leaves.get(path, {}).items():
+            elem = shape.mixed if shape.type == RECORD else shape.type
+            if elem is None or elem == leaf:
+                continue
+            kind = Kind(elem, shape.dim)
+            if widen:
+                target = primary.get(key)
+                if target is None or target.shape.type is None or accepted(
+                        elem, matrix_name(target.shape.type)) is None:
+                    continue  # set aside, not written (RULES 5)
+            else:
+                taking = [c for c in members if receives(lattice, kind, c)
+                          and c.shape.type is not None]
+                taking.sort(key=lambda c: (-len(lattice.up(c.shape.type or "")),
+                                           c.shape.dim, c.name))
+                if not taking:
+                    continue
+                target = taking[0]
+            written = target.shape.type
+            assert written is not None
+            if (kind_of_type(leaf), kind_of_type(written)) in _CROSSINGS:
+                k = (leaf, written, target.name)
+                found[k] = found.get(k, 0) + n
+        for (leaf_type, into, column), n in found.items():
+            yield LeafConversion(path, batch, n, leaf_type, into, column)
+        for col in members:  # RULES 3.4: nested fields, inside their record columns
+            if isinstance(col.leaf, Struct):
+                yield from _leaf_warnings(col.leaf, path, leaves, batch, lattice, widen)
+
+
+def _hinted(profile: Profile, batch: int) -> Iterator[HintedConversion]:
+    """The values type hints converted across kinds in ``batch`` (``true`` into a double:
+    1.0), which the profile counts as written: the hint's tally says what they were."""
+    for path, stats in profile.fields.items():
+        for (came, written, hint), (n, first, went) in stats.hinted.get(batch, {}).items():
+            kinds = kind_of_type(came), kind_of_type(written)
+            if kinds in _CROSSINGS:
+                yield HintedConversion(path[0], batch, n, came, written, hint,
+                                       f"{_shown(first)} -> {_shown(went)}")
 
 
 def _warnings(
@@ -215,6 +359,8 @@ def _shown(value: Any) -> str:
         text = value.isoformat()
     elif type(value) is float:
         text = render_double(value)
+    elif isinstance(value, Decimal):
+        text = decimal_text(value)
     else:
         text = json.dumps(value[:_EXAMPLE_WIDTH] if type(value) is str else value,
                           ensure_ascii=True, default=str)

@@ -20,6 +20,7 @@ from typing import Any
 
 from toolkit.core.batch.hints import (
     HINTS_PROPERTY,
+    HintTally,
     convert_hinted,
     hints_property,
 )
@@ -37,12 +38,15 @@ __all__ = ["as_they_came", "hinted_rows", "hints_note", "lattice_view", "real_ty
            "seeded", "with_seeds"]
 
 
-def hinted_rows(rows: list[dict[str, Any]], options: Settings) -> list[dict[str, Any]]:
+def hinted_rows(
+    rows: list[dict[str, Any]], options: Settings, tally: HintTally | None = None
+) -> list[dict[str, Any]]:
     """``rows`` with their hinted values converted
     (:func:`~toolkit.core.batch.hints.convert_hinted`), run before a
     batch is observed on every path (simulate, preview, ingest's Python
-    workers); idempotent."""
-    return convert_hinted(rows, options.hints, options.conversions)
+    workers); idempotent. ``tally`` counts the values converted (the observation keeps it
+    for the profile: the conversion warnings tell the ones that cross kinds)."""
+    return convert_hinted(rows, options.hints, options.conversions, tally)
 
 
 def as_they_came(

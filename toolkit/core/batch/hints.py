@@ -51,6 +51,7 @@ from toolkit.errors import HintError
 __all__ = [
     "HINTS_PROPERTY",
     "Hint",
+    "HintTally",
     "convert_hinted",
     "hints_from_property",
     "hints_property",
@@ -378,15 +379,29 @@ _TO: Final = {
 }
 
 
+#: per hinted key, per (type a value came as, type it was written as, the hint): how many
+#: values, and the first one as it came and as written (what the conversion warnings tell)
+HintTally = dict[str, dict[tuple[str, str, str], tuple[int, Any, Any]]]
+
+
 def convert_hinted(
-    rows: list[dict[str, Any]], hints: Sequence[Hint], conversions: Conversions
+    rows: list[dict[str, Any]], hints: Sequence[Hint], conversions: Conversions,
+    tally: HintTally | None = None,
 ) -> list[dict[str, Any]]:
     """``rows`` with the values of hinted fields that convert exactly into the hint's type
     converted (:func:`to_hint`); a record changes only when one of its values does, so
-    converting twice gives the very same records.
+    converting twice gives the very same records. ``tally``, when given, counts the values
+    converted (:data:`HintTally`): a text is counted as a string, the value it spells.
 
     A decimal that does not fit a decimal hint is taken as its text (RULES 1 keeps a number
-    beyond a column's digits as text), so the hinted column never meets it."""
+    beyond a column's digits as text), so the hinted column never meets it.
+
+    >>> tally: HintTally = {}
+    >>> _ = convert_hinted([{"d": False}, {"d": True}, {"d": 2}], parse_hints({"d": "double"}),
+    ...                    Conversions(), tally)
+    >>> tally["d"]
+    {('boolean', 'double', 'double'): (2, False, 0.0), ('long', 'double', 'double'): (1, 2, 2.0)}
+    """
     if not hints:
         return rows
     out = []
@@ -407,5 +422,36 @@ def convert_hinted(
             if changed is None:
                 changed = dict(r)
             changed[h.field] = c
+            if tally is not None:
+                _count(tally, h, v, c)
         out.append(r if changed is None else changed)
     return out
+
+
+def _count(tally: HintTally, hint: Hint, came: Any, went: Any) -> None:
+    """One hinted value converted, counted by the type it came as and the one written."""
+    written = "string" if type(went) is str else hint.lattice
+    key = (_came_as(came), written, hint.text)
+    field = tally.setdefault(hint.field, {})
+    had = field.get(key)
+    field[key] = (1, came, went) if had is None else (had[0] + 1, had[1], had[2])
+
+
+def _came_as(v: Any) -> str:
+    """The type name of a value as it came, for the tally (RULES 1, texts as strings: a
+    text spells its value)."""
+    if isinstance(v, bool):
+        return "boolean"
+    if isinstance(v, int):
+        return "long"
+    if isinstance(v, float):
+        return "double"
+    if isinstance(v, Decimal):
+        return "decimal"
+    if isinstance(v, dt.datetime):
+        return "timestamp"
+    if isinstance(v, dt.date):
+        return "date"
+    if isinstance(v, bytes):
+        return "binary"
+    return "string"

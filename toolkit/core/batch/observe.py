@@ -133,6 +133,9 @@ class Classifier:
         self.parsed: dict[str, dt.date] = {}
         self._per = MICROS_PER[options.timestamp_unit]
         self._array_kinds: dict[tuple[str | None, int], Kind] = {}
+        #: the kinds of arrays seen with primitive leaves of several types (``[1, true]``):
+        #: the profile counts their leaves (RULES 1 writes each as the widest)
+        self.several_leaf_types: set[Kind] = set()
 
     def _flat_kind(self, t: type, v: list[Any]) -> Kind | None:
         """The kind of a flat array whose leaves all have Python type ``t``, when it is
@@ -242,7 +245,10 @@ class Classifier:
             return Kind(None, depth)
         if elem.type == "string" and any("string" in k.lossy for k in leaves):
             raise NoExactTypeError((), v)
-        return Kind(elem.type, depth, elem.lossy)
+        out = Kind(elem.type, depth, elem.lossy)
+        if len({k.type for k in leaves}) > 1:
+            self.several_leaf_types.add(out)
+        return out
 
     def _mixed_kind(self, leaves: set[Kind], depth: int) -> Kind:
         """An array of records and primitives (docs/rules.md, mixed arrays): a record kind
@@ -254,7 +260,10 @@ class Classifier:
         except KeyError:
             widest = self._widest[prims] = self.lattice.widest_kind(prims)
         assert widest is not None and widest.type is not None
-        return Kind(RECORD, depth, widest.lossy, widest.type)
+        out = Kind(RECORD, depth, widest.lossy, widest.type)
+        if len({k.type for k in prims}) > 1:
+            self.several_leaf_types.add(out)
+        return out
 
 
 @dataclass
@@ -366,6 +375,10 @@ class StructObservation:
     path: tuple[str, ...]
     rows: list[dict[str, Any]]
     fields: dict[str, FieldObservation]
+    #: the values type hints converted before these rows were observed, per key
+    #: (:data:`toolkit.core.batch.hints.HintTally`; top level only: hints name top-level keys)
+    hinted: dict[str, dict[tuple[str, str, str], tuple[int, Any, Any]]] = field(
+        default_factory=dict)
 
 
 def observe_struct(

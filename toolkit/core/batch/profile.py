@@ -115,6 +115,15 @@ class FieldStats:
     #: value of it (counted from 0 over the profile's records, in order; the record around
     #: a nested value is the top-level one)
     spans: Spans = field(default_factory=dict)
+    #: per batch, the values a type hint converted before they were observed, per (type
+    #: they came as, type written, the hint): how many, and the first as it came and as written
+    #: (``counts`` has them as written; the conversion warnings tell the ones across kinds)
+    hinted: Mapping[int, Mapping[tuple[str, str, str], tuple[int, Any, Any]]] = field(
+        default_factory=dict)
+    #: per batch, the leaves of arrays whose primitive leaves are of several types, per
+    #: (the array's shape, a leaf's type): RULES 1 writes each as the array's widest type,
+    #: so a ``true`` among numbers is written 1.0 (the conversion warnings tell it)
+    leaves: Mapping[int, Mapping[tuple[Shape, str], int]] = field(default_factory=dict)
 
     @property
     def first_at(self) -> dict[Shape, int]:
@@ -166,6 +175,8 @@ class FieldStats:
             self.records_inside + other.records_inside,
             temporal=timestamps.add(self.temporal, other.temporal),
             spans=add_spans(self.spans, other.spans),
+            hinted=_add_hinted(self.hinted, other.hinted),
+            leaves=add_leaves(self.leaves, other.leaves),
         )
 
     @property
@@ -200,8 +211,8 @@ class Profile:
 
     def __add__(self, other: Profile) -> Profile:
         """``other``'s records come after this profile's: records are numbered across
-        both (lines set aside count, as in :func:`profile`)."""
-        shift = self.records + self.lines_set_aside
+        both (lines set aside are no records, as in :func:`profile`)."""
+        shift = self.records
         merged = dict(self.fields)
         for path, stats in other.fields.items():
             moved = stats.shifted(shift)
@@ -328,6 +339,31 @@ class Profile:
         )
 
 
+def add_leaves(
+    a: Mapping[int, Mapping[K, int]], b: Mapping[int, Mapping[K, int]]
+) -> dict[int, dict[K, int]]:
+    """Leaf counts of two parts, per batch, added up."""
+    out = {batch: dict(c) for batch, c in a.items()}
+    for batch, c in b.items():
+        out[batch] = add_counts(out.get(batch, {}), c)
+    return out
+
+
+def _add_hinted(
+    a: Mapping[int, Mapping[K, tuple[int, Any, Any]]],
+    b: Mapping[int, Mapping[K, tuple[int, Any, Any]]],
+) -> dict[int, dict[K, tuple[int, Any, Any]]]:
+    """Hinted conversions of two parts, ``b``'s after ``a``'s: counts add, the first
+    example is the earlier part's."""
+    out = {batch: dict(c) for batch, c in a.items()}
+    for batch, c in b.items():
+        mine = out.setdefault(batch, {})
+        for key, (n, came, went) in c.items():
+            had = mine.get(key)
+            mine[key] = (n, came, went) if had is None else (had[0] + n, had[1], had[2])
+    return out
+
+
 def _by_place(kv: tuple[Shape, int]) -> tuple[int, str]:
     return kv[1], str(kv[0])
 
@@ -363,10 +399,10 @@ def profile(
     for i, row in enumerate(rows):
         if not isinstance(row, Mapping):
             raise NotARecordError(batch, i, row)
-    # records are numbered by their place among the items: a line set aside keeps its
-    # number, so a record's number is its line's (blank lines aside)
-    places = [i for i, r in enumerate(items) if not isinstance(r, UnreadLine)] if unread else None
-    out = profile_of(observe_struct(rows, Classifier(options or Options())), batch, places)
+    # records are numbered among the records, a line set aside not counted: as simulate,
+    # the plan and ingest number them (docs/rules.md, Record numbers); the quarantine
+    # names such a line by its line
+    out = profile_of(observe_struct(rows, Classifier(options or Options())), batch)
     return replace(out, lines_set_aside=unread) if unread else out
 
 
@@ -428,6 +464,8 @@ def _walk(
                 fobs.uniform if fobs.kinds is None else None,
             ),
             spans={batch: spans_of(fobs, places)} if counts else {},
+            hinted={batch: obs.hinted[fobs.path[-1]]} if fobs.path[-1] in obs.hinted else {},
+            leaves=_leaves(fobs, batch),
         )
         out[fobs.path] = out[fobs.path] + stats if fobs.path in out else stats
         if nested is not None:
@@ -436,6 +474,34 @@ def _walk(
             if inner is not None and places is not None:
                 inner = [places[i] for i in inner]
             _walk(nested, batch, out, places if inner is None else inner)
+
+
+def _leaves(fobs: FieldObservation, batch: int) -> dict[int, dict[tuple[Shape, str], int]]:
+    """:attr:`FieldStats.leaves` of one field: only arrays the classifier found leaves of
+    several types in are walked again (none, in most batches)."""
+    several = fobs.classifier.several_leaf_types
+    if not several or not any(k in several for k in fobs.counts):
+        return {}
+    kind_of = fobs.classifier.kind
+    found: dict[tuple[Shape, str], int] = {}
+    for v, k in zip(fobs.values, fobs.iter_kinds(), strict=True):
+        if k is None or k not in several:
+            continue
+        counted: dict[str, int] = {}
+        stack = [v]
+        while stack:
+            for x in stack.pop():
+                if type(x) is list:
+                    stack.append(x)
+                elif x is not None and type(x) is not dict:
+                    leaf = kind_of(x)
+                    assert leaf is not None and leaf.type is not None  # (x is no null)
+                    counted[leaf.type] = counted.get(leaf.type, 0) + 1
+        if len(counted) > 1:
+            for t, n in counted.items():
+                key = (k.shape, t)
+                found[key] = found.get(key, 0) + n
+    return {batch: found} if found else {}
 
 
 def _samples(fobs: FieldObservation, counts: Mapping[Shape, int]) -> dict[Shape, tuple[Any, ...]]:

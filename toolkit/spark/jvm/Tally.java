@@ -257,11 +257,13 @@ public final class Tally {
       this.path = path;
     }
 
-    void countArray(int code) {
+    /** One array of kind {@code code}: counted, and its leaves per class ({@code leaves}). */
+    void countArray(int code, int[] leaves) {
       if (arrays == null) arrays = new HashMap<>();
       long[] n = arrays.get(code);
-      if (n == null) arrays.put(code, new long[] {1});
-      else n[0]++;
+      if (n == null) arrays.put(code, n = new long[1 + SCALARS]);
+      n[0]++;
+      for (int c = 0; c < SCALARS; c++) n[1 + c] += leaves[c];
     }
 
     Level records(int dim) {
@@ -806,7 +808,7 @@ public final class Tally {
         return aux[j];
       }
       int code = arrayCode(j);
-      f.countArray(code);
+      f.countArray(code, leafCount);
       sample(f.path, code, j);
       if ((mask & 1 << RECORD) != 0) {
         // RULES 3.4 / summary: records of an array of records, by exact dimension (those
@@ -818,11 +820,14 @@ public final class Tally {
 
     int depth;
     int mask;
+    /** the non-null leaves of the array scanned last, per class */
+    final int[] leafCount = new int[SCALARS];
 
     /** The kind code of the array at tape entry j. */
     int arrayCode(int j) {
       depth = 0;
       mask = 0;
+      Arrays.fill(leafCount, 0);
       scanArray(j, 1);
       return depth << ARRAY_SHIFT | mask;
     }
@@ -835,7 +840,10 @@ public final class Tally {
       while (j < stop) {
         byte t = type[j];
         if (t == SCALAR) {
-          if (aux[j] >= 0) mask |= 1 << aux[j];
+          if (aux[j] >= 0) {
+            mask |= 1 << aux[j];
+            leafCount[aux[j]]++;
+          }
           j++;
         } else if (t == OBJ) {
           mask |= 1 << RECORD;
@@ -952,6 +960,28 @@ public final class Tally {
           }
         }
         g.writeEndArray();
+        // the leaves per class of arrays whose primitive leaves are of several classes
+        // (conversion warnings: RULES 1 writes them as the array's widest; Python keeps the
+        // arrays of several types, as observe.Classifier names them)
+        if (f.arrays != null) {
+          boolean started = false;
+          for (Map.Entry<Integer, long[]> a : f.arrays.entrySet()) {
+            int classes = a.getKey() & ((1 << ARRAY_SHIFT) - 1) & ~(1 << RECORD);
+            if (Integer.bitCount(classes) < 2) continue;
+            if (!started) {
+              g.writeArrayFieldStart("leaves");
+              started = true;
+            }
+            for (int c = 0; c < SCALARS; c++) {
+              if (a.getValue()[1 + c] > 0) {
+                g.writeNumber(a.getKey());
+                g.writeNumber(c);
+                g.writeNumber(a.getValue()[1 + c]);
+              }
+            }
+          }
+          if (started) g.writeEndArray();
+        }
         g.writeArrayFieldStart("records");
         if (f.records != null) {
           for (Map.Entry<Integer, Level> r : f.records.entrySet()) {
