@@ -224,3 +224,33 @@ def test_a_record_the_widen_policy_sets_aside_keeps_the_value_a_contract_took_ou
     batch = [{"flag": 1, "n": 2, "extra": "x"}]  # a long into a boolean column: X (RULES 5)
     run = toolkit.simulate([table, batch], policy="widen", contracts={"*": "discard_value"})
     assert [(q.reason, q.record) for q in run.quarantined] == [("incompatible", batch[0])]
+
+
+#: batches whose second one is written only across kinds into the first's columns
+CROSSING = {
+    "a boolean into a number column": [[{"q": 2}], [{"q": True}, {"q": 3}]],
+    "a number into a text column": [[{"s": "a"}], [{"s": 2.5}]],
+    "a boolean inside a list into a list of numbers": [[{"t": [1]}], [{"t": [True]}]],
+}
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("name", list(CROSSING))
+def test_the_contract_a_conversion_warning_names_refuses_those_values(
+    name: str, policy: str
+) -> None:
+    """A conversion warning ends with the contract that refuses its values (docs/rules.md,
+    Conversion warnings): that contract does, and a discarding one sets them aside, with
+    no warning left for values no longer written."""
+    batches = CROSSING[name]
+    warned = [str(w) for w in toolkit.simulate(batches, policy=policy).warnings]
+    advice = [w.split("a contract `")[1].split("`")[0] for w in warned if "a contract `" in w]
+    if not advice:  # the widen policy sets these values aside itself (RULES 5)
+        assert policy == "widen" and not warned, warned
+        return
+    for contract in advice:
+        key, mode = contract.split("=")
+        with pytest.raises(ContractError):
+            toolkit.simulate(batches, policy=policy, contracts={key: mode})
+        kept = toolkit.simulate(batches, policy=policy, contracts={key: "discard_row"})
+        assert not kept.warnings and [q.reason for q in kept.quarantined] == ["contract"]

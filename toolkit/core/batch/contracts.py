@@ -56,6 +56,7 @@ from toolkit.core.batch.observe import observe_struct
 from toolkit.core.batch.quarantine import Quarantined
 from toolkit.core.values.families import accepts, families
 from toolkit.core.values.jsonlines import parse_line
+from toolkit.core.values.kinds import crosses
 from toolkit.core.values.types import RECORD, Column, Kind, ListOf, MapOf, Struct, type_to_str
 from toolkit.core.values.widening import accepted, matrix_name, primary_columns
 from toolkit.core.values.wording import a_shape, and_join, batch_number, value_text
@@ -85,14 +86,18 @@ __all__ = [
 
 def holds(widens: bool, lattice: Lattice, members: list[Column], kind: Kind) -> bool:
     """Whether a column of the family ``members`` takes a value of ``kind`` as the table is,
-    with no new column and no widening: RULES 3.3's test (``accepts``) under the
-    ``upsolver`` policy; under ``widen`` (RULES 5), the key's one column when its type
-    stays what it is (same depth of lists, the matrix gives the column's own type).
+    with no new column and no widening, as the same kind of value: RULES 3.3's test
+    (``accepts``) under the ``upsolver`` policy; under ``widen`` (RULES 5), the key's one
+    column when its type stays what it is (same depth of lists, the matrix gives the
+    column's own type). A column that would take it only across kinds (a boolean into a
+    number column, a number into text: ``toolkit.core.values.kinds``) does not hold it:
+    that is what a conversion warning tells, and what a ``freeze`` contract refuses.
     Records only ask for a record column: the fields inside them evolve as always."""
     if not members:
         return False
     if not widens:
-        return all(any(accepts(lattice, p, c) for c in members) for p in kind.parts)
+        return all(any(accepts(lattice, p, c) and not crosses(p.type, c.shape.type)
+                       for c in members) for p in kind.parts)
     col = primary_columns(Struct(tuple(members)))[members[0].family]
     t, dim = col.type, 0
     while isinstance(t, ListOf):
@@ -108,7 +113,7 @@ def holds(widens: bool, lattice: Lattice, members: list[Column], kind: Kind) -> 
     if not isinstance(t, str):
         return False
     table = matrix_name(t)
-    return accepted(kind.type, table) == table
+    return accepted(kind.type, table) == table and not crosses(kind.type, t)
 
 
 def contract_breaches(

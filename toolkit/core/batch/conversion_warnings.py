@@ -42,6 +42,7 @@ from toolkit.core.values.conversions import (
     render_timestamp,
 )
 from toolkit.core.values.families import families, receives
+from toolkit.core.values.kinds import CROSSINGS, kind_of_type
 from toolkit.core.values.lattice import UPSOLVER, Lattice
 from toolkit.core.values.types import RECORD, Column, Kind, Shape, Struct, TypeName
 from toolkit.core.values.widening import matrix_name
@@ -52,20 +53,6 @@ __all__ = [
     "conversion_warnings", "kind_of_type",
 ]
 
-#: the kind of value each type is, as a reader of a column sees it
-_KINDS: Final[dict[str, str]] = {
-    "boolean": "boolean",
-    "int": "number", "long": "number", "float": "number", "double": "number",
-    "decimal": "number",
-    "string": "text",
-    "date": "time", "timestamp": "time", "timestamptz": "time",
-    "binary": "binary",
-}
-#: the conversions across kinds that are warned
-_CROSSINGS: Final[frozenset[tuple[str, str]]] = frozenset({
-    ("boolean", "number"), ("boolean", "text"), ("number", "text"), ("number", "time"),
-    ("time", "number"),
-})
 #: the widest a value of an example is shown (it comes from data: clipped)
 _EXAMPLE_WIDTH: Final = 40
 #: the words of each kind, singular
@@ -76,15 +63,6 @@ _WORDS: Final[dict[str, str]] = {
 }
 #: the words of each kind as the leaves of a list
 _IN_LISTS: Final[dict[str, str]] = {**_WORDS, "text": "texts"}
-
-
-def kind_of_type(type_name: str) -> str | None:
-    """The kind of value of a type name (``decimal(10, 2)`` is a number), or None.
-
-    >>> kind_of_type("decimal(10, 2)"), kind_of_type("long"), kind_of_type("record")
-    ('number', 'number', None)
-    """
-    return _KINDS.get(type_name.split("(")[0])
 
 
 @dataclass(frozen=True)
@@ -228,9 +206,12 @@ to be written (any record set aside is in the quarantine)
     # a hinted decimal column is the decimal column evolution creates, as the upsolver
     # policy plans and routes it: its values are written there as themselves
     after = plan.after if widen else lattice_view(plan.after, opts)
+    # values a contract refuses are set aside or fail the batch: not written, not warned
+    refused = {((b.key,), k.shape) for b in plan.held for k in b.kinds}
     found = _warnings(after, (), counts, plan.batch, lattice, widen)
     converted: list[BatchWarning] = [
-        _with_example(w, samples.get(w.path, {}), opts.conversions) for w in found]
+        _with_example(w, samples.get(w.path, {}), opts.conversions) for w in found
+        if (w.path, w.observed) not in refused]
     converted += _hinted(profile, plan.batch)
     leaves = {path: s.leaves.get(plan.batch, {}) for path, s in profile.fields.items()
               if s.leaves}
@@ -281,7 +262,7 @@ def _leaf_warnings(
                 target = taking[0]
             written = target.shape.type
             assert written is not None
-            if (kind_of_type(leaf), kind_of_type(written)) in _CROSSINGS:
+            if (kind_of_type(leaf), kind_of_type(written)) in CROSSINGS:
                 k = (leaf, written, target.name)
                 found[k] = found.get(k, 0) + n
         for (leaf_type, into, column), n in found.items():
@@ -297,7 +278,7 @@ def _hinted(profile: Profile, batch: int) -> Iterator[HintedConversion]:
     for path, stats in profile.fields.items():
         for (came, written, hint), (n, first, went) in stats.hinted.get(batch, {}).items():
             kinds = kind_of_type(came), kind_of_type(written)
-            if kinds in _CROSSINGS:
+            if kinds in CROSSINGS:
                 yield HintedConversion(path[0], batch, n, came, written, hint,
                                        f"{_shown(first)} -> {_shown(went)}")
 
@@ -319,7 +300,7 @@ def _warnings(
             if widen and accepted(shape.type, matrix_name(written)) is None:
                 continue  # set aside, not written (RULES 5)
             came, went = kind_of_type(shape.type), kind_of_type(written)
-            if came is not None and went is not None and (came, went) in _CROSSINGS:
+            if came is not None and went is not None and (came, went) in CROSSINGS:
                 yield ConversionWarning(path, batch, n, shape, written, target.name)
         for col in members:  # RULES 3.4: nested fields, inside their record columns
             leaf = col.leaf
