@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 from pyiceberg.exceptions import NoSuchTableError
-from pyiceberg.manifest import DataFile, ManifestContent
+from pyiceberg.manifest import DataFile, DataFileContent, ManifestContent
 from pyiceberg.serializers import ToOutputFile
 from pyiceberg.table import Table
 from pyiceberg.table.metadata import TableMetadata
@@ -46,7 +46,14 @@ if TYPE_CHECKING:
     from pyiceberg.table.snapshots import Snapshot
     from pyspark.sql import SparkSession
 
-__all__ = ["read_with_spark", "rewrite_with_spark", "spark_identifier", "spark_seeing"]
+__all__ = [
+    "data_files",
+    "equality_delete_files",
+    "read_with_spark",
+    "rewrite_with_spark",
+    "spark_identifier",
+    "spark_seeing",
+]
 
 
 def spark_seeing(table: Table) -> SparkSession | None:
@@ -155,17 +162,33 @@ def _register(table: Table, staged: TableMetadata, staging: str) -> str:
     return location
 
 
-def _data_files(staging: Table) -> list[DataFile]:
-    """The data files the staging table's one append wrote."""
-    snap = staging.current_snapshot()
-    if snap is None:
-        return []
-    io = staging.io
+def data_files(table: Table, snapshot: Snapshot) -> list[DataFile]:
+    """The live data files of ``snapshot``, from its manifests: PyIceberg's scan planning
+    would refuse a table with equality delete files."""
+    io = table.io
     out = []
-    for manifest in snap.manifests(io):
+    for manifest in snapshot.manifests(io):
         if manifest.content == ManifestContent.DATA:
             out += [e.data_file for e in manifest.fetch_manifest_entry(io, discard_deleted=True)]
     return out
+
+
+def equality_delete_files(table: Table, snapshot: Snapshot) -> int:
+    """How many live equality delete files ``snapshot`` has (Flink upsert tables and CDC
+    pipelines write them). PyIceberg 0.12 does not apply them (apache/iceberg#6568): its
+    scans of such a snapshot fail, so its rows are read by Spark."""
+    io = table.io
+    return sum(
+        e.data_file.content == DataFileContent.EQUALITY_DELETES
+        for manifest in snapshot.manifests(io) if manifest.content == ManifestContent.DELETES
+        for e in manifest.fetch_manifest_entry(io, discard_deleted=True)
+    )
+
+
+def _data_files(staging: Table) -> list[DataFile]:
+    """The data files the staging table's one append wrote."""
+    snap = staging.current_snapshot()
+    return [] if snap is None else data_files(staging, snap)
 
 
 def _drop_keeping(table: Table, staging: Table, keep: set[str]) -> None:
