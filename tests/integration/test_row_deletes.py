@@ -72,9 +72,9 @@ def delete_by_key(spark: SparkSession, full: str, column: str, keys: list[int]) 
     """Commit one equality delete file removing the rows whose long ``column`` is in
     ``keys``: a Parquet file carrying the column's field ID, registered with Iceberg's
     ``FileMetadata`` and committed as a row delta, as a Flink upsert does."""
-    jvm: Any = spark._jvm  # type: ignore[attr-defined]
+    jvm: Any = spark._jvm
     table = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(
-        spark._jsparkSession, full)  # type: ignore[attr-defined]
+        spark._jsparkSession, full)
     field_id = table.schema().findField(column).fieldId()
     path = f"{table.location()}/data/eq-delete-{next(_names)}.parquet"
     local = Path(path.removeprefix("file:"))
@@ -185,3 +185,20 @@ def test_a_drop_without_spark_says_its_values_are_not_counted(
     assert "v" in lakehouse.load_table(name).schema().column_names
     toolkit.evolve(lakehouse, name, [toolkit.ops.drop("v")], drop_data=True)
     assert rows(spark, full) == [(1, 1), (4, 4)]
+
+
+@pytest.mark.parametrize(("kind", "fmt"), [("equality", "parquet"), ("position", "orc")])
+def test_spark_reads_match_columns_changed_since_the_last_write(
+    spark: SparkSession, lakehouse: Catalog, kind: str, fmt: str
+) -> None:
+    """Spark reads a snapshot with the schema it was written with; columns added and
+    renamed since (a schema change writes no data) are matched by field ID."""
+    name, full = with_deletes(spark, lakehouse, kind, fmt)
+    toolkit.evolve(lakehouse, name, [toolkit.ops.add("w", "string"),
+                                     toolkit.ops.rename("v", "label")])
+    live = spark.sql(f"SELECT count(label) FROM {full}").first()
+    assert live is not None
+    counted = toolkit.preview_evolution(lakehouse, name, [toolkit.ops.drop("label")])
+    assert counted.destruction.values == live[0] == 1
+    toolkit.evolve(lakehouse, name, [toolkit.ops.widen("id", "string", rewrite=True)])
+    assert rows(spark, full) == [("1", "a", 1, None), ("4", None, 4, None)]

@@ -180,6 +180,16 @@ class _FileCounts:
         from pyspark.sql import functions as F
 
         frame = self._frame(spark)
+        # Spark reads a snapshot with the schema it was written with: the top-level column
+        # is found there by field ID (renamed since, or added since and holding nothing)
+        snap = self.table.current_snapshot()
+        read = None if snap is None or snap.schema_id is None else self.schemas.get(
+            snap.schema_id)
+        if read is not None:
+            top_id = self.table.schema().find_field(path[0]).field_id
+            if top_id not in {f.field_id for f in read.fields}:
+                return 0
+            path = (read.find_field(top_id).name, *path[1:])
         top = frame.schema[path[0]]
         per_row = _leaves_at(frame[top.name], top.dataType, path[1:])
         total = frame.select(F.sum(per_row)).first()
