@@ -408,6 +408,25 @@ class FileFormatError(ToolkitError, ValueError):
         )
 
 
+
+class EqualityDeletesError(ToolkitError, ValueError):
+    """A change that reads a table's rows, on a table with equality delete files (as Flink
+    upsert tables and CDC pipelines write them), which PyIceberg 0.12 does not apply, with
+    no Spark session that sees its catalog to read the rows; nothing was applied.
+    ``files`` is the number of live equality delete files."""
+
+    def __init__(self, table: str, what: str, files: int) -> None:
+        self.table, self.what, self.files = table, what, files
+        super().__init__(
+            f"table {table}: {what} reads every row and writes it again, and the table has "
+            f"{files} equality delete file{'s' * (files != 1)} (rows deleted by key, as "
+            "Flink upserts and CDC pipelines write them), which PyIceberg does not apply "
+            "(apache/iceberg#6568): read without them the deleted rows would come back; "
+            "nothing was applied. With a Spark session that sees this catalog "
+            "(toolkit.spark_session(catalog), as ingest is given), Spark reads the rows with "
+            "the deletes applied"
+        )
+
 # --- quarantine and replay (RULES 5) ---------------------------------------------------------
 
 
@@ -512,6 +531,7 @@ __all__ = [
     "ContractError",
     "DataLossError",
     "DuplicateKeyError",
+    "EqualityDeletesError",
     "ExportError",
     "FileFormatError",
     "HintError",

@@ -10,6 +10,11 @@ metrics for the first 100 columns by default): then the field's values are count
 scan of the table, as they are when the table has delete files (counts in the manifests
 would include deleted rows).
 
+The rows a drop reports are the table's live rows: where it has delete files, they are
+counted with the deletes applied. PyIceberg applies position deletes (Spark's merge-on-read
+DELETE, UPDATE and MERGE write them) but not equality deletes (Flink upsert tables and CDC
+pipelines write them; apache/iceberg#6568): those tables are read by Spark, as below.
+
 PyIceberg reads Parquet and ORC data files, not Avro ones (a table Spark, Flink or Trino
 writes with ``write.format.default=avro``), and Iceberg keeps no value counts for Avro
 files. Such values are counted by the process's Spark session that sees the table's
@@ -23,7 +28,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-from pyiceberg.manifest import DataFile, FileFormat, ManifestContent
+from pyiceberg.manifest import DataFile, DataFileContent, FileFormat, ManifestContent
 from pyiceberg.table import Table
 
 from toolkit.core.evolution.destruction import Destruction, DroppedColumn, dropped_columns, leaf_ids
@@ -33,7 +38,7 @@ from toolkit.core.values.types import Column
 
 if TYPE_CHECKING:
     from pyspark.sql import Column as SparkColumn
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import DataType
 
 __all__ = ["PYICEBERG_READS", "destruction_of", "format_names"]
@@ -63,7 +68,7 @@ def destruction_of(table: Table, plan: Evolution) -> Destruction:
     columns = tuple(counts.column(path, column) for path, column in dropped)
     sizes = [c.bytes for c in columns]
     total = None if any(b is None for b in sizes) else sum(b or 0 for b in sizes)
-    return Destruction(columns, counts.rows, total)
+    return Destruction(columns, counts.live_rows(), total)
 
 
 class _FileCounts:
@@ -77,16 +82,45 @@ class _FileCounts:
         io = table.io
         self.files: list[tuple[int | None, DataFile]] = []
         self.deletes = False
+        self.by_key = 0  # equality delete files, which PyIceberg does not apply
         for manifest in snap.manifests(io):
-            if manifest.content == ManifestContent.DELETES:
-                self.deletes = True
-                continue
             for entry in manifest.fetch_manifest_entry(io, discard_deleted=True):
-                self.files.append((entry.snapshot_id, entry.data_file))
+                if manifest.content == ManifestContent.DELETES:
+                    self.deletes = True
+                    self.by_key += entry.data_file.content == DataFileContent.EQUALITY_DELETES
+                else:
+                    self.files.append((entry.snapshot_id, entry.data_file))
         summary = snap.summary
         records = None if summary is None else summary.get("total-records")
         self.rows = int(records) if records is not None else sum(
             int(getattr(f, "record_count", 0)) for _, f in self.files)
+
+    def live_rows(self) -> int:
+        """The rows of the table: with its delete files applied where it has some (read by
+        PyIceberg, or by Spark for equality deletes), else from the snapshot summary. When
+        no reader applies them, the rows of the data files."""
+        if not self.deletes:
+            return self.rows
+        if not self.by_key:
+            return self.table.scan().count()
+        spark = self._spark()
+        if spark is None:
+            return self.rows
+        return self._frame(spark).count()
+
+    def _spark(self) -> SparkSession | None:
+        from toolkit.iceberg.spark_rewrite import spark_seeing
+
+        return spark_seeing(self.table)
+
+    def _frame(self, spark: SparkSession) -> DataFrame:
+        """The current snapshot as Spark reads it (deletes applied)."""
+        from toolkit.iceberg.spark_rewrite import spark_identifier
+
+        snap = self.table.current_snapshot()
+        assert snap is not None
+        return (spark.read.format("iceberg").option("snapshot-id", str(snap.snapshot_id))
+                .load(spark_identifier(self.table)))
 
     def _had_field(self, snapshot_id: int | None, field_id: int) -> bool | None:
         """Whether the table's schema had ``field_id`` when ``snapshot_id`` wrote a file
@@ -121,16 +155,22 @@ class _FileCounts:
                     scan = True  # may hold values no manifest counts: read them
         if scan:
             unread = {f.file_format for _, f in self.files} - PYICEBERG_READS
-            if not unread:
+            if not unread and not self.by_key:
                 return DroppedColumn(path, column.id, self._scanned(column), None)
-            from toolkit.iceberg.spark_rewrite import spark_seeing
-
-            spark = spark_seeing(self.table)
+            spark = self._spark()
             if spark is not None:
                 return DroppedColumn(path, column.id, self._spark_counted(spark, path), None)
-            why = (f"the table's data files are {format_names(unread)}, which PyIceberg "
-                   "cannot read and whose manifests count no values; a Spark session that "
-                   "sees this catalog (toolkit.spark_session(catalog)) counts them")
+            if unread:
+                why = (f"the table's data files are {format_names(unread)}, which PyIceberg "
+                       "cannot read and whose manifests count no values")
+            else:
+                # the manifests' counts include the rows the deletes remove
+                why = (f"the table has {self.by_key} equality delete "
+                       f"file{'s' * (self.by_key != 1)}, which PyIceberg does not apply "
+                       "(apache/iceberg#6568), and the manifests count deleted rows' values "
+                       "too")
+            why += ("; a Spark session that sees this catalog (toolkit.spark_session(catalog)) "
+                    "counts them")
             return DroppedColumn(path, column.id, None, None, why)
         return DroppedColumn(path, column.id, values, size)
 
@@ -139,13 +179,17 @@ class _FileCounts:
         (deletes applied), without bringing them to the driver."""
         from pyspark.sql import functions as F
 
+        frame = self._frame(spark)
+        # Spark reads a snapshot with the schema it was written with: the top-level column
+        # is found there by field ID (renamed since, or added since and holding nothing)
         snap = self.table.current_snapshot()
-        assert snap is not None
-        from toolkit.iceberg.spark_rewrite import spark_identifier
-
-        name = spark_identifier(self.table)
-        frame = (spark.read.format("iceberg")
-                 .option("snapshot-id", str(snap.snapshot_id)).load(name))
+        read = None if snap is None or snap.schema_id is None else self.schemas.get(
+            snap.schema_id)
+        if read is not None:
+            top_id = self.table.schema().find_field(path[0]).field_id
+            if top_id not in {f.field_id for f in read.fields}:
+                return 0
+            path = (read.find_field(top_id).name, *path[1:])
         top = frame.schema[path[0]]
         per_row = _leaves_at(frame[top.name], top.dataType, path[1:])
         total = frame.select(F.sum(per_row)).first()

@@ -26,6 +26,7 @@ from pyiceberg.io.pyarrow import _dataframe_to_data_files, schema_to_pyarrow
 from pyiceberg.manifest import FileFormat
 from pyiceberg.schema import Schema
 from pyiceberg.table import Table, Transaction
+from pyiceberg.table.snapshots import Snapshot
 from pyiceberg.table.sorting import NullOrder
 from pyiceberg.table.update import (
     AssertCurrentSchemaId,
@@ -69,6 +70,7 @@ from toolkit.core.values.types import ColumnType
 from toolkit.core.values.widening import retype_value
 from toolkit.errors import (
     DataLossError,
+    EqualityDeletesError,
     FileFormatError,
     OperationError,
     RewriteLossError,
@@ -584,8 +586,10 @@ def _stage_rewrite(
 ) -> None:
     """Stage an overwrite snapshot: every current data file replaced by the same rows with
     the rewritten columns converted, written with the plan's final schema and spec."""
+    from toolkit.iceberg.spark_rewrite import data_files
+
     snap = tbl.current_snapshot()
-    old_files = [] if snap is None else [task.file for task in tbl.scan().plan_files()]
+    old_files = [] if snap is None else data_files(tbl, snap)
     default = str(txn.table_metadata.properties.get(WRITE_FORMAT, "parquet"))
     foreign = {f.file_format for f in old_files} - {FileFormat.PARQUET}
     if default.lower() != "parquet":
@@ -623,8 +627,8 @@ def _stage_rewrite(
             "#3833); this table has such a column, so the rewrite was refused and nothing "
             "was applied"
         )
-    data = tbl.scan().to_arrow() if snap is not None else None
     new_schema = txn.table_metadata.schema()
+    data = None if snap is None else _live_rows(tbl, snap, new_schema, rewritten)
     props = {REWRITE_PROPERTY: seq}
     with txn.update_snapshot(snapshot_properties=props).overwrite() as overwrite:
         for f in old_files:
@@ -645,6 +649,25 @@ def _stage_rewrite(
                     f"spec {txn.table_metadata.spec()}, which PyIceberg cannot do here ({exc}); "
                     "nothing was applied"
                 ) from exc
+
+
+def _live_rows(
+    tbl: Table, snap: Snapshot, new_schema: Schema, rewritten: dict[int, tuple[int, str, str]]
+) -> pa.Table | None:
+    """The rows of ``snap`` with its deletes applied: PyIceberg applies position deletes but
+    not equality deletes (apache/iceberg#6568), so a table with those is read by the
+    process's Spark session that sees its catalog, or the rewrite is refused."""
+    from toolkit.iceberg.spark_rewrite import equality_delete_files, read_with_spark, spark_seeing
+
+    by_key = equality_delete_files(tbl, snap)
+    if not by_key:
+        return tbl.scan().to_arrow()
+    spark = spark_seeing(tbl)
+    if spark is None:
+        columns = sorted(new_schema.find_column_name(i) or str(i) for i in rewritten)
+        raise EqualityDeletesError(
+            ".".join(tbl.name()), f"the rewrite of {', '.join(columns)}", by_key)
+    return read_with_spark(tbl, snap, spark)
 
 
 def _rebuild_table(

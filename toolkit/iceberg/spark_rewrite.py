@@ -29,10 +29,12 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 from pyiceberg.exceptions import NoSuchTableError
-from pyiceberg.manifest import DataFile, ManifestContent
+from pyiceberg.io.pyarrow import schema_to_pyarrow
+from pyiceberg.manifest import DataFile, DataFileContent, ManifestContent
 from pyiceberg.serializers import ToOutputFile
 from pyiceberg.table import Table
 from pyiceberg.table.metadata import TableMetadata
+from pyiceberg.types import IcebergType, ListType, MapType, PrimitiveType, StructType
 
 from toolkit.iceberg.ledger import STAGING_PROPERTY
 from toolkit.iceberg.new_tables import (
@@ -46,7 +48,14 @@ if TYPE_CHECKING:
     from pyiceberg.table.snapshots import Snapshot
     from pyspark.sql import SparkSession
 
-__all__ = ["read_with_spark", "rewrite_with_spark", "spark_identifier", "spark_seeing"]
+__all__ = [
+    "data_files",
+    "equality_delete_files",
+    "read_with_spark",
+    "rewrite_with_spark",
+    "spark_identifier",
+    "spark_seeing",
+]
 
 
 def spark_seeing(table: Table) -> SparkSession | None:
@@ -77,12 +86,61 @@ def spark_identifier(table: Table, name: str | None = None) -> str:
 
 
 def read_with_spark(table: Table, snapshot: Snapshot, spark: SparkSession) -> pa.Table | None:
-    """The rows of ``snapshot`` (deletes applied) as Spark reads them, as Arrow; None
-    when it holds none."""
+    """The rows of ``snapshot`` (deletes applied) as Spark reads them, as Arrow laid out
+    in the table's current schema; None when it holds none.
+
+    Spark reads a snapshot by ID with the schema the snapshot was written with, so columns
+    added, renamed or promoted since (a schema change commits no data) are matched to the
+    current schema by field ID: an added one reads null."""
     frame = (spark.read.format("iceberg").option("snapshot-id", str(snapshot.snapshot_id))
              .load(spark_identifier(table)))
     batches = frame._collect_as_arrow()
-    return pa.Table.from_batches(batches) if batches else None
+    if not batches:
+        return None
+    data = pa.Table.from_batches(batches)
+    read = table.schemas().get(snapshot.schema_id) if snapshot.schema_id is not None else None
+    current = table.schema()
+    if read is None or read.as_struct() == current.as_struct():
+        return data
+    whole = pa.StructArray.from_arrays(
+        [c.combine_chunks() for c in data.columns], fields=list(data.schema))
+    aligned = _by_field_id(whole, read.as_struct(), current.as_struct())
+    assert isinstance(aligned, pa.StructArray)
+    return pa.Table.from_arrays(aligned.flatten(), names=[f.name for f in current.fields])
+
+
+def _by_field_id(array: pa.Array, read: IcebergType, now: IcebergType) -> pa.Array:
+    """``array`` (of Iceberg type ``read``) as ``now`` lays it out: struct fields matched by
+    field ID (a field ``read`` lacks is null), a primitive promoted in place (int to long)
+    cast."""
+    if isinstance(read, StructType) and isinstance(now, StructType):
+        assert isinstance(array, pa.StructArray)
+        old = {f.field_id: i for i, f in enumerate(read.fields)}
+        children = []
+        for f in now.fields:
+            if f.field_id in old:
+                i = old[f.field_id]
+                children.append(_by_field_id(array.field(i), read.fields[i].field_type,
+                                             f.field_type))
+            else:
+                children.append(pa.nulls(len(array), schema_to_pyarrow(f.field_type)))
+        return pa.StructArray.from_arrays(
+            children, names=[f.name for f in now.fields],
+            mask=array.is_null() if array.null_count else None)
+    if isinstance(read, ListType) and isinstance(now, ListType) and read != now:
+        assert isinstance(array, pa.ListArray | pa.LargeListArray)
+        values = _by_field_id(array.values, read.element_type, now.element_type)
+        return type(array).from_arrays(array.offsets, values,
+                                       mask=array.is_null() if array.null_count else None)
+    if isinstance(read, MapType) and isinstance(now, MapType) and read != now:
+        assert isinstance(array, pa.MapArray)
+        keys = _by_field_id(array.keys, read.key_type, now.key_type)
+        items = _by_field_id(array.items, read.value_type, now.value_type)
+        return pa.MapArray.from_arrays(array.offsets, keys, items,
+                                       mask=array.is_null() if array.null_count else None)
+    if isinstance(now, PrimitiveType) and read != now:
+        return array.cast(schema_to_pyarrow(now))
+    return array
 
 
 def rewrite_with_spark(
@@ -155,17 +213,33 @@ def _register(table: Table, staged: TableMetadata, staging: str) -> str:
     return location
 
 
-def _data_files(staging: Table) -> list[DataFile]:
-    """The data files the staging table's one append wrote."""
-    snap = staging.current_snapshot()
-    if snap is None:
-        return []
-    io = staging.io
+def data_files(table: Table, snapshot: Snapshot) -> list[DataFile]:
+    """The live data files of ``snapshot``, from its manifests: PyIceberg's scan planning
+    would refuse a table with equality delete files."""
+    io = table.io
     out = []
-    for manifest in snap.manifests(io):
+    for manifest in snapshot.manifests(io):
         if manifest.content == ManifestContent.DATA:
             out += [e.data_file for e in manifest.fetch_manifest_entry(io, discard_deleted=True)]
     return out
+
+
+def equality_delete_files(table: Table, snapshot: Snapshot) -> int:
+    """How many live equality delete files ``snapshot`` has (Flink upsert tables and CDC
+    pipelines write them). PyIceberg 0.12 does not apply them (apache/iceberg#6568): its
+    scans of such a snapshot fail, so its rows are read by Spark."""
+    io = table.io
+    return sum(
+        e.data_file.content == DataFileContent.EQUALITY_DELETES
+        for manifest in snapshot.manifests(io) if manifest.content == ManifestContent.DELETES
+        for e in manifest.fetch_manifest_entry(io, discard_deleted=True)
+    )
+
+
+def _data_files(staging: Table) -> list[DataFile]:
+    """The data files the staging table's one append wrote."""
+    snap = staging.current_snapshot()
+    return [] if snap is None else data_files(staging, snap)
 
 
 def _drop_keeping(table: Table, staging: Table, keep: set[str]) -> None:
