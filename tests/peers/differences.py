@@ -254,10 +254,63 @@ def dlt_docs_rows() -> list[str]:
             for case_id, (theirs, ours, why) in DLT_DIFFERENCES.items()]
 
 
-if __name__ == "__main__":  # prints a docs table: python -m tests.peers.differences [dlt]
+
+W = "iceberg-java:TestDataFrameWriterV2."
+WC = "iceberg-java:TestDataFrameWriterV2Coercion."
+FLOAT_IS_DOUBLE = "RULES 1: under the `upsolver` policy a float counts as a double"
+NAMED = "RULES 3.3: a batch's new columns are ordered by name"
+
+#: Iceberg's Spark write tests (tests/peers/cases_iceberg_writer.py) that differ on purpose:
+#: case id -> (what Iceberg's test asserts, what the toolkit does, the reason)
+WRITER_DIFFERENCES: dict[str, tuple[str, str, str]] = {
+    f"{W}testMergeSchemaSparkProperty[upsolver]": (
+        "adds `new_col float`, read back `12.06F`",
+        "adds `new_col double`, the float's value exactly (`12.0600004196167`)",
+        FLOAT_IS_DOUBLE),
+    f"{W}testMergeSchemaSparkConfiguration[upsolver]": (
+        "adds `salary float`", "adds `salary double`, the float's value (`120000.34375`)",
+        FLOAT_IS_DOUBLE),
+    f"{W}testMergeSchemaIgnoreCastingDecimalToDecimalWithNarrowerPrecision[upsolver]": (
+        "writes both DataFrames' decimals into `id decimal(6,2)`",
+        "adds `id_decimal decimal(38, 18)` for them; `id` stays null",
+        "docs/rules.md, Types and values: `upsolver` never writes a declared type outside "
+        "its lattice (`widen` writes `id`)"),
+    f"{W}testWriteWithCaseSensitiveOption[case-sensitive]": (
+        "adds `ID` and `DaTa` (4 fields), which read null", "adds no column",
+        "RULES 3.5: a field of only nulls creates no column yet"),
+    **{
+        f"{W}testWriteWithCaseSensitiveOption[values, case-{mode}]": (
+            f"{iceberg} (the test's rows with values)", "adds `DaTa_2` and `ID_2`",
+            "RULES 4: names collide case-insensitively; each key keeps its own column")
+        for mode, iceberg in [
+            ("insensitive", "writes `ID`, `DaTa` into `id`, `data`"),
+            ("sensitive", "adds `ID` and `DaTa`"),
+        ]
+    },
+    **{
+        f"{WC}testByteAndShortCoercion[{t}, {policy}]": (
+            "makes `id int, data string`", f"makes `data string, id {id_type}`", why)
+        for t in ("byte", "short")
+        for policy, id_type, why in [
+            ("upsolver", "long", f"RULES 1: a byte or short counts as a long; {NAMED}"),
+            ("widen", "int", NAMED),
+        ]
+    },
+}
+
+
+def writer_docs_rows() -> list[str]:
+    """The rows of docs/rules.md's Spark-writes table, in :data:`WRITER_DIFFERENCES`' order."""
+    return [f"| `{case_id}` | {theirs} | {ours} | {why} |"
+            for case_id, (theirs, ours, why) in WRITER_DIFFERENCES.items()]
+
+
+if __name__ == "__main__":  # prints a docs table: python -m tests.peers.differences [dlt|writer]
     import sys
 
-    dlt_table = sys.argv[1:] == ["dlt"]
-    print(f"| case | {'dlt' if dlt_table else 'Iceberg'}'s test | the toolkit | reason |")
+    which = sys.argv[1] if sys.argv[1:] else "iceberg"
+    rows, peer = {"dlt": (dlt_docs_rows, "dlt"), "writer": (writer_docs_rows, "Iceberg"),
+                  "iceberg": (docs_rows, "Iceberg")}[which]
+    print(f"| case | {peer}'s test | the toolkit | reason |")
     print("|---|---|---|---|")
-    print("\n".join(dlt_docs_rows() if dlt_table else docs_rows()))
+    print("\n".join(rows()))

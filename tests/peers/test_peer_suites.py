@@ -62,5 +62,7 @@ def test_docs_list_every_deliberate_difference() -> None:
     text = RULES_MD.read_text(encoding="utf-8")
     assert "## Where we differ from Iceberg's own tests" in text
     section = text.split("## Where we differ from Iceberg's own tests", 1)[1].split("\n## ", 1)[0]
+    # the Spark writes' table is a subsection of its own (tests/peers/test_iceberg_writer_suite.py)
+    section = section.split("\n### ", 1)[0]
     listed = [line for line in section.splitlines() if line.startswith("| `")]
     assert listed == docs_rows()
