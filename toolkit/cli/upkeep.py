@@ -23,7 +23,7 @@ from toolkit.cli.common import (
     table_argument,
 )
 from toolkit.cli.exits import ExitCode, guarded
-from toolkit.core.maintenance.steps import STEPS, check_steps
+from toolkit.core.maintenance.steps import STEPS, ExpireSnapshots, check_steps
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -48,7 +48,18 @@ def steps_of(given: tuple[str, ...]) -> tuple[StepName, ...]:
 
 
 def _plan_json(plan: MaintenancePlan) -> list[dict[str, Any]]:
-    return [{"name": s.name, "todo": s.todo, "sentence": s.sentence} for s in plan.steps]
+    steps: list[dict[str, Any]] = []
+    for s in plan.steps:
+        step: dict[str, Any] = {"name": s.name, "todo": s.todo, "sentence": s.sentence}
+        if isinstance(s, ExpireSnapshots):
+            # what the --yes approves making unreadable, for a scheduler to check
+            step["unreadable"] = [
+                {"column": c.name, "field_id": c.field_id, "values": c.values,
+                 "lineage": c.lineage, "rewritten": c.rewritten}
+                for c in s.unreadable if c.values != 0]
+            step["removed_rows"] = s.removed_rows
+        steps.append(step)
+    return steps
 
 
 def _report_json(report: MaintenanceReport) -> list[dict[str, Any]]:

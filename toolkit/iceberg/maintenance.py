@@ -11,26 +11,39 @@ Spark (``toolkit.spark.maintenance``).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from pyiceberg.manifest import DataFile as IcebergDataFile
 from pyiceberg.manifest import DataFileContent, ManifestContent
+from pyiceberg.schema import Schema, index_by_id
 from pyiceberg.table.refs import SnapshotRefType
+from pyiceberg.table.snapshots import Operation
+from pyiceberg.table.snapshots import Snapshot as IcebergSnapshot
+from pyiceberg.types import IcebergType, ListType, MapType, NestedField, StructType
 
+from toolkit.core.evolution.lineage import LineageEntry
+from toolkit.core.evolution.operations import Widening
 from toolkit.core.evolution.state import TableState
 from toolkit.core.maintenance.steps import (
     DEFAULT_MANIFEST_SIZE,
     DEFAULT_TARGET_FILE_SIZE,
     DataFile,
+    ExpireSnapshots,
     Manifest,
     Ref,
     Snapshot,
     StagingTable,
     TableFacts,
+    UnreadableColumn,
 )
 from toolkit.iceberg.catalog import load_table
 from toolkit.iceberg.folds import fold_files
 from toolkit.iceberg.ledger import batch_id_of
+from toolkit.iceberg.lineage import lineage
 from toolkit.iceberg.new_tables import staging_tables, table_files, written
+from toolkit.iceberg.operations import REWRITE_PROPERTY
 from toolkit.iceberg.quarantine import (
     QUARANTINE_SUFFIX,
     REPLAYED_BY_PROPERTY,
@@ -50,6 +63,7 @@ __all__ = [
     "retention_rules",
     "staging_facts",
     "table_facts",
+    "with_losses",
 ]
 
 #: Iceberg's table properties for the sizes compaction and manifest rewriting aim at
@@ -177,3 +191,205 @@ def _quarantine_needs(
     folder = qtable.location().rstrip("/")
     inside = folder.startswith(location.rstrip("/") + "/")
     return (None if pending is None else pending[0]), (((qid, folder),) if inside else ())
+
+
+def with_losses(table: Table, step: ExpireSnapshots) -> ExpireSnapshots:
+    """``step`` with what becomes readable nowhere once its snapshots expire: the columns
+    only they read (dropped or rewritten since, by field ID: their schemas have the field,
+    no snapshot kept and not the table's current schema has it), each with its non-null
+    values in the data files they reference, counted from the manifests' metrics as a drop
+    counts them (``toolkit.iceberg.destruction``); and the rows deletes and overwrites
+    removed whose last readers they are (from the snapshots' summaries)."""
+    if not step.expire:
+        return step
+    meta = table.metadata
+    gone_ids = set(step.expire)
+    by_id = {s.snapshot_id: s for s in meta.snapshots}
+    expired = [by_id[i] for i in step.expire if i in by_id]
+    kept = [s for s in meta.snapshots if s.snapshot_id not in gone_ids]
+    schemas = table.schemas()
+    current = table.schema()
+
+    def schema_of(snap: IcebergSnapshot) -> Schema:
+        # a snapshot without a schema ID (format v1) is read with the table's schema
+        return schemas.get(snap.schema_id, current) if snap.schema_id is not None else current
+
+    readable = set(index_by_id(current))
+    for snap in kept:
+        readable.update(index_by_id(schema_of(snap)))
+    columns = _unreadable_columns(table, expired, schema_of, readable, by_id)
+    rows, at_least = _removed_rows(meta.snapshots, gone_ids, by_id)
+    return replace(step, unreadable=columns, removed_rows=rows, removed_rows_at_least=at_least)
+
+
+def _gone_leaves(schema: Schema, readable: set[int]) -> dict[int, tuple[int, ...]]:
+    """Per column of ``schema`` no reader keeps (its field ID not in ``readable``, its
+    parent's is or it is top-level), the IDs of its primitive leaves: those metrics count."""
+    out: dict[int, tuple[int, ...]] = {}
+
+    def leaves(t: IcebergType) -> list[int]:
+        found: list[int] = []
+        for child in _children_of(t):
+            found.extend([child.field_id] if child.field_type.is_primitive
+                         else leaves(child.field_type))
+        return found
+
+    def walk(t: IcebergType) -> None:
+        for child in _children_of(t):
+            if child.field_id not in readable:
+                out[child.field_id] = ((child.field_id,) if child.field_type.is_primitive
+                                       else tuple(leaves(child.field_type)))
+            else:
+                walk(child.field_type)
+
+    walk(schema.as_struct())
+    return out
+
+
+def _children_of(t: IcebergType) -> list[NestedField]:
+    if isinstance(t, StructType):
+        return list(t.fields)
+    if isinstance(t, ListType):
+        return [t.element_field]
+    if isinstance(t, MapType):
+        return [t.key_field, t.value_field]
+    return []
+
+
+def _unreadable_columns(
+    table: Table,
+    expired: list[IcebergSnapshot],
+    schema_of: Callable[[IcebergSnapshot], Schema],
+    readable: set[int],
+    by_id: dict[int, IcebergSnapshot],
+) -> tuple[UnreadableColumn, ...]:
+    """The columns only ``expired`` read, with their values in the files they reference
+    (each file counted once, whichever expired snapshots reference it)."""
+    io = table.io
+    names: dict[int, str] = {}
+    leaves: dict[int, tuple[int, ...]] = {}
+    values: dict[int, int] = {}
+    uncounted: dict[int, str] = {}
+    seen: set[tuple[int, str]] = set()
+    manifests: dict[str, list[tuple[int | None, IcebergDataFile]]] = {}
+    for snap in expired:
+        schema = schema_of(snap)
+        gone = _gone_leaves(schema, readable)
+        if not gone:
+            continue
+        for column, ids in gone.items():
+            names[column] = schema.find_column_name(column) or str(column)
+            leaves[column] = ids
+            values.setdefault(column, 0)
+        for manifest in snap.manifests(io):
+            if manifest.content != ManifestContent.DATA:
+                continue
+            if manifest.manifest_path not in manifests:  # shared by many snapshots: read once
+                manifests[manifest.manifest_path] = [
+                    (e.snapshot_id, e.data_file)
+                    for e in manifest.fetch_manifest_entry(io, discard_deleted=True)
+                    if e.data_file.content == DataFileContent.DATA
+                ]
+            for writer, f in manifests[manifest.manifest_path]:
+                for column, ids in gone.items():
+                    if (column, f.file_path) in seen:
+                        continue
+                    seen.add((column, f.file_path))
+                    counts = f.value_counts or {}
+                    nulls = f.null_value_counts or {}
+                    for leaf in ids:
+                        if leaf in counts:
+                            values[column] += int(counts[leaf]) - int(nulls.get(leaf, 0))
+                        elif _may_hold(by_id.get(writer) if writer else None, leaf, schema_of):
+                            uncounted[column] = (
+                                "the manifests keep no count for it in some data files "
+                                "(metrics off, or beyond the first 100 columns)")
+    entries = lineage(table)
+    schemas = table.schemas()
+    rewrites = {
+        s.summary.additional_properties.get(REWRITE_PROPERTY)
+        for s in table.metadata.snapshots if s.summary is not None
+    }
+    out = []
+    for column in sorted(names, key=lambda c: names[c]):
+        entry = _removed_by(column, entries, schemas)
+        rewritten = entry is not None and str(entry.seq) in rewrites and any(
+            isinstance(op, Widening) and op.rewrite for op in entry.operations)
+        out.append(UnreadableColumn(
+            names[column], column, None if column in uncounted else values[column],
+            None if entry is None else entry.seq, rewritten, uncounted.get(column)))
+    return tuple(out)
+
+
+def _may_hold(
+    writer: IcebergSnapshot | None, leaf: int, schema_of: Callable[[IcebergSnapshot], Schema]
+) -> bool:
+    """Whether a file with no metrics for ``leaf`` may hold its values: unless the
+    snapshot that wrote it had no such field (a column added after the file was written)."""
+    if writer is None:
+        return True
+    return leaf in index_by_id(schema_of(writer))
+
+
+def _removed_by(
+    field_id: int, entries: Sequence[LineageEntry], schemas: dict[int, Schema]
+) -> LineageEntry | None:
+    """The lineage entry after which the table's schema no longer had ``field_id``: the
+    first, in log order, whose schema lacks it after one that had it (or after the table's
+    first schema, when that had it)."""
+    first = schemas.get(min(schemas)) if schemas else None
+    had = first is not None and field_id in index_by_id(first)
+    for entry in entries:
+        schema = None if entry.schema_id is None else schemas.get(entry.schema_id)
+        if schema is None:
+            continue
+        has = field_id in index_by_id(schema)
+        if had and not has:
+            return entry
+        had = has
+    return None
+
+
+def _removed_rows(
+    snapshots: Sequence[IcebergSnapshot], expire: set[int], by_id: dict[int, IcebergSnapshot]
+) -> tuple[int, bool]:
+    """The rows deletes and overwrites removed that only the snapshots in ``expire`` read
+    (and whether that is a lower bound): a snapshot removing rows whose parent expires,
+    when no snapshot kept holds that parent's rows otherwise (an older one a tag keeps, a
+    branch forked from it). Compactions and the toolkit's rewrites keep every row (a
+    rewrite's old values are counted per column), and a replay's rows live on in the
+    target table: none of them is counted."""
+
+    def line(snap: IcebergSnapshot) -> list[int]:
+        ids: list[int] = []
+        at: IcebergSnapshot | None = snap
+        while at is not None and len(ids) <= len(by_id):
+            ids.append(at.snapshot_id)
+            at = None if at.parent_snapshot_id is None else by_id.get(at.parent_snapshot_id)
+        return ids
+
+    kept_lines = [line(s) for s in snapshots if s.snapshot_id not in expire]
+    rows, at_least = 0, False
+    for snap in snapshots:
+        summary = snap.summary
+        parent = snap.parent_snapshot_id
+        if summary is None or parent is None or parent not in expire:
+            continue
+        if summary.operation not in (Operation.DELETE, Operation.OVERWRITE):
+            continue
+        extra = summary.additional_properties
+        if REWRITE_PROPERTY in extra or REPLAYED_BY_PROPERTY in extra:
+            continue
+        # a kept snapshot reading the parent's rows: the parent is its ancestor, not
+        # through this snapshot (it is the parent's ancestor, or on another branch)
+        held = any(parent in ids and snap.snapshot_id not in ids for ids in kept_lines)
+        older = line(by_id[parent])[1:]
+        held = held or any(ids[0] in older for ids in kept_lines)
+        if held:
+            continue
+        deleted = int(summary.get("deleted-records") or 0)
+        added = int(summary.get("added-records") or 0)
+        rows += max(deleted - added, 0) + int(summary.get("added-position-deletes") or 0)
+        at_least = at_least or (added > 0 and deleted > 0) or bool(
+            summary.get("added-equality-deletes"))
+    return rows, at_least

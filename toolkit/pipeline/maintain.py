@@ -25,7 +25,7 @@ import datetime as dt
 import logging
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from toolkit.core.evolution.state import TableState
@@ -46,7 +46,7 @@ from toolkit.core.maintenance.steps import (
 )
 from toolkit.errors import StalePlanError
 from toolkit.iceberg.ledger import remember_batches
-from toolkit.iceberg.maintenance import refs_of, retention_rules, table_facts
+from toolkit.iceberg.maintenance import refs_of, retention_rules, table_facts, with_losses
 from toolkit.iceberg.new_tables import drop_leftover
 from toolkit.iceberg.statistics import fold_arrivals, stale_arrivals_properties
 from toolkit.spark import maintenance as procedures
@@ -156,7 +156,7 @@ def plan_maintenance(
             found = procedures.find_orphan_files(
                 spark, catalog.name, tuple(tbl.name()), orphans_ms, tbl.location()
             )
-    return make_plan(
+    plan = make_plan(
         facts,
         chosen,
         older_than_ms=_cutoff_ms(older_than, now_ms, "older_than", table),
@@ -167,6 +167,13 @@ def plan_maintenance(
         staging_older_than_ms=_cutoff_ms(settings.staging_older_than, now_ms,
                                          "staging_older_than", table),
     )
+    expiry = plan.expiry
+    if expiry is None or not expiry.todo:
+        return plan
+    # what only the snapshots to expire still read (a dropped column's values, a rewritten
+    # one's as stored before): said, with counts, in the step the user approves
+    counted_expiry = with_losses(tbl, expiry)
+    return replace(plan, steps=tuple(counted_expiry if s is expiry else s for s in plan.steps))
 
 
 def _refuse_if_moved(plan: MaintenancePlan, table: Table) -> None:
@@ -282,7 +289,7 @@ def _expire(
     counts = procedures.expire_snapshots(spark, catalog.name, name, ids)
     tbl.refresh()
     left = {s.snapshot_id for s in tbl.metadata.snapshots}
-    return MaintenanceReport.expired(sum(1 for i in ids if i not in left), counts)
+    return MaintenanceReport.expired(sum(1 for i in ids if i not in left), counts, step)
 
 
 def _drop_staging(catalog: Catalog, table: str, step: DropStagingTables) -> StepResult:

@@ -143,9 +143,11 @@ def _what_is_lost(gone: Sequence[Snapshot], batches: Sequence[str]) -> tuple[str
         "table's current rows, its lineage log and undo are not affected."
     ]
     if batches:
+        which = ("that batch" if len(batches) == 1
+                 else f"those {counted(len(batches), 'batch')}")
         notes.append(
-            f"Written Data Statistics will no longer show what those "
-            f"{counted(len(batches), 'batch')} wrote one by one (the live totals stay)."
+            f"Written Data Statistics will no longer show what {which} wrote one by one "
+            "(the live totals stay)."
         )
     replays = [s.replay_of for s in gone if s.replay_of]
     if replays:

@@ -48,6 +48,7 @@ __all__ = [
     "StepName",
     "StepResult",
     "TableFacts",
+    "UnreadableColumn",
     "listed",
     "check_steps",
     "size_text",
@@ -197,6 +198,53 @@ class KeptSnapshot:
 
 
 @dataclass(frozen=True)
+class UnreadableColumn:
+    """A column that only the snapshots to expire still read: one the table dropped, or a
+    rewritten column's values as stored before the conversion (a rewrite gives the column
+    a new field ID, RULES 6). Once those snapshots expire, these values are readable
+    nowhere.
+
+    >>> print(UnreadableColumn("secret", 2, 5, lineage=2).sentence)
+    The expired snapshots are the last that read column secret (dropped in lineage #2): \
+its 5 values will no longer be readable.
+    >>> print(UnreadableColumn("price", 3, 4, lineage=3, rewritten=True).sentence)
+    The expired snapshots are the last that read column price as stored before its \
+rewrite (lineage #3): its 4 values as they were before the conversion will no longer be \
+readable (the table keeps them converted).
+    """
+
+    name: str
+    """Its dotted path, as the expired snapshots' schema names it."""
+    field_id: int
+    values: int | None
+    """Its non-null values (of its leaf fields, for a struct, list or map) in the data
+    files those snapshots reference; None: not counted (``uncounted`` says why)."""
+    lineage: int | None = None
+    """The lineage entry that dropped or rewrote it, when the log tells."""
+    rewritten: bool = False
+    """A rewrite replaced it (the table holds its values converted), rather than a drop."""
+    uncounted: str | None = None
+
+    @property
+    def sentence(self) -> str:
+        entry = f"lineage #{self.lineage}" if self.lineage is not None else None
+        values = (f"its values (not counted: {self.uncounted})" if self.values is None
+                  else f"its {counted(self.values, 'value')}")
+        if self.rewritten:
+            return (
+                f"The expired snapshots are the last that read column {self.name} as stored "
+                f"before its rewrite{f' ({entry})' if entry else ''}: {values} as they were "
+                "before the conversion will no longer be readable (the table keeps them "
+                "converted)."
+            )
+        dropped = f"dropped in {entry}" if entry else "no longer in the table's schema"
+        return (
+            f"The expired snapshots are the last that read column {self.name} ({dropped}): "
+            f"{values} will no longer be readable."
+        )
+
+
+@dataclass(frozen=True)
 class ExpireSnapshots:
     """Expire snapshots older than a time, except those a reader or the ledger needs."""
 
@@ -214,7 +262,30 @@ class ExpireSnapshots:
     """What readers can no longer do once these snapshots are gone, in words."""
     blocked: str | None = None
     """Why nothing may be expired at all (retention set on the refs), in words."""
+    unreadable: tuple[UnreadableColumn, ...] = ()
+    """The columns whose values only these snapshots read (dropped or rewritten since),
+    with how many: expiring them makes those values unreadable."""
+    removed_rows: int = 0
+    """Rows that deletes or overwrites removed from the table and that only these
+    snapshots read (at least this many when an overwrite also wrote rows)."""
+    removed_rows_at_least: bool = False
+    """Whether ``removed_rows`` is a lower bound: an overwrite wrote rows as it removed
+    others, and only the difference is known to be gone."""
     name: StepName = field(default="expire_snapshots", init=False)
+
+    @property
+    def destroys(self) -> tuple[str, ...]:
+        """What becomes readable nowhere once these snapshots expire, in words: per
+        column, then the rows deletes removed. Empty when nothing does."""
+        notes = [c.sentence for c in self.unreadable if c.values != 0]
+        if self.removed_rows:
+            bound = "at least " if self.removed_rows_at_least else ""
+            notes.append(
+                f"The expired snapshots are the last that read {bound}"
+                f"{counted(self.removed_rows, 'row')} that deletes or overwrites removed "
+                "from the table: they will no longer be readable."
+            )
+        return tuple(notes)
 
     @property
     def todo(self) -> bool:
@@ -248,7 +319,7 @@ class ExpireSnapshots:
                 f" Their batch ids ({listed(self.batches)}) are first kept in the ingest "
                 "ledger, so those batches are still never written twice."
             )
-        return text + "".join(f" {note}" for note in self.lost)
+        return text + "".join(f" {note}" for note in (*self.destroys, *self.lost))
 
 
 @dataclass(frozen=True)
@@ -506,8 +577,19 @@ class MaintenanceReport:
         return StepResult("rewrite_manifests", True, tuple(counts.items()), text)
 
     @staticmethod
-    def expired(snapshots: int, counts: Mapping[str, int]) -> StepResult:
-        """The result of ``expire_snapshots``; ``snapshots``: how many left the metadata."""
+    def expired(
+        snapshots: int, counts: Mapping[str, int], planned: ExpireSnapshots | None = None
+    ) -> StepResult:
+        """The result of ``expire_snapshots``; ``snapshots``: how many left the metadata;
+        ``planned``: the step, whose values readable nowhere now are named (when the run
+        expired every snapshot it listed, the last readers of those values).
+
+        >>> step = ExpireSnapshots(0, 1, 2, (7,), (), (),
+        ...                        unreadable=(UnreadableColumn("secret", 2, 5, 2),))
+        >>> print(MaintenanceReport.expired(1, {"deleted_data_files_count": 1}, step).sentence)
+        expired 1 snapshot, deleting 1 data file no snapshot left needs; readable nowhere \
+now: column secret (5 values)
+        """
         deleted = [
             (counts.get("deleted_data_files_count", 0), "data file"),
             (counts.get("deleted_manifest_files_count", 0), "manifest"),
@@ -521,6 +603,17 @@ class MaintenanceReport:
         ]
         files = ", ".join(counted(n, what) for n, what in deleted if n) or "no file"
         text = f"expired {counted(snapshots, 'snapshot')}, deleting {files} no snapshot left needs"
+        if planned is not None and snapshots == len(planned.expire):
+            gone = [f"column {c.name} ("
+                    + ("values not counted" if c.values is None else counted(c.values, "value"))
+                    + (" as stored before its rewrite" if c.rewritten else "") + ")"
+                    for c in planned.unreadable if c.values != 0]
+            if planned.removed_rows:
+                bound = "at least " if planned.removed_rows_at_least else ""
+                gone.append(f"{bound}{counted(planned.removed_rows, 'row')} that deletes or "
+                            "overwrites removed")
+            if gone:
+                text += "; readable nowhere now: " + ", ".join(gone)
         return StepResult(
             "expire_snapshots", True, (("expired_snapshots", snapshots), *counts.items()), text
         )

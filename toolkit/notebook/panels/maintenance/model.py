@@ -75,7 +75,13 @@ def _numbers(step: MaintenanceStep) -> str:
         return f"{step.files:,} of {counted(step.manifests, 'manifest')} -> {step.into:,}"
     if isinstance(step, ExpireSnapshots):
         kept = "1 old one" if len(step.kept) == 1 else f"{len(step.kept):,} old ones"
-        return f"{len(step.expire):,} of {counted(step.total, 'snapshot')}; {kept} kept"
+        text = f"{len(step.expire):,} of {counted(step.total, 'snapshot')}; {kept} kept"
+        lost = [c for c in step.unreadable if c.values != 0]
+        if lost:  # values readable nowhere after it: shown beside the counts, not only below
+            values = sum(c.values or 0 for c in lost)
+            text += (f"; {counted(values, 'value')} of {counted(len(lost), 'column')} "
+                     "become unreadable")
+        return text
     if isinstance(step, DropStagingTables):
         return counted(len(step.drop), "staging table")
     return counted(len(step.files), "file")
