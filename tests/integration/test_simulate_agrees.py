@@ -163,3 +163,30 @@ def test_leaves_of_lists_written_as_another_kind_are_warned_alike(
          "r.t: 2 longs inside lists were written as text"),
     ]
     assert read_spark(spark, f"{lakehouse.name}.{table}") == canonical(sim.rows)
+
+
+@pytest.mark.parametrize("policy", ["widen", "upsolver"])
+def test_values_of_a_record_set_aside_whole_are_not_warned_as_written(
+    policy: str, lakehouse: Catalog, spark: SparkSession, tmp_path: Path
+) -> None:
+    """A record the policy sets aside after reading it (RULES 5's X cell under widen; a
+    rare type under upsolver) wrote none of its values: its long `id` is not warned as
+    "written as text"; the next record's is, with its own value as the example."""
+    rare = {"rare_type_percent": 40.0} if policy == "upsolver" else {}
+    first = _lines(tmp_path, {"id": "a", "d": True})
+    second = _lines(tmp_path, {"id": 3, "d": [1.5]}, {"id": "b", "d": False},
+                    {"id": "c", "d": True}, {"id": "e", "d": False})
+    third = _lines(tmp_path, {"id": 3, "d": [1.5]}, {"id": 4, "d": True},
+                   {"id": "f", "d": False}, {"id": "g", "d": True})
+    table = _fresh(lakehouse, f"aside_{policy}")
+    paths = [first, second, third]
+    reports = _ingest_all(lakehouse, spark, table, paths, policy=policy, **rare)
+    sim = toolkit.simulate(paths, policy=policy, **rare)
+    assert [q.reason for q in sim.quarantined] == ["incompatible" if policy == "widen"
+                                                    else "rare-type"] * 2
+    assert [r.quarantined for r in reports] == [0, 1, 1]
+    warned = [list(r.warnings) for r in reports]
+    assert warned == [[], [], ['id: 1 long was written as text; a contract `id=freeze` '
+                               'refuses it']]
+    assert warned == [[str(w) for w in sim.warnings if w.batch == i] for i in range(3)]
+    assert read_spark(spark, f"{lakehouse.name}.{table}") == canonical(sim.rows)

@@ -236,3 +236,22 @@ def test_approve_commits_the_rewrite_and_quarantines_the_record_for_real(
     assert (row.field, row.observed, row.table_type) == ("flag", "string", "boolean")
     assert row.record == BATCH[1]
     assert "1 record set aside in widen_preview.t__quarantine" in panel.message.value
+
+
+def test_the_preview_warns_no_value_of_a_record_it_sets_aside_as_written(lake: Catalog) -> None:
+    """The record the widen policy sets aside (a double for a boolean column) writes none
+    of its values: its long `id` is not warned as written as text; a written one is, as
+    ingest warns it (tests/integration/test_simulate_agrees.py)."""
+    from pyiceberg.types import StringType
+
+    lake.create_namespace_if_not_exists("db")
+    lake.create_table("db.s", schema=Schema(
+        NestedField(1, "id", StringType(), required=False),
+        NestedField(2, "d", BooleanType(), required=False)))
+    aside_only = preview([{"id": 3, "d": 1.5}, {"id": "b", "d": False}], "db.s", lake,
+                         policy="widen")
+    assert aside_only.model.quarantine is not None and aside_only.model.quarantine.total == 1
+    assert aside_only.model.conversions == ()
+    both = preview([{"id": 3, "d": 1.5}, {"id": 4, "d": True}], "db.s", lake, policy="widen")
+    assert both.model.conversions == (
+        "id: 1 long was written as text; a contract `id=freeze` refuses it",)

@@ -63,8 +63,10 @@ def _plan_file(
         table, made.plan, made.state, batch_id, source, source_format, options, recorded,
         None if warehouse is None else masked(warehouse), source_digest=digest,
     )
-    warned = conversion_warnings(made.plan, made.profile, make_options(**options))
-    return planfile, len(made.aside), [str(w) for w in warned]
+    opts = make_options(**options)
+    aside = [q for _, q in made.set_aside(opts)[0]]
+    warned = conversion_warnings(made.plan, made.profile, opts, aside)
+    return planfile, len(aside), [str(w) for w in warned]
 
 
 def _write(planfile: PlanFile, path: str) -> None:

@@ -188,7 +188,7 @@ class Engine:
                 plans.append(plan)
                 routed.append(done)
                 prof = prof + p
-                warnings += conversion_warnings(plan, p, self.options)
+                warnings += conversion_warnings(plan, p, self.options, aside)
                 self.classifier.parsed.clear()  # ISO texts parsed for this batch only
         return Run(current, tuple(plans), tuple(routed), prof, tuple(quarantined),
                    tuple(warnings))

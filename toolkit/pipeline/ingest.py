@@ -43,6 +43,7 @@ from toolkit.core.batch.options import (
     takes_options,
 )
 from toolkit.core.batch.profile import Profile
+from toolkit.core.batch.quarantine import Quarantined
 from toolkit.core.batch.required import requires
 from toolkit.core.batch.summary import Summary
 from toolkit.core.engine import make_plan
@@ -513,6 +514,7 @@ def _planned(
         profile=seen.profile,
     )
     notes = _notes(ctx, seen, committed)
+    aside = list[Quarantined]()  # set aside after reading: their values are not warned
     if one is not None and one.foreseen and attempts == 1 and not plan.changed \
             and not policy.sets_aside_under(plan):
         # planned against the table the rows were routed into, and nothing to change:
@@ -527,10 +529,11 @@ def _planned(
             drop_staged(committed, one.write_id)
         quarantined = 0
         if policy.sets_aside_under(plan) or seen.aside:
-            quarantined = _set_aside(ctx, records, plan, committed)
+            quarantined, aside = _set_aside(ctx, records, plan, committed)
         written = _route_and_write(ctx, records, seen, committed, plan, notes, typed)
         one = None
-    return _report(ctx, plan, seen, written, attempts, quarantined, one_pass=one is not None)
+    return _report(ctx, plan, seen, written, attempts, quarantined, one_pass=one is not None,
+                   aside=aside)
 
 
 def _empty(
@@ -574,13 +577,16 @@ def _notes(
     return notes
 
 
-def _set_aside(ctx: BatchContext, records: SparkBatch, plan: Plan, committed: Table) -> int:
+def _set_aside(
+    ctx: BatchContext, records: SparkBatch, plan: Plan, committed: Table
+) -> tuple[int, list[Quarantined]]:
     """Append the records the table cannot take under ``plan`` to its quarantine
-    (RULES 5); how many."""
+    (RULES 5); how many were appended, and the records."""
     aside = quarantine_on_spark(records.frame, records.mode, ctx.options, plan, ctx.batch_id)
     # replay routes these records by field ID from the schema they met
-    return append_quarantined(ctx.catalog, ctx.table, aside, ctx.batch_id,
-                              schema_id=committed.metadata.current_schema_id)
+    appended = append_quarantined(ctx.catalog, ctx.table, aside, ctx.batch_id,
+                                  schema_id=committed.metadata.current_schema_id)
+    return appended, list(aside)
 
 
 def _route_and_write(
@@ -605,16 +611,17 @@ def _route_and_write(
 
 def _report(
     ctx: BatchContext, plan: Plan, seen: SparkObservation, written: Written, attempts: int,
-    quarantined: int, *, one_pass: bool,
+    quarantined: int, *, one_pass: bool, aside: Sequence[Quarantined] = (),
 ) -> IngestReport:
-    """What the batch did, as :func:`ingest` reports it."""
+    """What the batch did, as :func:`ingest` reports it (``aside``: the records it set
+    aside after reading them, whose values its warnings do not count as written)."""
     if written.snapshot is None:  # another process published this batch id first
         return IngestReport(ctx.table, ctx.batch_id, plan, 0, None, seen.profile,
                             attempts=attempts, quarantined=quarantined, skipped=True,
                             one_pass=one_pass)
     # under the options the batch ran under: the hints the table keeps included (a kept
     # decimal hint's column holds its values as themselves)
-    warned = tuple(str(w) for w in conversion_warnings(plan, seen.profile, ctx.options))
+    warned = tuple(str(w) for w in conversion_warnings(plan, seen.profile, ctx.options, aside))
     return IngestReport(
         ctx.table, ctx.batch_id, plan, written.rows, written.snapshot.snapshot_id,
         seen.profile, attempts=attempts, quarantined=quarantined,

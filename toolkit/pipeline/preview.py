@@ -10,10 +10,12 @@ from typing import Any
 
 from pyiceberg.catalog import Catalog
 
+from toolkit.core.batch.contracts import enforce_contracts
 from toolkit.core.batch.observe import StructObservation
-from toolkit.core.batch.options import make_options, obeyed, takes_options
+from toolkit.core.batch.options import Options, make_options, obeyed, takes_options
 from toolkit.core.batch.profile import Profile, profile_of
 from toolkit.core.batch.quarantine import Quarantined
+from toolkit.core.batch.routing import set_aside_rare
 from toolkit.core.batch.summary import summarize
 from toolkit.core.engine import Engine, make_plan
 from toolkit.core.evolution.batch_plan import Plan
@@ -58,6 +60,40 @@ class Preview:
         skipped = {i for i, _ in self.aside}
         total = len(self.records) + len(self.aside)
         return tuple(i + 1 for i in range(total) if i not in skipped)
+
+    def set_aside(
+        self, options: Options, engine: Engine | None = None
+    ) -> tuple[list[tuple[int, Quarantined]], dict[int, Quarantined]]:
+        """The records the batch would set aside, with their position in the input, in
+        order: those set aside before planning, then what the field contracts refuse (as
+        in routing, docs/rules.md), then under a policy that sets records aside those the
+        table cannot take, or the records holding a rare type; and the planned records
+        among them, by position among :attr:`records`."""
+        engine = engine or Engine(options)
+        plan, numbers = self.plan, self.numbers
+        aside = list(self.aside)
+        held: dict[int, Quarantined] = {}
+        obs = self.observation or engine.observe(self.records, plan.batch)
+        at = {id(r): i for i, r in enumerate(obs.rows)}
+        for q in enforce_contracts(plan.held, obs, plan.batch, fail=False).aside:
+            held[at[id(q.record)]] = q
+            aside.append((numbers[at[id(q.record)]] - 1, q))
+        policy = options.policy
+        if policy.sets_aside:
+            for i, r in enumerate(self.records):
+                if i in held:
+                    continue
+                for q in policy.fit(plan, [r], options, engine.classifier, plan.batch)[1]:
+                    held[i] = q
+                    aside.append((numbers[i] - 1, q))
+        if not policy.sets_aside and plan.rare:
+            for q in set_aside_rare(plan, obs, plan.batch)[1]:
+                if at[id(q.record)] in held:
+                    continue
+                held[at[id(q.record)]] = q
+                aside.append((numbers[at[id(q.record)]] - 1, q))
+        aside.sort(key=lambda a: a[0])
+        return aside, held
 
 
 @takes_options

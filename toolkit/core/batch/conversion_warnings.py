@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any, Final, cast
@@ -32,6 +32,8 @@ from typing import Any, Final, cast
 from toolkit.core.batch.hint_plans import lattice_view
 from toolkit.core.batch.options import Options
 from toolkit.core.batch.profile import Profile
+from toolkit.core.batch.profile import profile as profile_of_records
+from toolkit.core.batch.quarantine import Quarantined
 from toolkit.core.evolution.batch_plan import Plan
 from toolkit.core.policies.widen import accepted, primary_columns
 from toolkit.core.values.conversions import (
@@ -42,11 +44,13 @@ from toolkit.core.values.conversions import (
     render_timestamp,
 )
 from toolkit.core.values.families import families, receives
+from toolkit.core.values.jsonlines import parse_record
 from toolkit.core.values.kinds import CROSSINGS, kind_of_type
 from toolkit.core.values.lattice import UPSOLVER, Lattice
 from toolkit.core.values.types import RECORD, Column, Kind, Shape, Struct, TypeName
 from toolkit.core.values.widening import matrix_name
 from toolkit.core.values.wording import clip, shape_words
+from toolkit.errors import MalformedLineError
 
 __all__ = [
     "BatchWarning", "ConversionWarning", "HintedConversion", "LeafConversion", "UnwrittenRecords",
@@ -181,7 +185,8 @@ BatchWarning = ConversionWarning | HintedConversion | LeafConversion | Unwritten
 
 
 def conversion_warnings(
-    plan: Plan, profile: Profile, options: Options | None = None
+    plan: Plan, profile: Profile, options: Options | None = None,
+    aside: Sequence[Quarantined] = (),
 ) -> list[BatchWarning]:
     """The values batch ``plan.batch`` (as ``profile`` counted it) wrote only across kinds
     into the schema ``plan.after``, per field and observed type, by path. Top-level fields
@@ -199,7 +204,13 @@ to be written (any record set aside is in the quarantine)
         # (Parquet refuses an empty schema): the records are not written, on Spark as here
         return [UnwrittenRecords(plan.batch, profile.records)] if profile.records else []
     opts = options or Options()
-    counts = {path: s.by_batch.get(plan.batch, {}) for path, s in profile.fields.items()}
+    counts: Mapping[tuple[str, ...], Mapping[Shape, int]] = {
+        path: s.by_batch.get(plan.batch, {}) for path, s in profile.fields.items()}
+    # records set aside whole after they were read: none of their values was written (and
+    # the profile's first value of such a type may be theirs: no example is shown then)
+    less = _aside_counts(aside, plan.batch, opts) if aside else {}
+    if less:
+        counts = _minus(counts, less)
     widen = opts.policy.widens
     lattice = opts.lattice if not widen else UPSOLVER
     samples = {path: s.samples for path, s in profile.fields.items()}
@@ -210,6 +221,7 @@ to be written (any record set aside is in the quarantine)
     refused = {((b.key,), k.shape) for b in plan.held for k in b.kinds}
     found = _warnings(after, (), counts, plan.batch, lattice, widen)
     converted: list[BatchWarning] = [
+        w if less.get(w.path, {}).get(w.observed) else
         _with_example(w, samples.get(w.path, {}), opts.conversions) for w in found
         if (w.path, w.observed) not in refused]
     converted += _hinted(profile, plan.batch)
@@ -218,6 +230,43 @@ to be written (any record set aside is in the quarantine)
     if leaves:
         converted += _leaf_warnings(after, (), leaves, plan.batch, lattice, widen)
     return sorted(converted, key=_order)
+
+
+#: why a record is set aside whole after it was read and profiled (RULES 5, rare types,
+#: contracts, required fields): its values count in the profile, and none is written
+_ASIDE_WHOLE: Final = frozenset({
+    "incompatible", "rewrite-not-approved", "rare-type", "contract", "missing-required"})
+
+
+def _aside_counts(
+    aside: Sequence[Quarantined], batch: int, options: Options
+) -> dict[tuple[str, ...], dict[Shape, int]]:
+    """The values of the records in ``aside`` set aside whole after reading, per field and
+    shape, as the batch's profile counts them (a record kept as its line is read again,
+    as the reader read it)."""
+    records = []
+    for q in aside:
+        if q.reason not in _ASIDE_WHOLE:
+            continue
+        if isinstance(q.record, dict):
+            records.append(q.record)
+        elif isinstance(q.record, str | bytes):
+            try:
+                records.append(parse_record(q.record))
+            except MalformedLineError:
+                continue  # not profiled either
+    if not records:
+        return {}
+    seen = profile_of_records(records, batch=batch, options=options)
+    return {path: dict(s.by_batch.get(batch, {})) for path, s in seen.fields.items()}
+
+
+def _minus(
+    counts: Mapping[tuple[str, ...], Mapping[Shape, int]],
+    less: Mapping[tuple[str, ...], Mapping[Shape, int]],
+) -> dict[tuple[str, ...], dict[Shape, int]]:
+    return {path: {shape: n - less.get(path, {}).get(shape, 0) for shape, n in c.items()}
+            for path, c in counts.items()}
 
 
 def _order(w: BatchWarning) -> tuple[tuple[str, ...], str]:

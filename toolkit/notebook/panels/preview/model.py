@@ -14,11 +14,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from toolkit.core.batch.contracts import enforce_contracts
 from toolkit.core.batch.conversion_warnings import conversion_warnings
 from toolkit.core.batch.options import Options
 from toolkit.core.batch.quarantine import Quarantined, fields_set_aside
-from toolkit.core.batch.routing import set_aside_rare
 from toolkit.core.engine import Engine
 from toolkit.core.evolution.batch_plan import Plan, Retype
 from toolkit.core.evolution.operations import MakeOptional
@@ -315,32 +313,12 @@ class PlanModel:
         engine = Engine(opts)
         numbers = preview.numbers
         quarantine: QuarantinePreview | None = None
-        # records set aside before planning (values with no type...), then, under a policy
-        # that sets records aside, those the table cannot take
-        aside = list(preview.aside)
-        held: dict[int, Quarantined] = {}  # by position among the planned records
+        # records set aside before planning (values with no type...), then what the
+        # contracts refuse, then under a policy that sets records aside those the table
+        # cannot take, or the records holding a rare type
+        aside, held = preview.set_aside(opts, engine)
         obs = preview.observation or engine.observe(preview.records, plan.batch)
-        # what the field contracts refuse comes first, as in routing (docs/rules.md)
-        at = {id(r): i for i, r in enumerate(obs.rows)}
-        for q in enforce_contracts(plan.held, obs, plan.batch, fail=False).aside:
-            held[at[id(q.record)]] = q
-            aside.append((numbers[at[id(q.record)]] - 1, q))
         policy = opts.policy
-        if policy.sets_aside:
-            for i, r in enumerate(preview.records):
-                if i in held:
-                    continue
-                for q in policy.fit(plan, [r], opts, engine.classifier, plan.batch)[1]:
-                    held[i] = q
-                    aside.append((numbers[i] - 1, q))
-        # records holding a rare type are set aside (docs/rules.md)
-        if not policy.sets_aside and plan.rare:
-            for q in set_aside_rare(plan, obs, plan.batch)[1]:
-                if at[id(q.record)] in held:
-                    continue
-                held[at[id(q.record)]] = q
-                aside.append((numbers[at[id(q.record)]] - 1, q))
-        aside.sort(key=lambda a: a[0])
         picked, missing = sample_records(preview, obs, max(sample, 0))
         look = Look.of(plan, preview.state == ABSENT, engine.classifier)
         before = dict(preview.aside)
@@ -411,7 +389,8 @@ class PlanModel:
             lookalike_warnings(plan.before, plan.after),
             tuple(str(b) for b in plan.held),
             folds,
-            tuple(str(w) for w in conversion_warnings(plan, preview.profile, opts)),
+            tuple(str(w) for w in conversion_warnings(plan, preview.profile, opts,
+                                                      [q for _, q in aside])),
         )
 
 
