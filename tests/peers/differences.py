@@ -12,6 +12,10 @@ does not write).
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
 J = "iceberg-java:TestSchemaUpdate."
 JU = "iceberg-java:TestSchemaUnionByFieldName."
 R = "pyiceberg:test_rest_schema."
@@ -242,16 +246,24 @@ DLT_DIFFERENCES: dict[str, tuple[str, str, str]] = {
 }
 
 
-def docs_rows() -> list[str]:
-    """The rows of docs/rules.md's table, in this table's order."""
+def docs_rows(table: Mapping[str, tuple[str, str, str]] | None = None) -> list[str]:
+    """The rows of a docs/rules.md table of differences, in ``table``'s order (default:
+    :data:`DIFFERENCES`; also :data:`DLT_DIFFERENCES`, :data:`WRITER_DIFFERENCES`)."""
     return [f"| `{case_id}` | {theirs} | {ours} | {why} |"
-            for case_id, (theirs, ours, why) in DIFFERENCES.items()]
+            for case_id, (theirs, ours, why) in (table or DIFFERENCES).items()]
 
 
-def dlt_docs_rows() -> list[str]:
-    """The rows of docs/rules.md's dlt table, in :data:`DLT_DIFFERENCES`' order."""
-    return [f"| `{case_id}` | {theirs} | {ours} | {why} |"
-            for case_id, (theirs, ours, why) in DLT_DIFFERENCES.items()]
+#: the docs the tables of differences are listed in
+RULES_MD = Path(__file__).resolve().parents[2] / "docs" / "rules.md"
+
+
+def documented_rows(heading: str) -> list[str]:
+    """The table rows docs/rules.md lists under ``heading`` (a whole heading line, e.g.
+    ``## Where we differ from dlt's own tests``), up to the next heading of any level."""
+    text = RULES_MD.read_text(encoding="utf-8")
+    assert heading in text, heading
+    section = re.split(r"\n#{2,} ", text.split(heading, 1)[1], maxsplit=1)[0]
+    return [line for line in section.splitlines() if line.startswith("| `")]
 
 
 
@@ -299,18 +311,12 @@ WRITER_DIFFERENCES: dict[str, tuple[str, str, str]] = {
 }
 
 
-def writer_docs_rows() -> list[str]:
-    """The rows of docs/rules.md's Spark-writes table, in :data:`WRITER_DIFFERENCES`' order."""
-    return [f"| `{case_id}` | {theirs} | {ours} | {why} |"
-            for case_id, (theirs, ours, why) in WRITER_DIFFERENCES.items()]
-
-
 if __name__ == "__main__":  # prints a docs table: python -m tests.peers.differences [dlt|writer]
     import sys
 
     which = sys.argv[1] if sys.argv[1:] else "iceberg"
-    rows, peer = {"dlt": (dlt_docs_rows, "dlt"), "writer": (writer_docs_rows, "Iceberg"),
-                  "iceberg": (docs_rows, "Iceberg")}[which]
+    table, peer = {"dlt": (DLT_DIFFERENCES, "dlt"), "writer": (WRITER_DIFFERENCES, "Iceberg"),
+                   "iceberg": (DIFFERENCES, "Iceberg")}[which]
     print(f"| case | {peer}'s test | the toolkit | reason |")
     print("|---|---|---|---|")
-    print("\n".join(rows()))
+    print("\n".join(docs_rows(table)))

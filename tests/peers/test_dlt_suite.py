@@ -19,14 +19,13 @@ import pytest
 from pyiceberg.catalog import Catalog
 
 from tests.peers.cases_dlt import CASES
-from tests.peers.differences import DLT_DIFFERENCES, dlt_docs_rows
+from tests.peers.differences import DLT_DIFFERENCES, docs_rows, documented_rows
 from tests.peers.model import DataCase
 from tests.peers.runner import ingest_case, simulate_case
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-RULES_MD = Path(__file__).resolve().parents[2] / "docs" / "rules.md"
 SECTION = "## Where we differ from dlt's own tests"
 BY_ID = {c.id: c for c in CASES}
 
@@ -73,8 +72,4 @@ def test_the_deliberate_differences_are_the_cases_marked_so() -> None:
 
 
 def test_docs_list_every_deliberate_difference() -> None:
-    text = RULES_MD.read_text(encoding="utf-8")
-    assert SECTION in text
-    section = text.split(SECTION, 1)[1].split("\n## ", 1)[0]
-    listed = [line for line in section.splitlines() if line.startswith("| `")]
-    assert listed == dlt_docs_rows()
+    assert documented_rows(SECTION) == docs_rows(DLT_DIFFERENCES)

@@ -22,14 +22,13 @@ from pyiceberg.catalog import Catalog
 import toolkit
 from tests.integration.readers import canonical, read_spark
 from tests.peers.cases_iceberg_writer import CASES, ICEBERG_TESTS, WriterCase
-from tests.peers.differences import WRITER_DIFFERENCES, writer_docs_rows
+from tests.peers.differences import WRITER_DIFFERENCES, docs_rows, documented_rows
 from tests.peers.model import Refusal, assert_schema, check_refusal, shown_rows
 from toolkit.errors import ToolkitError
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-RULES_MD = Path(__file__).resolve().parents[2] / "docs" / "rules.md"
 SECTION = "### Spark write-time schema merging"
 _tables = itertools.count()
 
@@ -106,8 +105,4 @@ def test_the_deliberate_differences_are_the_cases_marked_so() -> None:
 
 
 def test_docs_list_every_deliberate_difference() -> None:
-    text = RULES_MD.read_text(encoding="utf-8")
-    assert SECTION in text
-    section = text.split(SECTION, 1)[1].split("\n## ", 1)[0].split("\n### ", 1)[0]
-    listed = [line for line in section.splitlines() if line.startswith("| `")]
-    assert listed == writer_docs_rows()
+    assert documented_rows(SECTION) == docs_rows(WRITER_DIFFERENCES)
