@@ -89,13 +89,13 @@ class ConversionWarning:
         return ".".join(self.path)
 
     def __str__(self) -> str:
-        went = kind_of_type(self.written)
-        assert went is not None
         one = self.count == 1
         if self.observed.dim:  # [true] into a list of longs: a list of numbers
+            went = kind_of_type(self.written)
+            assert went is not None
             into = f"{'a list' if one else 'lists'} of {_IN_LISTS[went]}"
         else:
-            into = "text" if went == "text" else _WORDS[went] if not one else f"a {_ONE[went]}"
+            into = _written_as(self.written, one)
         example = f" ({self.example})" if self.example else ""
         return (f"{self.field}: {self.count:,} {shape_words(self.observed, many=not one)} "
                 f"{'was' if one else 'were'} written as {into}{example}; "
@@ -116,6 +116,14 @@ class UnwrittenRecords:
                 "the table: it has no column yet, as every value so far was null or an empty "
                 "record, which makes no column (RULES 3.5), and a row needs a column to be "
                 "written (any record set aside is in the quarantine)")
+
+
+def _written_as(written: str, one: bool) -> str:
+    """What values written as type ``written`` became, in words: "a number", "numbers",
+    "text" (one value, or several)."""
+    went = kind_of_type(written)
+    assert went is not None
+    return "text" if went == "text" else _WORDS[went] if not one else f"a {_ONE[went]}"
 
 
 @dataclass(frozen=True)
@@ -140,10 +148,8 @@ class HintedConversion:
         return (self.field,)
 
     def __str__(self) -> str:
-        went = kind_of_type(self.written)
-        assert went is not None
         one = self.count == 1
-        into = "text" if went == "text" else _WORDS[went] if not one else f"a {_ONE[went]}"
+        into = _written_as(self.written, one)
         example = f" ({self.example})" if self.example else ""
         came = shape_words(Shape(cast(TypeName, self.came), 0), many=not one)
         return (f"{self.field}: {self.count:,} {came} "
@@ -170,10 +176,8 @@ class LeafConversion:
         return ".".join(self.path)
 
     def __str__(self) -> str:
-        went = kind_of_type(self.written)
-        assert went is not None
         one = self.count == 1
-        into = "text" if went == "text" else _WORDS[went] if not one else f"a {_ONE[went]}"
+        into = _written_as(self.written, one)
         leaf = shape_words(Shape(cast(TypeName, self.leaf), 0), many=not one)
         return (f"{self.field}: {self.count:,} {leaf} inside lists {'was' if one else 'were'} "
                 f"written as {into}")
