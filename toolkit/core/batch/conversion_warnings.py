@@ -45,7 +45,7 @@ from toolkit.core.values.conversions import (
 )
 from toolkit.core.values.families import families, receives
 from toolkit.core.values.jsonlines import parse_record
-from toolkit.core.values.kinds import CROSSINGS, kind_of_type
+from toolkit.core.values.kinds import crosses, kind_of_type
 from toolkit.core.values.lattice import UPSOLVER, Lattice
 from toolkit.core.values.types import RECORD, Column, Kind, Shape, Struct, TypeName
 from toolkit.core.values.widening import matrix_name
@@ -315,7 +315,7 @@ def _leaf_warnings(
                 target = taking[0]
             written = target.shape.type
             assert written is not None
-            if (kind_of_type(leaf), kind_of_type(written)) in CROSSINGS:
+            if crosses(leaf, written):
                 k = (leaf, written, target.name)
                 found[k] = found.get(k, 0) + n
         for (leaf_type, into, column), n in found.items():
@@ -330,8 +330,7 @@ def _hinted(profile: Profile, batch: int) -> Iterator[HintedConversion]:
     1.0), which the profile counts as written: the hint's tally says what they were."""
     for path, stats in profile.fields.items():
         for (came, written, hint), (n, first, went) in stats.hinted.get(batch, {}).items():
-            kinds = kind_of_type(came), kind_of_type(written)
-            if kinds in CROSSINGS:
+            if crosses(came, written):
                 yield HintedConversion(path[0], batch, n, came, written, hint,
                                        f"{_shown(first)} -> {_shown(went)}")
 
@@ -352,8 +351,7 @@ def _warnings(
             written = target.shape.type
             if widen and accepted(shape.type, matrix_name(written)) is None:
                 continue  # set aside, not written (RULES 5)
-            came, went = kind_of_type(shape.type), kind_of_type(written)
-            if came is not None and went is not None and (came, went) in CROSSINGS:
+            if crosses(shape.type, written):
                 yield ConversionWarning(path, batch, n, shape, written, target.name)
         for col in members:  # RULES 3.4: nested fields, inside their record columns
             leaf = col.leaf
