@@ -3,25 +3,21 @@
 routes, stages and counts a batch in one Spark job, and plans on the counts as on the
 aggregation :func:`toolkit.spark.columnar.class_counts` gives.
 
-Each row's class codes (:func:`toolkit.spark.columnar.classified`) are packed into longs, a
-digit per column; a JVM function called once per row and pack, in a filter inside the
-write's own generated code, counts them, and each task sends its partition's counts when
-it ends.
+Each row's class codes (:func:`toolkit.spark.columnar.classified`) are counted by a JVM
+expression per pack of columns, in a filter inside the write's own generated code, and
+each task sends its partition's counts when it ends.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from toolkit.core.batch.options import Options
 from toolkit.core.batch.typed_profile import value_classes
 from toolkit.spark.columnar import ROW_BITS, TypedColumns, built, code_name
 from toolkit.spark.plans import LazyFrame
-
-if TYPE_CHECKING:
-    from pyspark.sql import Column
 
 __all__ = ["CLASS_TALLY", "Counting", "counting", "head_of", "tally_counts"]
 
@@ -34,8 +30,9 @@ HEAD_ROWS_CLASS: Final = "toolkit.spark.jvm.HeadRows"
 HEAD_PARTITIONS: Final = 4
 
 
-#: how big a pack's digits may get: the product of its columns' bases stays in a long
-_PACKED_MAX: Final = 1 << 62
+#: the columns one counting expression takes: its generated code grows with them, and
+#: Spark compiles no method past 64 KB
+PACK_COLUMNS: Final = 32
 
 
 @dataclass(frozen=True)
@@ -60,8 +57,8 @@ def counting(cols: TypedColumns, options: Options, head: int = 0) -> Counting | 
     ``head`` rows of the first partitions kept as they pass (:func:`head_of`); None when
     the session has no such helper.
 
-    Each row's class codes are packed into longs, a digit per column (0 a null, c + 1
-    class c), so that one call into the JVM helper per row and pack counts them all."""
+    The JVM expression reads each column's class code, or the value of a column of one
+    class (a value that is not null is in it), :data:`PACK_COLUMNS` columns a pack."""
     from toolkit.spark.tally import jvm_class
 
     spark = cols.lazy.session
@@ -69,43 +66,31 @@ def counting(cols: TypedColumns, options: Options, head: int = 0) -> Counting | 
     if klass is None or cols.lazy.done is not None:  # a JVM without the helpers' jar
         return None
 
-    def arrays() -> tuple[Any, Any, Any, tuple[tuple[str, str], ...], int]:
+    def arrays() -> tuple[Any, Any, Any, Any, tuple[tuple[str, str], ...], int]:
         from pyspark.sql import functions as F
 
         gateway: Any = spark.sparkContext._gateway
         jvm: Any = spark._jvm
         keys: list[tuple[str, str]] = []
-        packs: list[list[tuple[Column, int]]] = [[]]
-        product = 1
-        for name in cols.names:
+        n = len(cols.names)
+        columns = gateway.new_array(jvm.org.apache.spark.sql.Column, n)
+        coded = gateway.new_array(jvm.boolean, n)
+        bases = gateway.new_array(jvm.int, n)
+        for j, name in enumerate(cols.names):
             names = value_classes(cols.source_type(name), options)
             keys += [(name, c) for c in names]
-            if name in cols.coded:
-                digit = F.coalesce(F.col(code_name(cols, name)) + F.lit(1), F.lit(0))
-            else:  # one class: every value is in it
-                digit = F.when(cols.column(name).isNull(), F.lit(0)).otherwise(F.lit(1))
-            base = len(names) + 1
-            if product * base > _PACKED_MAX:
-                packs.append([])
-                product = 1
-            packs[-1].append((digit, base))
-            product *= base
-        columns = gateway.new_array(jvm.org.apache.spark.sql.Column, len(packs))
-        bases = gateway.new_array(jvm.int, len(cols.names))
-        sizes = gateway.new_array(jvm.int, len(packs))
-        j = 0
-        for i, pack in enumerate(packs):
-            packed, weight = F.lit(0).cast("long"), 1
-            for digit, base in pack:
-                packed = packed + digit.cast("long") * F.lit(weight)
-                bases[j], j, weight = base, j + 1, weight * base
-            columns[i] = packed._jc
-            sizes[i] = len(pack)
-        return columns, bases, sizes, tuple(keys), len(packs)
+            # one class: every value that is not null is in it
+            code = F.col(code_name(cols, name)) if name in cols.coded else cols.column(name)
+            columns[j], coded[j], bases[j] = code._jc, name in cols.coded, len(names) + 1
+        packs = -(-n // PACK_COLUMNS)
+        sizes = gateway.new_array(jvm.int, packs)
+        for i in range(packs):
+            sizes[i] = min(PACK_COLUMNS, n - i * PACK_COLUMNS)
+        return columns, coded, bases, sizes, tuple(keys), packs
 
     # the columns and arrays are only read by the JVM: one set serves every batch of the
     # layout
-    packs, bases, sizes, keys, n = built(
+    columns, coded, bases, sizes, keys, n = built(
         ("tally", cols.names, cols.types, cols.naive, cols.coded, options), arrays)
     # unnamed: Spark keeps a copy of a named accumulator's updates with every task it lists
     payloads = spark.sparkContext._jsc.sc().collectionAccumulator()
@@ -114,7 +99,7 @@ def counting(cols: TypedColumns, options: Options, head: int = 0) -> Counting | 
         heads = spark.sparkContext._jsc.sc().collectionAccumulator()
         kept = _keeping(cols, head, heads)
     counted = cols.lazy.stacked(
-        lambda plan: klass.counted(plan, packs, bases, sizes, payloads, kept))
+        lambda plan: klass.counted(plan, columns, coded, bases, sizes, payloads, kept))
     return Counting(counted, payloads, keys, n, heads, cols.names)
 
 

@@ -1,46 +1,62 @@
 package toolkit.spark.jvm;
 
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
 import org.apache.spark.TaskContext;
 import org.apache.spark.sql.Column;
-import org.apache.spark.sql.api.java.UDF1;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.codegen.CodeBlock;
+import org.apache.spark.sql.catalyst.expressions.codegen.CodegenContext;
+import org.apache.spark.sql.catalyst.expressions.codegen.ExprCode;
+import org.apache.spark.sql.catalyst.expressions.codegen.FalseLiteral$;
+import org.apache.spark.sql.catalyst.expressions.codegen.JavaCode;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
-import org.apache.spark.sql.expressions.UserDefinedFunction;
 import org.apache.spark.sql.functions;
+import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.util.CollectionAccumulator;
 import org.apache.spark.util.TaskCompletionListener;
+import scala.collection.IndexedSeq;
+import scala.collection.JavaConverters;
+import scala.collection.Seq;
 
 /**
  * Counts the value classes of typed columns as their rows pass on to be written (the one
  * pass of typed sources: toolkit/pipeline/typed.py).
  *
  * <p>Which class a value is in is not decided here: toolkit/spark/columnar.py computes each
- * column's class as a small integer (its class code) with Spark expressions, once per row,
- * and packs the codes of up to a few dozen columns into one long, a digit per column (0: a
- * null; c + 1: class c). What runs here is the counting: per column and class, how many
- * values, and the places (within the partition) of the first and last one.
+ * column's class as a small integer (its class code) with Spark expressions, once per row.
+ * What runs here is the counting: per column and class, how many values, and the places
+ * (within the partition) of the first and last one.
  *
- * <p>It runs as a user-defined function that always says yes, in a filter Spark may not
- * move or drop (the function is marked non-deterministic): the filter sits inside the
- * write's own generated code, between the class codes and the routing projection, so the
- * rows are neither copied nor handed through an RDD of their own, and the codes are
- * computed once. Spark's {@code observe}
- * does the same counting with one aggregate per count, which costs several times the write
- * itself.
+ * <p>It is an expression, always true, on a pack of columns: per column, its class code
+ * (class c counts as c) or, for a column of one class, its value (any value counts as that
+ * class); a null counts nowhere. It has its own generated code: the write's generated code
+ * calls {@link #next} once per row and {@link #add} per value, on primitive ints, where a
+ * user-defined function boxed a packed long per row and took it apart by divisions (half
+ * the cost of the count). It sits in a filter Spark may not move or drop (it says it is
+ * not deterministic), inside the write's own generated code, between the class codes and
+ * the routing projection, so the rows are neither copied nor handed through an RDD of
+ * their own, and the codes are computed once. Spark's {@code observe} does the same
+ * counting with one aggregate per count, which costs several times the write itself.
  *
- * <p>Spark gives every task its own copy of the function, so a copy's counts are one
+ * <p>Spark gives every task its own copy of the expression, so a copy's counts are one
  * partition's. When its task ends the copy adds one payload to the accumulator: {@code pack
  * partition rows} then, per class, {@code count first last}, space-separated. A partition
- * without rows calls the function never and sends nothing. A task may run more than once:
- * every run of a partition adds the same payload, and the driver keeps one per partition.
+ * without rows evaluates it never and sends nothing. A task may run more than once: every
+ * run of a partition adds the same payload, and the driver keeps one per partition.
  */
-public final class ClassTally implements UDF1<Long, Boolean> {
-  private static final long serialVersionUID = 1L;
-  /** The column of the calls' answers (always true). */
+public final class ClassTally extends Expression implements java.io.Serializable {
+  private static final long serialVersionUID = 2L;
+  /** The column of the expressions' answers (always true). */
   public static final String COLUMN = "toolkit_tally";
 
+  final List<Expression> values;
   final int pack;
+  final boolean[] coded;
   final int[] bases;
   final CollectionAccumulator<String> payloads;
   private transient long[] count;
@@ -50,73 +66,85 @@ public final class ClassTally implements UDF1<Long, Boolean> {
   private transient long rows;
 
   /**
-   * @param pack which of the batch's packs of columns this copy counts
-   * @param bases per column of the pack, its classes plus one (the digits' bases, the
-   *     first column's digit lowest)
+   * @param values per column of the pack, its class code, or its value when {@code coded}
+   *     says it has one class
+   * @param pack which of the batch's packs of columns this counts
+   * @param bases per column of the pack, its classes plus one
    */
-  public ClassTally(int pack, int[] bases, CollectionAccumulator<String> payloads) {
+  ClassTally(
+      List<Expression> values,
+      int pack,
+      boolean[] coded,
+      int[] bases,
+      CollectionAccumulator<String> payloads) {
+    this.values = values;
     this.pack = pack;
+    this.coded = coded;
     this.bases = bases;
     this.payloads = payloads;
   }
 
   /**
-   * {@code child}'s rows counted as a job reads them (a copy of this function per pack),
-   * with one more column, {@link #COLUMN}: a plan not analysed yet ({@link Plans}).
+   * {@code child}'s rows counted as a job reads them (an expression per pack), with one
+   * more column, {@link #COLUMN}: a plan not analysed yet ({@link Plans}).
    *
-   * @param packs per pack, the long column of its columns' class digits
-   * @param bases every pack's bases, one pack after the other
-   * @param sizes per pack, how many of {@code bases} are its
+   * @param columns every column's class code, or its value (one class), pack after pack
+   * @param coded per column, whether {@code columns} holds its class code
+   * @param bases per column, its classes plus one
+   * @param sizes per pack, how many of {@code columns} are its
    * @param also a column always true evaluated with the counting ({@link HeadRows}), or null
    */
   public static LogicalPlan counted(
       LogicalPlan child,
-      Column[] packs,
+      Column[] columns,
+      boolean[] coded,
       int[] bases,
       int[] sizes,
       CollectionAccumulator<String> payloads,
       Column also) {
     Column keep = also;
     int from = 0;
-    for (int i = 0; i < packs.length; i++) {
-      int[] own = Arrays.copyOfRange(bases, from, from + sizes[i]);
+    for (int i = 0; i < sizes.length; i++) {
+      List<Expression> own = new ArrayList<>(sizes[i]);
+      for (int j = from; j < from + sizes[i]; j++) {
+        own.add(columns[j].expr());
+      }
+      Column yes =
+          new Column(
+              new ClassTally(
+                  own,
+                  i,
+                  Arrays.copyOfRange(coded, from, from + sizes[i]),
+                  Arrays.copyOfRange(bases, from, from + sizes[i]),
+                  payloads));
       from += sizes[i];
-      UserDefinedFunction fn =
-          functions.udf(new ClassTally(i, own, payloads), DataTypes.BooleanType)
-              .asNondeterministic();
-      Column yes = fn.apply(packs[i]);
       keep = keep == null ? yes : keep.and(yes);
     }
     if (keep == null) {
       return child;
     }
     // a column first, then a filter on it: Spark moves no filter below a projection with a
-    // non-deterministic column, so the class codes the calls read are the very ones the
+    // non-deterministic column, so the class codes counted here are the very ones the
     // routing reads (a filter moved down would compute them a second time)
     Column[] withKeep = {functions.col("*"), keep.as(COLUMN)};
     return Plans.where(Plans.select(child, withKeep), functions.col(COLUMN));
   }
 
-  @Override
-  public Boolean call(Long packed) {
+  /** Called by the generated code once per row, before {@link #add}: the row's place. */
+  public long next() {
     if (count == null) {
       start();
     }
-    long at = rows++;
-    long p = packed == null ? 0L : packed;
-    for (int j = 0; j < bases.length && p != 0L; j++) {
-      int digit = (int) (p % bases[j]);
-      p /= bases[j];
-      if (digit == 0) {
-        continue;
-      }
-      int k = offset[j] + digit - 1;
-      if (count[k]++ == 0) {
-        first[k] = at;
-      }
-      last[k] = at;
+    return rows++;
+  }
+
+  /** Called by the generated code per value that is not null: its column and class. */
+  public void add(int column, int cls, long at) {
+    int k = offset[column] + cls;
+    if (count[k]++ == 0) {
+      first[k] = at;
     }
-    return Boolean.TRUE;
+    last[k] = at;
   }
 
   private void start() {
@@ -151,5 +179,84 @@ public final class ClassTally implements UDF1<Long, Boolean> {
       out.append(' ').append(count[k]).append(' ').append(first[k]).append(' ').append(last[k]);
     }
     return out.toString();
+  }
+
+  @Override
+  public Object eval(InternalRow input) {
+    long at = next();
+    for (int j = 0; j < values.size(); j++) {
+      Object value = values.get(j).eval(input);
+      if (value != null) {
+        add(j, coded[j] ? (Integer) value : 0, at);
+      }
+    }
+    return Boolean.TRUE;
+  }
+
+  @Override
+  public ExprCode doGenCode(CodegenContext ctx, ExprCode ev) {
+    String self = ctx.addReferenceObj("classTally", this, ClassTally.class.getName());
+    String at = ctx.freshName("at");
+    StringBuilder code = new StringBuilder();
+    code.append("long ").append(at).append(" = ").append(self).append(".next();\n");
+    for (int j = 0; j < values.size(); j++) {
+      ExprCode value = values.get(j).genCode(ctx);
+      code.append(value.code().toString()).append("\nif (!(").append(value.isNull());
+      code.append(")) {\n  ").append(self).append(".add(").append(j).append(", ");
+      code.append(coded[j] ? value.value().toString() : "0").append(", ").append(at);
+      code.append(");\n}\n");
+    }
+    code.append("boolean ").append(ev.value()).append(" = true;");
+    List<JavaCode> none = Collections.emptyList();
+    CodeBlock block =
+        new CodeBlock(
+            JavaConverters.asScalaBuffer(Collections.singletonList(code.toString())).toList(),
+            JavaConverters.asScalaBuffer(none).toList());
+    return new ExprCode(block, FalseLiteral$.MODULE$, ev.value());
+  }
+
+  /** Not deterministic: Spark neither moves, merges nor drops it. */
+  @Override
+  public boolean deterministic() {
+    return false;
+  }
+
+  @Override
+  public DataType dataType() {
+    return DataTypes.BooleanType;
+  }
+
+  @Override
+  public boolean nullable() {
+    return false;
+  }
+
+  @Override
+  public Seq<Expression> children() {
+    return JavaConverters.asScalaBuffer(values).toList();
+  }
+
+  @Override
+  public Expression withNewChildrenInternal(IndexedSeq<Expression> children) {
+    return new ClassTally(
+        new ArrayList<>(JavaConverters.seqAsJavaList(children)), pack, coded, bases, payloads);
+  }
+
+  @Override
+  public int productArity() {
+    return 1;
+  }
+
+  @Override
+  public Object productElement(int n) {
+    if (n == 0) {
+      return children();
+    }
+    throw new IndexOutOfBoundsException(String.valueOf(n));
+  }
+
+  @Override
+  public boolean canEqual(Object that) {
+    return that instanceof ClassTally;
   }
 }
