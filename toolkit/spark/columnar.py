@@ -220,14 +220,35 @@ def _class_code(cols: TypedColumns, name: str, options: Options) -> Column | Non
                   lambda: _class_code_of(cols, name, options))
 
 
-def _class_code_of(cols: TypedColumns, name: str, options: Options) -> Column | None:
+#: the JVM class that makes the class codes (``jvm/ClassCode.java``)
+CLASS_CODE: Final = "toolkit.spark.jvm.ClassCode"
+
+
+def _class_code_of(
+    cols: TypedColumns, name: str, options: Options, *, jvm: bool = True
+) -> Column | None:
+    """The class codes of column ``name``: made by one JVM call per value
+    (``jvm/ClassCode.java``: the tests below, in the same order) when the session has the
+    toolkit's helpers and ``jvm``, else by the Spark expressions below."""
+    from pyspark.sql import Column as SparkColumn
     from pyspark.sql import functions as F
+
+    from toolkit.spark.tally import jvm_class
 
     c = cols.column(name)
     source = cols.source_type(name)
     classes = value_classes(source, options)
     if len(classes) == 1:
         return None
+    helper = jvm_class(cols.lazy.session, CLASS_CODE) if jvm else None
+    if helper is not None:
+        if source == "long":
+            return SparkColumn(helper.ofLong(c._jc))
+        if source == "string":
+            return SparkColumn(helper.ofText(c._jc))
+        if source == "timestamp":
+            per = _MICROS_PER[options.timestamp_unit] if "fraction" in classes else 1
+            return SparkColumn(helper.ofTime(c._jc, per, _FIRST_MICROS, _LAST_MICROS))
     at = {cls: F.lit(i) for i, cls in enumerate(classes)}
     code = F.when(c.isNull(), F.lit(None).cast("int"))
     if source == "long":
