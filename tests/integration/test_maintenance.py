@@ -256,6 +256,9 @@ def test_a_stream_refuses_wrong_maintenance_options_before_it_starts(
     with pytest.raises(TypeError, match="older"):
         stream(tmp_path / "in", name, lakehouse, spark, maintain_every=2,
                maintenance={"older": timedelta(days=1)})
+    with pytest.raises(TypeError, match="allow_losses is True or False, not 'yes'"):
+        stream(tmp_path / "in", name, lakehouse, spark, maintain_every=2,
+               maintenance={"allow_losses": "yes"})
     with pytest.raises(ValueError, match="unknown maintenance step 'vacuum'"):
         stream(tmp_path / "in", name, lakehouse, spark, maintain_every=2,
                maintenance={"steps": ["vacuum"]})

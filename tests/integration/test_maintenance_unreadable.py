@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 from datetime import timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -111,6 +112,67 @@ def test_expiring_the_last_snapshots_of_a_dropped_column_says_its_values_and_cou
     for snap in tbl.snapshots():
         assert "secret" not in at_snapshot(spark, lakehouse, table, snap.snapshot_id).columns
     assert tbl.scan().to_arrow().num_rows == len(FIRST) + len(LATER)
+
+
+def dropped_after_first(cat: Catalog, spark: SparkSession, table: str) -> int:
+    """``table`` with FIRST's secrets, then ``secret`` dropped with its data and LATER
+    ingested: the first snapshot is the last that reads the secrets; its id."""
+    ingest(FIRST, table, cat, spark, batch_id="first")
+    first = cat.load_table(table).current_snapshot()
+    assert first is not None
+    evolve(cat, table, [ops.drop("secret")], drop_data=True)
+    ingest(LATER, table, cat, spark, batch_id="later")
+    return first.snapshot_id
+
+
+def test_maintenance_nobody_reviewed_keeps_the_last_readers_of_values_until_a_yes(
+    lakehouse: Catalog, spark: SparkSession
+) -> None:
+    """``maintain`` without a plan (a scheduled call) expires no snapshot that is the last
+    to read a dropped column's values: it keeps them and says so, with the count and how
+    to approve; ``allow_losses=True`` approves."""
+    table = f"{NS}.unreviewed"
+    first = dropped_after_first(lakehouse, spark, table)
+    held = sum(1 for r in FIRST if r["secret"] is not None)
+
+    report = maintain(table, lakehouse, spark, **EXPIRE_ALL_BUT_ONE)
+    result = report.result("expire_snapshots")
+    assert result is not None and not result.ran and not report.changed
+    assert result.sentence.startswith(
+        f"kept 1 snapshot: expiring it would make readable nowhere column secret "
+        f"({held} values);")
+    assert "allow_losses=True" in result.sentence and "review the plan" in result.sentence
+    assert first in {s.snapshot_id for s in lakehouse.load_table(table).snapshots()}
+    assert non_null(spark, lakehouse, table, first, "secret") == held  # still readable
+
+    approved = maintain(table, lakehouse, spark, allow_losses=True, **EXPIRE_ALL_BUT_ONE)
+    done = approved.result("expire_snapshots")
+    assert done is not None and done.ran and done.count("expired_snapshots") == 1
+    assert first not in {s.snapshot_id for s in lakehouse.load_table(table).snapshots()}
+
+
+def test_a_streams_maintenance_keeps_the_last_readers_of_values_and_says_so(
+    lakehouse: Catalog, spark: SparkSession, tmp_path: Path
+) -> None:
+    from toolkit.pipeline.stream import reports, stream
+
+    table = f"{NS}.streamed"
+    first = dropped_after_first(lakehouse, spark, table)
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    (landing / "part-0.jsonl").write_text("".join(json.dumps({"id": i}) + "\n"
+                                                  for i in range(9, 12)))
+    query = stream(landing, table, lakehouse, spark, checkpoint=tmp_path / "checkpoint",
+                   trigger={"availableNow": True}, maintain_every=1,
+                   maintenance=EXPIRE_ALL_BUT_ONE)
+    query.awaitTermination(180)
+    assert not query.isActive and query.exception() is None
+    (report,) = reports(query).maintenance
+    kept = report.result("expire_snapshots")
+    assert kept is not None and not kept.ran
+    assert "would make readable nowhere column secret (5 values)" in kept.sentence
+    assert first in {s.snapshot_id for s in lakehouse.load_table(table).snapshots()}
+    assert kept.sentence in str(reports(query))
 
 
 def test_expiring_snapshots_that_a_kept_one_still_reads_through_says_nothing_is_lost(

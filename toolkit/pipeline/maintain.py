@@ -202,10 +202,18 @@ def maintain(
     catalog: Catalog,
     spark: SparkSession,
     plan: MaintenancePlan | None = None,
+    *,
+    allow_losses: bool = False,
     **options: Any,
 ) -> MaintenanceReport:
     """Apply ``plan`` (from :func:`plan_maintenance`) to ``table``, or a fresh plan made
     with ``options`` (those of :func:`plan_maintenance`), and say what was done.
+
+    A plan passed in was reviewed: it is applied as it is. A plan made here was not (a
+    stream's maintenance, a scheduled call): it expires no snapshot when those it would
+    expire are the last that read stored values (a dropped column's, or rows a delete
+    removed; the plan counts them); the other steps run, and the report says what was
+    kept and how to approve it. ``allow_losses=True`` is that approval given in advance.
 
     A plan made against another state of the table (new data, a schema change, a branch
     or tag moved) is refused with :class:`~toolkit.errors.StalePlanError` and nothing is
@@ -219,6 +227,7 @@ def maintain(
     real table now; one that changed may be an ingest's under way): the others are kept
     and the report says why. The report holds each procedure's counts.
     """
+    reviewed = plan is not None
     if plan is None:
         plan = plan_maintenance(table, catalog, spark, **options)
     elif options:
@@ -246,7 +255,10 @@ def maintain(
                 counts = procedures.rewrite_manifests(spark, catalog.name, name)
                 results.append(MaintenanceReport.manifests_rewritten(counts))
             elif isinstance(step, ExpireSnapshots):
-                results.append(_expire(spark, catalog, tbl, name, step))
+                if step.gone and not (reviewed or allow_losses):
+                    results.append(MaintenanceReport.not_expired(step))  # waits for a yes
+                else:
+                    results.append(_expire(spark, catalog, tbl, name, step))
             elif isinstance(step, RemoveOrphanFiles):
                 removed = procedures.remove_orphan_files(
                     spark, catalog.name, name, step.files, step.older_than_ms
@@ -254,7 +266,7 @@ def maintain(
                 results.append(MaintenanceReport.orphans_removed(removed))
             elif isinstance(step, DropStagingTables):
                 results.append(_drop_staging(catalog, table, step))
-            log.info("%s: %s", table, results[-1].sentence)
+            (log.info if results[-1].ran else log.warning)("%s: %s", table, results[-1].sentence)
         track.finish(f"Maintained {table}: "
                      + ("; ".join(r.sentence for r in results) or "nothing to do"))
     tbl.refresh()

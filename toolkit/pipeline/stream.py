@@ -305,7 +305,10 @@ def stream(
       ``maintenance`` (keyword options of ``plan_maintenance``: ``older_than``,
       ``retain_last``, ``steps``...). What it did is in :func:`reports`
       (``maintenance``); a run refused because another writer moved the table meanwhile
-      is skipped (``maintenance_skipped``) and tried again next time.
+      is skipped (``maintenance_skipped``) and tried again next time. Nobody reviews
+      these plans, so they expire no snapshot that is the last to read stored values (a
+      dropped column's): the report says which and how many, until the plan is applied
+      by hand or ``maintenance`` holds ``allow_losses=True``.
     * ``options``: evolution options, as for :func:`toolkit.simulate`.
 
     ``directory`` may also be a Kafka topic, ``kafka://HOST:PORT/TOPIC``: micro-batches
@@ -492,6 +495,10 @@ def _checked_upkeep(
         raise ValueError(f"maintain_every must be a whole number of micro-batches (1 or more), "
                          f"not {maintain_every!r}")
     upkeep = dict(maintenance or {})
-    MaintenanceSettings(**upkeep)  # a misspelt option raises TypeError now
+    if not isinstance(upkeep.get("allow_losses", False), bool):
+        raise TypeError(f"maintenance allow_losses is True or False, not "
+                        f"{upkeep['allow_losses']!r}")
+    # a misspelt option raises TypeError now
+    MaintenanceSettings(**{k: v for k, v in upkeep.items() if k != "allow_losses"})
     check_steps(upkeep.get("steps", ()))
     return upkeep

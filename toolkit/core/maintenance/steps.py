@@ -288,6 +288,20 @@ class ExpireSnapshots:
         return tuple(notes)
 
     @property
+    def gone(self) -> tuple[str, ...]:
+        """What becomes readable nowhere once these snapshots expire, a few words each
+        (``column secret (5 values)``). Empty when nothing does."""
+        out = [f"column {c.name} ("
+               + ("values not counted" if c.values is None else counted(c.values, "value"))
+               + (" as stored before its rewrite" if c.rewritten else "") + ")"
+               for c in self.unreadable if c.values != 0]
+        if self.removed_rows:
+            bound = "at least " if self.removed_rows_at_least else ""
+            out.append(f"{bound}{counted(self.removed_rows, 'row')} that deletes or "
+                       "overwrites removed")
+        return tuple(out)
+
+    @property
     def todo(self) -> bool:
         return bool(self.expire) and self.blocked is None
 
@@ -603,20 +617,31 @@ now: column secret (5 values)
         ]
         files = ", ".join(counted(n, what) for n, what in deleted if n) or "no file"
         text = f"expired {counted(snapshots, 'snapshot')}, deleting {files} no snapshot left needs"
-        if planned is not None and snapshots == len(planned.expire):
-            gone = [f"column {c.name} ("
-                    + ("values not counted" if c.values is None else counted(c.values, "value"))
-                    + (" as stored before its rewrite" if c.rewritten else "") + ")"
-                    for c in planned.unreadable if c.values != 0]
-            if planned.removed_rows:
-                bound = "at least " if planned.removed_rows_at_least else ""
-                gone.append(f"{bound}{counted(planned.removed_rows, 'row')} that deletes or "
-                            "overwrites removed")
-            if gone:
-                text += "; readable nowhere now: " + ", ".join(gone)
+        if planned is not None and snapshots == len(planned.expire) and planned.gone:
+            text += "; readable nowhere now: " + ", ".join(planned.gone)
         return StepResult(
             "expire_snapshots", True, (("expired_snapshots", snapshots), *counts.items()), text
         )
+
+    @staticmethod
+    def not_expired(planned: ExpireSnapshots) -> StepResult:
+        """The result of an expiry a run did not make: a plan nobody reviewed (a stream's
+        maintenance, :func:`toolkit.maintain` without a plan) whose snapshots are the last
+        readers of stored values.
+
+        >>> step = ExpireSnapshots(0, 1, 2, (7, 8), (), (),
+        ...                        unreadable=(UnreadableColumn("secret", 2, 5, 2),))
+        >>> print(MaintenanceReport.not_expired(step).sentence)
+        kept 2 snapshots: expiring them would make readable nowhere column secret \
+(5 values); to expire them, review the plan (toolkit.plan_maintenance, or toolkit \
+maintain without --yes) and apply it, or pass allow_losses=True
+        """
+        them = "it" if len(planned.expire) == 1 else "them"
+        text = (f"kept {counted(len(planned.expire), 'snapshot')}: expiring {them} would make "
+                f"readable nowhere {', '.join(planned.gone)}; to expire {them}, review the plan "
+                "(toolkit.plan_maintenance, or toolkit maintain without --yes) and apply it, "
+                "or pass allow_losses=True")
+        return StepResult("expire_snapshots", False, (("expired_snapshots", 0),), text)
 
     @staticmethod
     def orphans_removed(files: Sequence[str]) -> StepResult:
