@@ -408,6 +408,22 @@ class FileFormatError(ToolkitError, ValueError):
         )
 
 
+class WriteFormatError(ToolkitError, ValueError):
+    """A change that reads and writes a table's rows, on a table whose
+    ``write.format.default`` names no format Iceberg writes data files in (a value another
+    tool set: ``csv``, a typo); nothing was applied. ``default`` is the property's value."""
+
+    def __init__(self, table: str, what: str, default: str) -> None:
+        self.table, self.what, self.default = table, what, default
+        super().__init__(
+            f"table {table}: {what} reads every row and writes it again, in the format the "
+            f"table's write.format.default names, and it names none Iceberg writes data "
+            f"files in ({default!r}; parquet, orc or avro); nothing was applied. Set it to "
+            f"one of them first (ALTER TABLE {table} SET TBLPROPERTIES "
+            "('write.format.default'='parquet'))"
+        )
+
+
 
 class EqualityDeletesError(ToolkitError, ValueError):
     """A change that reads a table's rows, on a table with equality delete files (as Flink
@@ -558,6 +574,7 @@ __all__ = [
     "StalePlanError",
     "ToolkitError",
     "UndoMovedError",
+    "WriteFormatError",
     "UnknownIdsError",
     "UnreviewedPlanError",
     "UnsupportedValueError",

@@ -25,7 +25,7 @@ import pytest
 from pyiceberg.catalog import Catalog
 
 import toolkit
-from toolkit.errors import DataLossError, FileFormatError
+from toolkit.errors import DataLossError, FileFormatError, WriteFormatError
 from toolkit.iceberg import spark_rewrite
 from toolkit.iceberg.new_tables import table_files
 
@@ -166,3 +166,27 @@ def test_spark_counts_nested_values(spark: SparkSession, lakehouse: Catalog) -> 
               for path in ("s", "s.b", "m", "m.value.x")}
     # s: a=1 and p, q; s.b: p, q; m: keys k, k, l and x=1; m.value.x: 1
     assert counts == {"s": 3, "s.b": 2, "m": 4, "m.value.x": 1}
+
+
+def test_a_rewrite_on_a_table_whose_write_format_is_junk_is_refused_in_plain_words(
+    spark: SparkSession, lakehouse: Catalog
+) -> None:
+    """``write.format.default`` set by another tool to no format Iceberg writes: the
+    rewrite is refused naming the table and the value, and nothing changes (it failed
+    with a bare ``KeyError: 'CSV'``)."""
+    name = "foreign.junk_format"
+    toolkit.ingest([{"id": 1, "v": "a"}, {"id": 2, "v": "b"}], name, lakehouse, spark)
+    table = lakehouse.load_table(name)
+    with table.transaction() as tx:
+        tx.set_properties({"write.format.default": "csv\x1b[31m"})
+    schema = lakehouse.load_table(name).schema()
+    with pytest.raises(WriteFormatError) as caught:
+        toolkit.evolve(lakehouse, name, [toolkit.ops.widen("id", "string", rewrite=True)])
+    text = str(caught.value)
+    assert text.startswith(f"table {name}: the rewrite of id reads every row")
+    assert "names none Iceberg writes data files in ('csv\\x1b[31m'; parquet, orc or avro)" \
+        in text and "\x1b" not in text
+    assert "nothing was applied" in text
+    assert lakehouse.load_table(name).schema() == schema
+    assert sorted(r["id"] for r in lakehouse.load_table(name).scan().to_arrow().to_pylist()) \
+        == [1, 2]

@@ -77,6 +77,7 @@ from toolkit.errors import (
     RewriteNotApprovedError,
     StalePlanError,
     ToolkitError,
+    WriteFormatError,
 )
 from toolkit.iceberg.catalog import ViewCachingTransaction
 from toolkit.iceberg.commit import check_planned_schema, commit_plan
@@ -577,6 +578,11 @@ def _has_list_of_struct(t: IcebergType, inside_list: bool = False) -> bool:
     return False
 
 
+#: the formats Iceberg writes data files in, by the name ``write.format.default`` gives
+_WRITTEN_FORMATS: Final = {f.name.lower(): f for f in (FileFormat.PARQUET, FileFormat.ORC,
+                                                        FileFormat.AVRO)}
+
+
 def _stage_rewrite(
     tbl: Table,
     txn: Transaction,
@@ -591,9 +597,15 @@ def _stage_rewrite(
     snap = tbl.current_snapshot()
     old_files = [] if snap is None else data_files(tbl, snap)
     default = str(txn.table_metadata.properties.get(WRITE_FORMAT, "parquet"))
+    written = _WRITTEN_FORMATS.get(default.lower())  # Iceberg reads it without case
+    columns = sorted(txn.table_metadata.schema().find_column_name(i) or str(i)
+                     for i in rewritten)
+    what = f"the rewrite of {', '.join(columns)}"
+    if written is None and old_files:
+        raise WriteFormatError(".".join(tbl.name()), what, default)
     foreign = {f.file_format for f in old_files} - {FileFormat.PARQUET}
-    if default.lower() != "parquet":
-        foreign.add(FileFormat[default.upper()])
+    if written is not None and written != FileFormat.PARQUET:
+        foreign.add(written)
     if foreign and old_files:
         # PyIceberg writes only Parquet (and reads no Avro): Spark rewrites the rows in the
         # table's own format, or nothing is applied
@@ -602,9 +614,6 @@ def _stage_rewrite(
         name = ".".join(tbl.name())
         spark = spark_seeing(tbl)
         if spark is None:
-            columns = sorted(txn.table_metadata.schema().find_column_name(i) or str(i)
-                             for i in rewritten)
-            what = f"the rewrite of {', '.join(columns)}"
             raise FileFormatError(name, what, format_names(foreign), default)
         assert snap is not None
         new_schema = txn.table_metadata.schema()
