@@ -250,6 +250,34 @@ def test_expiring_the_snapshots_before_a_delete_counts_the_rows_it_removed(
             "readable.") in step.sentence
 
 
+def test_a_dropped_columns_values_in_rows_delete_files_removed_are_counted_as_a_bound(
+    lakehouse: Catalog, spark: SparkSession
+) -> None:
+    """Rows a position delete removed (Spark's merge-on-read, as Flink and Trino write)
+    still hold values in the data files the manifests count: the sentence says "up to",
+    where "its 5 values" was false (time travel to the snapshot reads 3)."""
+    table = f"{NS}.deleted_then_dropped"
+    full = f"{lakehouse.name}.{table}"
+    ingest(FIRST, table, lakehouse, spark, batch_id="first")
+    spark.sql(f"ALTER TABLE {full} SET TBLPROPERTIES ('write.delete.mode'='merge-on-read')")
+    spark.sql(f"DELETE FROM {full} WHERE id IN (0, 1)")  # a position delete file
+    last = lakehouse.load_table(table).current_snapshot()
+    assert last is not None
+    live = non_null(spark, lakehouse, table, last.snapshot_id, "secret")
+    in_files = sum(1 for r in FIRST if r["secret"] is not None)
+    assert (live, in_files) == (3, 5)
+    evolve(lakehouse, table, [ops.drop("secret")], drop_data=True)
+    ingest(LATER, table, lakehouse, spark, batch_id="later")
+
+    step = expiry_of(plan_maintenance(table, lakehouse, spark, **EXPIRE_ALL_BUT_ONE))
+    (column,) = step.unreadable
+    assert (column.name, column.values, column.at_most) == ("secret", in_files, True)
+    assert (f"column secret (dropped in lineage #{column.lineage}): up to {in_files} values "
+            "of it (delete files removed some of its rows; the count takes them in) will no "
+            "longer be readable.") in step.sentence
+    assert step.gone[0] == f"column secret (up to {in_files} values)"
+
+
 def test_the_command_prints_what_becomes_unreadable_before_it_is_approved(
     lakehouse: Catalog, spark: SparkSession
 ) -> None:
@@ -271,5 +299,6 @@ def test_the_command_prints_what_becomes_unreadable_before_it_is_approved(
     step = next(s for s in json.loads(as_json.output)["plan"]
                 if s["name"] == "expire_snapshots")
     assert step["unreadable"] == [{"column": "secret", "field_id": field_id, "values": held,
-                                   "lineage": seq, "rewritten": False}]
+                                   "values_at_most": False, "lineage": seq,
+                                   "rewritten": False}]
     assert len(lakehouse.load_table(table).snapshots()) == 2  # nothing done without --yes

@@ -55,7 +55,7 @@ def _plan_json(plan: MaintenancePlan) -> list[dict[str, Any]]:
             # what the --yes approves making unreadable, for a scheduler to check
             step["unreadable"] = [
                 {"column": c.name, "field_id": c.field_id, "values": c.values,
-                 "lineage": c.lineage, "rewritten": c.rewritten}
+                 "values_at_most": c.at_most, "lineage": c.lineage, "rewritten": c.rewritten}
                 for c in s.unreadable if c.values != 0]
             step["removed_rows"] = s.removed_rows
         steps.append(step)

@@ -270,6 +270,7 @@ def _unreadable_columns(
     leaves: dict[int, tuple[int, ...]] = {}
     values: dict[int, int] = {}
     uncounted: dict[int, str] = {}
+    deleted: set[int] = set()  # columns some of whose rows delete files removed
     seen: set[tuple[int, str]] = set()
     manifests: dict[str, list[tuple[int | None, IcebergDataFile]]] = {}
     for snap in expired:
@@ -283,6 +284,8 @@ def _unreadable_columns(
             values.setdefault(column, 0)
         for manifest in snap.manifests(io):
             if manifest.content != ManifestContent.DATA:
+                if manifest.added_files_count or manifest.existing_files_count:
+                    deleted |= gone.keys()  # rows these counts take in may be deleted
                 continue
             if manifest.manifest_path not in manifests:  # shared by many snapshots: read once
                 manifests[manifest.manifest_path] = [
@@ -317,7 +320,8 @@ def _unreadable_columns(
             isinstance(op, Widening) and op.rewrite for op in entry.operations)
         out.append(UnreadableColumn(
             names[column], column, None if column in uncounted else values[column],
-            None if entry is None else entry.seq, rewritten, uncounted.get(column)))
+            None if entry is None else entry.seq, rewritten, uncounted.get(column),
+            column in deleted))
     return tuple(out)
 
 

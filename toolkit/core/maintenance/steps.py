@@ -224,11 +224,16 @@ readable (the table keeps them converted).
     rewritten: bool = False
     """A rewrite replaced it (the table holds its values converted), rather than a drop."""
     uncounted: str | None = None
+    at_most: bool = False
+    """Delete files remove rows of those data files (a position or equality delete): the
+    count takes in the values of rows already deleted, so it is an upper bound."""
 
     @property
     def sentence(self) -> str:
         entry = f"lineage #{self.lineage}" if self.lineage is not None else None
         values = (f"its values (not counted: {self.uncounted})" if self.values is None
+                  else f"up to {counted(self.values, 'value')} of it (delete files removed "
+                  "some of its rows; the count takes them in)" if self.at_most
                   else f"its {counted(self.values, 'value')}")
         if self.rewritten:
             return (
@@ -292,7 +297,8 @@ class ExpireSnapshots:
         """What becomes readable nowhere once these snapshots expire, a few words each
         (``column secret (5 values)``). Empty when nothing does."""
         out = [f"column {c.name} ("
-               + ("values not counted" if c.values is None else counted(c.values, "value"))
+               + ("values not counted" if c.values is None
+                  else ("up to " if c.at_most else "") + counted(c.values, "value"))
                + (" as stored before its rewrite" if c.rewritten else "") + ")"
                for c in self.unreadable if c.values != 0]
         if self.removed_rows:
