@@ -68,7 +68,9 @@ def destruction_of(table: Table, plan: Evolution) -> Destruction:
     columns = tuple(counts.column(path, column) for path, column in dropped)
     sizes = [c.bytes for c in columns]
     total = None if any(b is None for b in sizes) else sum(b or 0 for b in sizes)
-    return Destruction(columns, counts.live_rows(), total)
+    rows = counts.live_rows()
+    return Destruction(columns, rows if rows is not None else counts.rows, total,
+                       rows_at_most=rows is None)
 
 
 class _FileCounts:
@@ -95,17 +97,17 @@ class _FileCounts:
         self.rows = int(records) if records is not None else sum(
             int(getattr(f, "record_count", 0)) for _, f in self.files)
 
-    def live_rows(self) -> int:
+    def live_rows(self) -> int | None:
         """The rows of the table: with its delete files applied where it has some (read by
-        PyIceberg, or by Spark for equality deletes), else from the snapshot summary. When
-        no reader applies them, the rows of the data files."""
+        PyIceberg, or by Spark for equality deletes), else from the snapshot summary. None
+        when no reader here applies them (the rows of the data files are then a bound)."""
         if not self.deletes:
             return self.rows
         if not self.by_key:
             return self.table.scan().count()
         spark = self._spark()
         if spark is None:
-            return self.rows
+            return None
         return self._frame(spark).count()
 
     def _spark(self) -> SparkSession | None:

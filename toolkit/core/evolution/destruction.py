@@ -20,6 +20,8 @@ and whether they need a yes. The counts come from the adapter
 drops 2 columns holding 2 values of 5 rows (120 B): gift (2 values), note (no values)
 >>> print(Destruction((DroppedColumn(("v",), 2, None, None, "Avro files"),), rows=5))
 drops 1 column of a table of 5 rows, not every value counted: v (values not counted: Avro files)
+>>> print(Destruction((DroppedColumn(("v",), 2, None, None, "deletes"),), 5, rows_at_most=True))
+drops 1 column of a table of up to 5 rows, not every value counted: v (values not counted: deletes)
 >>> print(Destruction((DroppedColumn(("note",), 4, 0, 0),), rows=5, bytes=0))
 drops 1 column holding no values (note): nothing stored is destroyed
 """
@@ -75,6 +77,8 @@ class Destruction:
     columns: tuple[DroppedColumn, ...] = ()
     rows: int = 0
     bytes: int | None = None
+    rows_at_most: bool = False
+    """``rows`` counts rows delete files remove (no reader here applied them): a bound."""
 
     @property
     def values(self) -> int:
@@ -103,15 +107,16 @@ class Destruction:
             names = ", ".join(c.name for c in self.columns)
             return f"drops {cols} holding no values ({names}): nothing stored is destroyed"
         size = "" if not self.bytes else f" ({size_text(self.bytes)})"
+        rows = ("up to " if self.rows_at_most else "") + counted(self.rows, "row")
         if any(c.values is None for c in self.holding):
             # a count that could not be made is said as such, never as "0 values"
             held = (f"holding at least {counted(self.values, 'value')} of"
                     if self.values else "of a table of")
-            return (f"drops {cols} {held} {counted(self.rows, 'row')}{size}, not every "
-                    "value counted: " + ", ".join(str(c) for c in self.columns))
+            return (f"drops {cols} {held} {rows}{size}, not every value counted: "
+                    + ", ".join(str(c) for c in self.columns))
         return (
             f"drops {cols} holding {counted(self.values, 'value')} of "
-            f"{counted(self.rows, 'row')}{size}: " + ", ".join(str(c) for c in self.columns)
+            f"{rows}{size}: " + ", ".join(str(c) for c in self.columns)
         )
 
 
