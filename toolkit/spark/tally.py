@@ -61,7 +61,8 @@ log = logging.getLogger(__name__)
 SOURCE = Path(__file__).with_name("jvm") / "Tally.java"
 #: every source of the jar: the tally, and the router that reuses its tokenizer
 SOURCES = tuple(SOURCE.with_name(n) for n in ("Tally.java", "Router.java", "ClassTally.java",
-                                               "ClassCode.java", "HeadRows.java", "Sockets.java",
+                                               "ClassCode.java", "HeadRows.java",
+                                               "JvmExpression.java", "Sockets.java",
                                                "Plans.java"))
 TALLY_CLASS = "toolkit.spark.jvm.Tally"
 

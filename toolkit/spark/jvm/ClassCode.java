@@ -6,16 +6,12 @@ import java.util.regex.Pattern;
 import org.apache.spark.sql.Column;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Expression;
-import org.apache.spark.sql.catalyst.expressions.codegen.CodeBlock;
 import org.apache.spark.sql.catalyst.expressions.codegen.CodegenContext;
 import org.apache.spark.sql.catalyst.expressions.codegen.ExprCode;
-import org.apache.spark.sql.catalyst.expressions.codegen.JavaCode;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.unsafe.types.UTF8String;
 import scala.collection.IndexedSeq;
-import scala.collection.JavaConverters;
-import scala.collection.Seq;
 
 /**
  * The class of each value of a typed column, as a small integer (its class code; null for
@@ -29,7 +25,7 @@ import scala.collection.Seq;
  * ones, in the same order, with the same regular expressions and Spark's own string
  * functions; tests/spark hold the two equal value by value.
  */
-public final class ClassCode extends Expression implements java.io.Serializable {
+public final class ClassCode extends JvmExpression {
   private static final long serialVersionUID = 1L;
 
   /** 2**53: a long within it converts exactly to a double. */
@@ -187,12 +183,7 @@ public final class ClassCode extends Expression implements java.io.Serializable 
             + "\nboolean " + ev.isNull() + " = " + in.isNull() + ";\n"
             + "int " + ev.value() + " = " + ev.isNull() + " ? -1 : " + call(in.value().toString())
             + ";";
-    List<JavaCode> none = Collections.emptyList();
-    CodeBlock block =
-        new CodeBlock(
-            JavaConverters.asScalaBuffer(Collections.singletonList(code)).toList(),
-            JavaConverters.asScalaBuffer(none).toList());
-    return new ExprCode(block, ev.isNull(), ev.value());
+    return new ExprCode(block(code), ev.isNull(), ev.value());
   }
 
   @Override
@@ -206,31 +197,13 @@ public final class ClassCode extends Expression implements java.io.Serializable 
   }
 
   @Override
-  public Seq<Expression> children() {
-    return JavaConverters.asScalaBuffer(Collections.singletonList(child)).toList();
+  List<Expression> inputs() {
+    return Collections.singletonList(child);
   }
 
   @Override
   public Expression withNewChildrenInternal(IndexedSeq<Expression> children) {
     return new ClassCode(children.apply(0), test, per, firstMicros, lastMicros);
-  }
-
-  @Override
-  public int productArity() {
-    return 1;
-  }
-
-  @Override
-  public Object productElement(int n) {
-    if (n == 0) {
-      return child;
-    }
-    throw new IndexOutOfBoundsException(String.valueOf(n));
-  }
-
-  @Override
-  public boolean canEqual(Object that) {
-    return that instanceof ClassCode;
   }
 
   @Override

@@ -2,17 +2,14 @@ package toolkit.spark.jvm;
 
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Collections;
 import java.util.List;
 import org.apache.spark.TaskContext;
 import org.apache.spark.sql.Column;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Expression;
-import org.apache.spark.sql.catalyst.expressions.codegen.CodeBlock;
 import org.apache.spark.sql.catalyst.expressions.codegen.CodegenContext;
 import org.apache.spark.sql.catalyst.expressions.codegen.ExprCode;
 import org.apache.spark.sql.catalyst.expressions.codegen.FalseLiteral$;
-import org.apache.spark.sql.catalyst.expressions.codegen.JavaCode;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.functions;
 import org.apache.spark.sql.types.DataType;
@@ -21,7 +18,6 @@ import org.apache.spark.util.CollectionAccumulator;
 import org.apache.spark.util.TaskCompletionListener;
 import scala.collection.IndexedSeq;
 import scala.collection.JavaConverters;
-import scala.collection.Seq;
 
 /**
  * Counts the value classes of typed columns as their rows pass on to be written (the one
@@ -49,7 +45,7 @@ import scala.collection.Seq;
  * without rows evaluates it never and sends nothing. A task may run more than once: every
  * run of a partition adds the same payload, and the driver keeps one per partition.
  */
-public final class ClassTally extends Expression implements java.io.Serializable {
+public final class ClassTally extends JvmExpression {
   private static final long serialVersionUID = 2L;
   /** The column of the expressions' answers (always true). */
   public static final String COLUMN = "toolkit_tally";
@@ -207,12 +203,7 @@ public final class ClassTally extends Expression implements java.io.Serializable
       code.append(");\n}\n");
     }
     code.append("boolean ").append(ev.value()).append(" = true;");
-    List<JavaCode> none = Collections.emptyList();
-    CodeBlock block =
-        new CodeBlock(
-            JavaConverters.asScalaBuffer(Collections.singletonList(code.toString())).toList(),
-            JavaConverters.asScalaBuffer(none).toList());
-    return new ExprCode(block, FalseLiteral$.MODULE$, ev.value());
+    return new ExprCode(block(code.toString()), FalseLiteral$.MODULE$, ev.value());
   }
 
   /** Not deterministic: Spark neither moves, merges nor drops it. */
@@ -232,31 +223,13 @@ public final class ClassTally extends Expression implements java.io.Serializable
   }
 
   @Override
-  public Seq<Expression> children() {
-    return JavaConverters.asScalaBuffer(values).toList();
+  List<Expression> inputs() {
+    return values;
   }
 
   @Override
   public Expression withNewChildrenInternal(IndexedSeq<Expression> children) {
     return new ClassTally(
         new ArrayList<>(JavaConverters.seqAsJavaList(children)), pack, coded, bases, payloads);
-  }
-
-  @Override
-  public int productArity() {
-    return 1;
-  }
-
-  @Override
-  public Object productElement(int n) {
-    if (n == 0) {
-      return children();
-    }
-    throw new IndexOutOfBoundsException(String.valueOf(n));
-  }
-
-  @Override
-  public boolean canEqual(Object that) {
-    return that instanceof ClassTally;
   }
 }

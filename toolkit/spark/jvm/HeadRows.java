@@ -10,11 +10,9 @@ import org.apache.spark.sql.Column;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Expression;
-import org.apache.spark.sql.catalyst.expressions.codegen.CodeBlock;
 import org.apache.spark.sql.catalyst.expressions.codegen.CodegenContext;
 import org.apache.spark.sql.catalyst.expressions.codegen.ExprCode;
 import org.apache.spark.sql.catalyst.expressions.codegen.FalseLiteral$;
-import org.apache.spark.sql.catalyst.expressions.codegen.JavaCode;
 import org.apache.spark.sql.execution.arrow.ArrowConverters;
 import org.apache.spark.sql.functions;
 import org.apache.spark.sql.types.DataType;
@@ -24,7 +22,6 @@ import org.apache.spark.util.CollectionAccumulator;
 import org.apache.spark.util.TaskCompletionListener;
 import scala.collection.IndexedSeq;
 import scala.collection.JavaConverters;
-import scala.collection.Seq;
 
 /**
  * Keeps the first rows a write reads, as Arrow, for the profile's first samples (the one
@@ -44,7 +41,7 @@ import scala.collection.Seq;
  * converted to Java objects and back, which reorders maps), copied, since a reader
  * reuses its buffers.
  */
-public final class HeadRows extends Expression implements java.io.Serializable {
+public final class HeadRows extends JvmExpression {
   private static final long serialVersionUID = 1L;
 
   final Expression child;
@@ -148,12 +145,7 @@ public final class HeadRows extends Expression implements java.io.Serializable {
             + " ? null : (org.apache.spark.sql.catalyst.InternalRow) "
             + in.value()
             + ");";
-    List<JavaCode> none = Collections.emptyList();
-    CodeBlock block =
-        new CodeBlock(
-            JavaConverters.asScalaBuffer(Collections.singletonList(code)).toList(),
-            JavaConverters.asScalaBuffer(none).toList());
-    return new ExprCode(block, FalseLiteral$.MODULE$, ev.value());
+    return new ExprCode(block(code), FalseLiteral$.MODULE$, ev.value());
   }
 
   @Override
@@ -167,30 +159,12 @@ public final class HeadRows extends Expression implements java.io.Serializable {
   }
 
   @Override
-  public Seq<Expression> children() {
-    return JavaConverters.asScalaBuffer(Collections.singletonList(child)).toList();
+  List<Expression> inputs() {
+    return Collections.singletonList(child);
   }
 
   @Override
   public Expression withNewChildrenInternal(IndexedSeq<Expression> children) {
     return new HeadRows(children.apply(0), limit, timeZone, payloads);
-  }
-
-  @Override
-  public int productArity() {
-    return 1;
-  }
-
-  @Override
-  public Object productElement(int n) {
-    if (n == 0) {
-      return child;
-    }
-    throw new IndexOutOfBoundsException(String.valueOf(n));
-  }
-
-  @Override
-  public boolean canEqual(Object that) {
-    return that instanceof HeadRows;
   }
 }
