@@ -164,11 +164,6 @@ def test_a_boolean_among_numbers_in_an_array_is_warned(tmp_path: Path) -> None:
 
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "simulate sets a record aside after reading its line (nested deeper than MAX_DEPTH, "
-    "or refused by the widen policy) as compact JSON re-rendered from its values, naming no "
-    "line; ingest keeps the line as it came (spark/workers.py, as_lines), as docs/rules.md "
-    "(Hostile input) says: the reader's line numbers and texts do not reach the engine"))
 def test_a_record_set_aside_after_reading_keeps_its_line_and_names_it(tmp_path: Path) -> None:
     """'wide nested json table' (JsonSuite), nested instead of wide."""
     deep = '{"a": ' + "[" * 25 + "]" * 25 + "}"

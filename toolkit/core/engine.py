@@ -31,7 +31,7 @@ from toolkit.core.batch.routing import Router, conform, rows_of
 from toolkit.core.batch.summary import summarize
 from toolkit.core.evolution.batch_plan import Plan, max_field_id
 from toolkit.core.evolution.field_operations import refuse_identifier_changes
-from toolkit.core.values.jsonlines import UnreadLine
+from toolkit.core.values.jsonlines import ReadRecords, UnreadLine
 from toolkit.core.values.scalars import has_foreign, plain_record
 from toolkit.core.values.types import Struct
 from toolkit.errors import MalformedLineError, NotARecordError, NotARecordLineError
@@ -182,8 +182,9 @@ class Engine:
                 (plan, done, aside, p), bad = self.tolerant(
                     rows, i, functools.partial(self._batch, current, i)
                 )
-                quarantined += bad
-                quarantined += aside
+                read = batch if isinstance(batch, ReadRecords) else None
+                quarantined += _as_read(bad, read)
+                quarantined += _as_read(aside, read)
                 current = plan.after
                 plans.append(plan)
                 routed.append(done)
@@ -257,6 +258,20 @@ class Engine:
             size = 0
         done = RoutedBatch(plan.after, tuple(columns), size)
         return plan, done, aside, seen
+
+
+def _as_read(items: list[Quarantined], read: ReadRecords | None) -> list[Quarantined]:
+    """``items`` with each record parsed from a line of ``read`` kept as that line, its
+    detail naming the line (the reader's own text and number, as ``ingest`` keeps a line
+    and :func:`set_aside_line` names one)."""
+    if read is None or not read.lines:
+        return items
+    out = []
+    for q in items:
+        found = read.line_of(q.record)
+        out.append(q if found is None else dataclasses.replace(
+            q, record=found[1], detail=f"line {found[0]}: {q.detail}"))
+    return out
 
 
 def set_aside_line(line: UnreadLine, batch: int | str) -> Quarantined:

@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from toolkit.arrow import pandas_records, polars_records
 from toolkit.arrow import records as arrow_records
-from toolkit.core.values.jsonlines import read_values
+from toolkit.core.values.jsonlines import ReadRecords, read_values
 from toolkit.errors import SourceFormatError
 from toolkit.pipeline import files
 from toolkit.spark.misreads import (
@@ -424,4 +424,7 @@ def records_of(source: Any, format: str | None = None) -> list[Any]:
     >>> records_of([{"a": 1}, {"a": 2}])
     [{'a': 1}, {'a': 2}]
     """
-    return [r for b in kind_of(source, format).records(source) for r in b]
+    batches = kind_of(source, format).records(source)
+    if len(batches) == 1 and isinstance(batches[0], ReadRecords):
+        return batches[0]  # one file's lines, which name the records set aside after reading
+    return [r for b in batches for r in b]

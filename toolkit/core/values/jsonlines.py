@@ -342,19 +342,42 @@ def read_lines(path: str | Path) -> list[Any]:
         )
 
 
-def read_values(lines: Iterable[bytes | str | None]) -> list[Any]:
+class ReadRecords(list[Any]):
+    """The records of JSON lines, in order, as :func:`read_values` reads them, and the line
+    each record was parsed from, by the record's identity (the list keeps the records, so
+    an identity stays theirs): a record set aside after it was read is kept as its line,
+    numbered, as ``ingest`` keeps it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: dict[int, tuple[int, bytes | str]] = {}
+
+    def line_of(self, record: object) -> tuple[int, str] | None:
+        """The number and text of the line ``record`` was parsed from, or None."""
+        found = self.lines.get(id(record))
+        if found is None:
+            return None
+        number, line = found
+        return number, line.decode() if isinstance(line, bytes) else line  # parsed: UTF-8
+
+
+def read_values(lines: Iterable[bytes | str | None]) -> ReadRecords:
     """The records of JSON lines (bytes as read, or texts), numbered from 1, with an
     :class:`UnreadLine` in the place of each line that cannot be taken whole as one;
     blank and null lines are skipped, and counted."""
-    out: list[Any] = []
+    out = ReadRecords()
+    kept = out.lines
     for number, line in enumerate(lines, 1):
         if line is None or not line.strip():
             continue
         try:
-            out.append(parse_record(line, number))
+            record = parse_record(line, number)
         except MalformedLineError as err:
             raw: str | bytes = line if isinstance(err, NotUtf8LineError) else err.line
             out.append(UnreadLine(raw, number, err))
+            continue
+        out.append(record)
+        kept[id(record)] = (number, line)
     return out
 
 
