@@ -174,6 +174,18 @@ def test_a_record_set_aside_after_reading_keeps_its_line_and_names_it(tmp_path: 
     assert (q.raw, q.detail.startswith("line 2: ")) == (deep, True)
 
 
+def test_a_record_the_widen_policy_refuses_keeps_its_line_and_names_it(tmp_path: Path) -> None:
+    """RULES 5 sets the record aside after it was read: the quarantine keeps the line as
+    it came (its own spacing and key order), not JSON made again from its values."""
+    first, second = tmp_path / "b1.jsonl", tmp_path / "b2.jsonl"
+    first.write_text('{"id": 1, "d": true}\n')
+    line = '{"d":1.5,   "id":2}'
+    second.write_text('{"id": 3, "d": false}\n' + line + "\n")
+    (q,) = toolkit.simulate([first, second], policy="widen").quarantined
+    assert (q.reason, q.raw) == ("incompatible", line)
+    assert q.detail.startswith("line 2: field 'd': value 1.5")
+
+
 # --- Spark: toolkit.ingest equals toolkit.simulate ------------------------------------------
 
 
