@@ -264,7 +264,7 @@ def _as_read(items: list[Quarantined], read: ReadRecords | None) -> list[Quarant
     """``items`` with each record parsed from a line of ``read`` kept as that line, its
     detail naming the line (the reader's own text and number, as ``ingest`` keeps a line
     and :func:`set_aside_line` names one)."""
-    if read is None or not read.lines:
+    if read is None or not read.texts:
         return items
     out = []
     for q in items:

@@ -344,21 +344,28 @@ def read_lines(path: str | Path) -> list[Any]:
 
 class ReadRecords(list[Any]):
     """The records of JSON lines, in order, as :func:`read_values` reads them, and the line
-    each record was parsed from, by the record's identity (the list keeps the records, so
-    an identity stays theirs): a record set aside after it was read is kept as its line,
-    numbered, as ``ingest`` keeps it."""
+    each was parsed from: a record set aside after it was read is kept as its line,
+    numbered, as ``ingest`` keeps it. The lines are kept beside the records, in order (two
+    appends a line: a mapping made as they are read cost a third of the reading); a record
+    is found by its identity, once something asks (the list keeps the records alive)."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.lines: dict[int, tuple[int, bytes | str]] = {}
+        self.numbers: list[int] = []
+        self.texts: list[bytes | str | None] = []
+        self._at: dict[int, int] | None = None
 
     def line_of(self, record: object) -> tuple[int, str] | None:
         """The number and text of the line ``record`` was parsed from, or None."""
-        found = self.lines.get(id(record))
-        if found is None:
+        if self._at is None:
+            self._at = {id(r): i for i, r in enumerate(self)}
+        i = self._at.get(id(record))
+        if i is None or i >= len(self.texts):
             return None
-        number, line = found
-        return number, line.decode() if isinstance(line, bytes) else line  # parsed: UTF-8
+        line = self.texts[i]
+        if line is None or self[i] is not record:
+            return None
+        return self.numbers[i], line.decode() if isinstance(line, bytes) else line  # UTF-8
 
 
 def read_values(lines: Iterable[bytes | str | None]) -> ReadRecords:
@@ -366,18 +373,18 @@ def read_values(lines: Iterable[bytes | str | None]) -> ReadRecords:
     :class:`UnreadLine` in the place of each line that cannot be taken whole as one;
     blank and null lines are skipped, and counted."""
     out = ReadRecords()
-    kept = out.lines
+    numbers, texts = out.numbers, out.texts
     for number, line in enumerate(lines, 1):
         if line is None or not line.strip():
             continue
         try:
-            record = parse_record(line, number)
+            out.append(parse_record(line, number))
         except MalformedLineError as err:
             raw: str | bytes = line if isinstance(err, NotUtf8LineError) else err.line
             out.append(UnreadLine(raw, number, err))
-            continue
-        out.append(record)
-        kept[id(record)] = (number, line)
+            line = None  # kept by the UnreadLine itself
+        numbers.append(number)
+        texts.append(line)
     return out
 
 
