@@ -25,8 +25,8 @@ own, against a plain Spark append of the same data into a table created beforeha
 Each target is checked against a plain append of the same data into a table of the same
 column types: RULES 1 stores an int32 column as a long and a float32 as a double, and
 Spark's own cast-and-append into those types costs 1.1-1.2x its append of the narrower
-types (measured here: 1.09-1.21 at 200,000 rows, 1.18 at a million), a cost no toolkit
-work can take off. So the baseline of the verdicts is
+types (measured here: 1.01-1.48 over five runs at 200,000 rows, 1.18 at a million), a
+cost no toolkit work can take off. So the baseline of the verdicts is
 ``spark.read.<format>(f).select(<casts>).writeTo(t).append()`` into a table of the
 toolkit's types, timed in the same alternating runs; the ratio over the append of the
 source's own types is printed too, as information (``info`` lines). A pandas frame's
