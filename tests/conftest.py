@@ -22,6 +22,10 @@ def lakehouse(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
     return catalog(tmp_path_factory.mktemp("lakehouse"))
 
 
+#: the code cache of the run's one Spark session (see :func:`spark`)
+LONG_RUN_CODE_CACHE = "-XX:ReservedCodeCacheSize=240m"
+
+
 @pytest.fixture(scope="session")
 def spark(lakehouse: Catalog) -> Iterator[SparkSession]:
     """A Spark session that sees `lakehouse` under the same catalog name."""
@@ -31,9 +35,14 @@ def spark(lakehouse: Catalog) -> Iterator[SparkSession]:
     # the quick compiler only, as the tests' child processes: the run's jobs are many and
     # small, and the optimising compiler's work on them never paid back (tests/spark/
     # test_router.py and tests/integration/test_{ingest,stream}.py: 143 s with it, 120 s
-    # without); what runs is the same code either way
+    # without); what runs is the same code either way. The quick compiler alone gets a
+    # code cache of 48 MB, which the run's thousands of generated classes filled a third
+    # of the way through once ("CodeCache is full", then "Out of space in CodeCache for
+    # adapters": a VirtualMachineError, which ends the JVM): this one session lives for the
+    # whole run, so it gets the optimising compiler's default size
+    java = f"{SHORT_LIVED_JVM} {LONG_RUN_CODE_CACHE}"
     session = spark_session(lakehouse, **{"spark.master": "local[2]",
-                                          "spark.driver.defaultJavaOptions": SHORT_LIVED_JVM})
+                                          "spark.driver.defaultJavaOptions": java})
     yield session
     session.stop()
 
