@@ -13,7 +13,7 @@ import pytest
 from pyiceberg.catalog import Catalog
 
 import toolkit.notebook.panels.maintenance.model as model_module
-from toolkit.core.maintenance.steps import MaintenancePlan
+from toolkit.core.maintenance.steps import ExpireSnapshots, MaintenancePlan, UnreadableColumn
 from toolkit.iceberg import catalog
 from toolkit.iceberg.ledger import BATCH_ID_PROPERTY
 from toolkit.notebook.panels.maintenance.html import maintenance_outcome_html, plan_html
@@ -99,3 +99,19 @@ def test_the_html_shows_every_step_and_escapes(lake: Catalog) -> None:
 def test_docstring_examples() -> None:
     result = doctest.testmod(model_module)
     assert result.attempted > 0 and result.failed == 0
+
+
+@pytest.mark.parametrize(("columns", "said"), [
+    ((UnreadableColumn("a", 2, 3), UnreadableColumn("b", 3, 2)),
+     "5 values of 2 columns become unreadable"),
+    ((UnreadableColumn("a", 2, 3), UnreadableColumn("b", 3, 2, at_most=True)),
+     "up to 5 values of 2 columns become unreadable"),
+    ((UnreadableColumn("a", 2, 3), UnreadableColumn("b", 3, None, uncounted="Avro")),
+     "at least 3 values of 2 columns become unreadable"),
+], ids=["counted", "delete files: a bound", "one not counted"])
+def test_the_expiry_row_counts_what_becomes_unreadable_as_the_plan_bounds_it(
+    columns: tuple[UnreadableColumn, ...], said: str
+) -> None:
+    step = ExpireSnapshots(0, 1, 3, (7, 8), (), (),
+                           unreadable=(*columns, UnreadableColumn("empty", 4, 0)))
+    assert model_module._numbers(step) == f"2 of 3 snapshots; 0 old ones kept; {said}"

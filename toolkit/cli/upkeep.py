@@ -56,7 +56,7 @@ def _plan_json(plan: MaintenancePlan) -> list[dict[str, Any]]:
             step["unreadable"] = [
                 {"column": c.name, "field_id": c.field_id, "values": c.values,
                  "values_at_most": c.at_most, "lineage": c.lineage, "rewritten": c.rewritten}
-                for c in s.unreadable if c.values != 0]
+                for c in s.losing]
             step["removed_rows"] = s.removed_rows
         steps.append(step)
     return steps

@@ -267,7 +267,6 @@ def _unreadable_columns(
     (each file counted once, whichever expired snapshots reference it)."""
     io = table.io
     names: dict[int, str] = {}
-    leaves: dict[int, tuple[int, ...]] = {}
     values: dict[int, int] = {}
     uncounted: dict[int, str] = {}
     deleted: set[int] = set()  # columns some of whose rows delete files removed
@@ -278,9 +277,8 @@ def _unreadable_columns(
         gone = _gone_leaves(schema, readable)
         if not gone:
             continue
-        for column, ids in gone.items():
+        for column in gone:
             names[column] = schema.find_column_name(column) or str(column)
-            leaves[column] = ids
             values.setdefault(column, 0)
         for manifest in snap.manifests(io):
             if manifest.content != ManifestContent.DATA:

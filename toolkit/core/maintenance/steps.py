@@ -229,6 +229,18 @@ readable (the table keeps them converted).
     count takes in the values of rows already deleted, so it is an upper bound."""
 
     @property
+    def short(self) -> str:
+        """A few words: ``column secret (5 values)``, ``column v (up to 5 values)``.
+
+        >>> UnreadableColumn("v", 2, 5, at_most=True, rewritten=True).short
+        'column v (up to 5 values as stored before its rewrite)'
+        """
+        values = ("values not counted" if self.values is None
+                  else ("up to " if self.at_most else "") + counted(self.values, "value"))
+        before = " as stored before its rewrite" if self.rewritten else ""
+        return f"column {self.name} ({values}{before})"
+
+    @property
     def sentence(self) -> str:
         entry = f"lineage #{self.lineage}" if self.lineage is not None else None
         values = (f"its values (not counted: {self.uncounted})" if self.values is None
@@ -279,33 +291,30 @@ class ExpireSnapshots:
     name: StepName = field(default="expire_snapshots", init=False)
 
     @property
+    def losing(self) -> tuple[UnreadableColumn, ...]:
+        """The columns of :attr:`unreadable` that hold values (or may: not counted)."""
+        return tuple(c for c in self.unreadable if c.values != 0)
+
+    def _removed(self) -> str:
+        bound = "at least " if self.removed_rows_at_least else ""
+        return f"{bound}{counted(self.removed_rows, 'row')} that deletes or overwrites removed"
+
+    @property
     def destroys(self) -> tuple[str, ...]:
         """What becomes readable nowhere once these snapshots expire, in words: per
         column, then the rows deletes removed. Empty when nothing does."""
-        notes = [c.sentence for c in self.unreadable if c.values != 0]
+        notes = [c.sentence for c in self.losing]
         if self.removed_rows:
-            bound = "at least " if self.removed_rows_at_least else ""
-            notes.append(
-                f"The expired snapshots are the last that read {bound}"
-                f"{counted(self.removed_rows, 'row')} that deletes or overwrites removed "
-                "from the table: they will no longer be readable."
-            )
+            notes.append(f"The expired snapshots are the last that read {self._removed()} "
+                         "from the table: they will no longer be readable.")
         return tuple(notes)
 
     @property
     def gone(self) -> tuple[str, ...]:
         """What becomes readable nowhere once these snapshots expire, a few words each
         (``column secret (5 values)``). Empty when nothing does."""
-        out = [f"column {c.name} ("
-               + ("values not counted" if c.values is None
-                  else ("up to " if c.at_most else "") + counted(c.values, "value"))
-               + (" as stored before its rewrite" if c.rewritten else "") + ")"
-               for c in self.unreadable if c.values != 0]
-        if self.removed_rows:
-            bound = "at least " if self.removed_rows_at_least else ""
-            out.append(f"{bound}{counted(self.removed_rows, 'row')} that deletes or "
-                       "overwrites removed")
-        return tuple(out)
+        return (*(c.short for c in self.losing),
+                *((self._removed(),) if self.removed_rows else ()))
 
     @property
     def todo(self) -> bool:

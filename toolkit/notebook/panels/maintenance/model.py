@@ -76,10 +76,13 @@ def _numbers(step: MaintenanceStep) -> str:
     if isinstance(step, ExpireSnapshots):
         kept = "1 old one" if len(step.kept) == 1 else f"{len(step.kept):,} old ones"
         text = f"{len(step.expire):,} of {counted(step.total, 'snapshot')}; {kept} kept"
-        lost = [c for c in step.unreadable if c.values != 0]
+        lost = step.losing
         if lost:  # values readable nowhere after it: shown beside the counts, not only below
+            # a bound where a count takes in deleted rows, "at least" where one is missing
+            bound = ("at least " if any(c.values is None for c in lost)
+                     else "up to " if any(c.at_most for c in lost) else "")
             values = sum(c.values or 0 for c in lost)
-            text += (f"; {counted(values, 'value')} of {counted(len(lost), 'column')} "
+            text += (f"; {bound}{counted(values, 'value')} of {counted(len(lost), 'column')} "
                      "become unreadable")
         return text
     if isinstance(step, DropStagingTables):
