@@ -257,6 +257,15 @@ def assert_schema(got: Schema, want: Schema, where: str) -> None:
         pytest.fail("\n".join([headline, *diff]), pytrace=False)
 
 
+def assert_ids_cite_their_tests(cases: Sequence[Any]) -> None:
+    """Every case's id (``.id``) is its own, and starts with the peer test it cites first
+    (``.cites``): a peer suite's every kind of case."""
+    ids = [c.id for c in cases]
+    assert len(ids) == len(set(ids))
+    for c in cases:
+        assert c.cites and c.id.split("[")[0] == c.cites[0], c.id
+
+
 def check_refusal(exc: BaseException, refusal: Refusal) -> None:
     """The error a refused case raised is the one it expects, in words naming the rule."""
     assert isinstance(exc, refusal.error), f"{type(exc).__name__}: {exc}"

@@ -20,7 +20,7 @@ from pyiceberg.catalog import Catalog
 
 from tests.peers.cases_dlt import CASES
 from tests.peers.differences import DLT_DIFFERENCES, docs_rows, documented_rows
-from tests.peers.model import DataCase
+from tests.peers.model import DataCase, assert_ids_cite_their_tests
 from tests.peers.runner import ingest_case, simulate_case
 
 if TYPE_CHECKING:
@@ -62,8 +62,8 @@ def test_ingest_equals_simulate(
 
 def test_case_ids_are_unique_and_cite_their_test() -> None:
     assert len(BY_ID) == len(CASES)
+    assert_ids_cite_their_tests(CASES)
     for c in CASES:
-        assert c.cites and c.id.split("[")[0] == c.cites[0], c.id
         assert all(cite.startswith("dlt:tests/") and ".py::test_" in cite for cite in c.cites)
 
 

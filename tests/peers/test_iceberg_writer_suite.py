@@ -23,7 +23,13 @@ import toolkit
 from tests.integration.readers import canonical, read_spark
 from tests.peers.cases_iceberg_writer import CASES, ICEBERG_TESTS, WriterCase
 from tests.peers.differences import WRITER_DIFFERENCES, docs_rows, documented_rows
-from tests.peers.model import Refusal, assert_schema, check_refusal, shown_rows
+from tests.peers.model import (
+    Refusal,
+    assert_ids_cite_their_tests,
+    assert_schema,
+    check_refusal,
+    shown_rows,
+)
 from toolkit.errors import ToolkitError
 
 if TYPE_CHECKING:
@@ -94,10 +100,7 @@ def test_every_iceberg_test_is_cited() -> None:
 
 
 def test_case_ids_are_unique_and_cite_their_test() -> None:
-    ids = [c.id for c in CASES]
-    assert len(ids) == len(set(ids))
-    for c in CASES:
-        assert c.cites and c.id.split("[")[0] == c.cites[0], c.id
+    assert_ids_cite_their_tests(CASES)
 
 
 def test_the_deliberate_differences_are_the_cases_marked_so() -> None:

@@ -16,7 +16,7 @@ from pyiceberg.catalog import Catalog
 import toolkit
 from tests.peers import cases_iceberg_union, cases_iceberg_update, cases_pyiceberg
 from tests.peers.differences import DIFFERENCES, NOT_RUN, docs_rows, documented_rows
-from tests.peers.model import Case
+from tests.peers.model import Case, assert_ids_cite_their_tests
 from tests.peers.runner import run_pure, run_table
 
 CASES: list[Case] = [
@@ -43,10 +43,7 @@ def test_on_a_table(case: Case, catalog: Catalog) -> None:
 
 
 def test_case_ids_are_unique_and_cite_their_test() -> None:
-    ids = [c.id for c in CASES]
-    assert len(ids) == len(set(ids))
-    for c in CASES:
-        assert c.cites and c.id.split("[")[0] == c.cites[0], c.id
+    assert_ids_cite_their_tests(CASES)
 
 
 def test_the_deliberate_differences_are_the_cases_marked_so() -> None:

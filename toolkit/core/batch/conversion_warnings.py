@@ -33,7 +33,7 @@ from toolkit.core.batch.hint_plans import lattice_view
 from toolkit.core.batch.options import Options
 from toolkit.core.batch.profile import Profile
 from toolkit.core.batch.profile import profile as profile_of_records
-from toolkit.core.batch.quarantine import Quarantined
+from toolkit.core.batch.quarantine import SET_ASIDE_AFTER_READING, Quarantined
 from toolkit.core.evolution.batch_plan import Plan
 from toolkit.core.policies.widen import accepted, primary_columns
 from toolkit.core.values.conversions import (
@@ -236,12 +236,6 @@ to be written (any record set aside is in the quarantine)
     return sorted(converted, key=_order)
 
 
-#: why a record is set aside whole after it was read and profiled (RULES 5, rare types,
-#: contracts, required fields): its values count in the profile, and none is written
-_ASIDE_WHOLE: Final = frozenset({
-    "incompatible", "rewrite-not-approved", "rare-type", "contract", "missing-required"})
-
-
 def _aside_counts(
     aside: Sequence[Quarantined], batch: int, options: Options
 ) -> dict[tuple[str, ...], dict[Shape, int]]:
@@ -250,7 +244,7 @@ def _aside_counts(
     as the reader read it)."""
     records = []
     for q in aside:
-        if q.reason not in _ASIDE_WHOLE:
+        if q.reason not in SET_ASIDE_AFTER_READING:
             continue
         if isinstance(q.record, dict):
             records.append(q.record)

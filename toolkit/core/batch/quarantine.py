@@ -175,6 +175,12 @@ UNREPLAYABLE: Final[frozenset[str]] = frozenset(
      "contract-value"}
 )
 
+#: Reasons that set a record aside whole after it was read and profiled (RULES 5, rare
+#: types, contracts, required fields): its values count in the batch's profile, and none
+#: is written (``toolkit.core.batch.conversion_warnings`` takes them out of its counts).
+SET_ASIDE_AFTER_READING: Final[frozenset[Reason]] = frozenset(
+    {"incompatible", "rewrite-not-approved", "rare-type", "contract", "missing-required"})
+
 
 #: a quarantine table's row, its columns in order: id, raw (as stored), reason, field,
 #: observed, table_type, detail, batch_id, position, quarantined_at
@@ -452,6 +458,7 @@ __all__ = [
     "REASON_TERMS",
     "REASON_WORDS",
     "ReasonTerms",
+    "SET_ASIDE_AFTER_READING",
     "UNREPLAYABLE",
     "IncompatibleRecordError",
     "OnIncompatible",
