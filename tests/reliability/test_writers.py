@@ -172,21 +172,22 @@ def test_a_schema_commit_just_before_the_append_is_met_by_writing_again(
     """The narrowest window: another writer adds a column after ingest read the table's
     schema but before Spark's append reads it. Spark refuses that append before writing
     anything; ingest pads the rows to the schema as it is now and appends once more."""
-    from pyspark.sql.readwriter import DataFrameWriterV2
+    from toolkit.spark import plans
 
     name = "writers.raced_late"
     first, second = [{"id": 1}], [{"id": "x"}]
     toolkit.ingest(first, name, lakehouse, spark, batch_id="first")
-    append, appends = DataFrameWriterV2.append, []
+    # every staged append goes through plans.appended (one call into the JVM)
+    appended, appends = plans.appended, []
 
-    def another_writer_first(self: DataFrameWriterV2) -> None:
+    def another_writer_first(*args: Any) -> None:
         if not appends:
             with lakehouse.load_table(name).update_schema() as update:
                 update.add_column("late", StringType())
-        appends.append(self)
-        append(self)
+        appends.append(args)
+        appended(*args)
 
-    monkeypatch.setattr(DataFrameWriterV2, "append", another_writer_first)
+    monkeypatch.setattr(plans, "appended", another_writer_first)
     report = toolkit.ingest(second, name, lakehouse, spark, batch_id="second")
     assert len(appends) == 2 and report.rows_written == 1
 

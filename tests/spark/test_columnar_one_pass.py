@@ -19,8 +19,10 @@ from pyiceberg.catalog import Catalog
 
 import toolkit
 from tests.integration.readers import assert_table_is_the_simulation
+from toolkit.iceberg.ledger import ingested_batches, main_snapshots
 from toolkit.iceberg.new_tables import STAGING_MARK
 from toolkit.pipeline import ingest as ingest_module
+from toolkit.pipeline import typed as typed_module
 from toolkit.pipeline.ingest import ingest
 from toolkit.pipeline.sources import records_of
 
@@ -113,6 +115,42 @@ def test_a_table_another_writer_made_meanwhile_takes_the_batch_after_its_own(
     assert_table_is_the_simulation(spark, lakehouse, name, toolkit.simulate([theirs, mine]))
     _no_staging_left(lakehouse)
     _data_files_are_the_tables(lakehouse, name)
+
+
+@pytest.mark.parametrize("change", ["adds a column", "widens a column"])
+def test_what_another_writer_changes_while_a_batch_is_planned_is_in_the_table(
+    lakehouse: Catalog, spark: SparkSession, monkeypatch: pytest.MonkeyPatch, change: str
+) -> None:
+    """The steady one pass into a table Spark made: another writer changes the table after
+    the batch loaded it, before the pass is written (Spark's view of the table is not the
+    plan's then). A write Spark refuses (a column it has no data for) stages nothing; one
+    it takes (an int column widened to bigint, which it casts the pass's nulls to) is
+    dropped. The batch
+    lands once either way, as the two passes land it on the table as it now is."""
+    name = _name("changed")
+    full = f"{lakehouse.name}.{name}"
+    spark.sql(f"CREATE TABLE {full} (id bigint, n int) USING iceberg")
+    spark.sql(f"INSERT INTO {full} VALUES (1, 10)")
+    alter = {"adds a column": "ADD COLUMN note string",
+             "widens a column": "ALTER COLUMN n TYPE bigint"}[change]
+    projection = typed_module.projection
+
+    def after_another_writer(*args: Any, **kwargs: Any) -> Any:
+        monkeypatch.setattr(typed_module, "projection", projection)  # once
+        spark.sql(f"ALTER TABLE {full} {alter}")
+        return projection(*args, **kwargs)
+
+    monkeypatch.setattr(typed_module, "projection", after_another_writer)
+    # (no `n`: the pass writes it null, typed as the plan has it)
+    batch = pa.table({"id": pa.array([3, 4], pa.int64())})
+    report = ingest(batch, name, lakehouse, spark, batch_id="b1")
+    assert (report.rows_written, report.one_pass) == (2, False)
+    assert sorted(map(tuple, spark.table(full).select("id", "n").collect()), key=str) == \
+        [(1, 10), (3, None), (4, None)]
+    table = lakehouse.load_table(name)
+    assert {s.snapshot_id for s in table.snapshots()} == \
+        {s.snapshot_id for s in main_snapshots(table)}  # nothing staged is left
+    assert ingested_batches(table) == {"b1"}
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,8 @@ by Spark, and ``toolkit.statistics`` counts what arrived once.
 The two writers' staged appends are put in the order that once broke this: the second
 writer is inside its append (its write-audit-publish id set) when the first one's append
 ends. The order is forced by holding each writer's first append
-(``DataFrameWriterV2.append``, which every staged write goes through) until the other
+(``toolkit.spark.plans.appended``, which every staged write goes through, or
+``DataFrameWriterV2.append`` in a JVM without the toolkit's helpers) until the other
 writer is where the order needs it; nothing else is changed.
 """
 
@@ -74,7 +75,9 @@ def order(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[str, str], Orde
     """Install an :class:`Order` of two threads' first appends."""
     from pyspark.sql.readwriter import DataFrameWriterV2
 
-    real = DataFrameWriterV2.append
+    from toolkit.spark import plans
+
+    real, real_appended = DataFrameWriterV2.append, plans.appended
     made: list[Order] = []
 
     def append(self: DataFrameWriterV2) -> None:
@@ -82,13 +85,22 @@ def order(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[str, str], Orde
             o.before_append()
         real(self)
 
+    def appended(*args: Any) -> None:
+        for o in made:
+            o.before_append()
+        real_appended(*args)
+
     monkeypatch.setattr(DataFrameWriterV2, "append", append)
+    monkeypatch.setattr(plans, "appended", appended)
 
     def make(first: str, second: str) -> Order:
         made.append(Order(first, second))
         return made[-1]
 
     yield make
+    # the order was kept only if both writers' appends went through the hooks
+    for o in made:
+        assert o._held == {o.first, o.second}, f"appends never held: {o}"
 
 
 def _ids(spark: Any, lakehouse: Catalog, table: str) -> list[int]:

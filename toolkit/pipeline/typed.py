@@ -248,7 +248,7 @@ def write_columnar_one_pass(
     targets = projection(schema, kinds, options)
     if targets is None:
         return None
-    # Spark's own view of the table is loaded while the batch is planned
+    # Spark's own view of the table is loaded while the batch is planned and written
     with ThreadPoolExecutor(1) as pool:
         viewed = pool.submit(lambda: spark.table(spark_name).schema)
         cols = classified(typed, options)
@@ -260,13 +260,18 @@ def write_columnar_one_pass(
         every = TypedSeen(replace(cols, lazy=counts.lazy), kinds,
                           {n: dict.fromkeys(k, 1) for n, k in kinds.items()})
         frame = routed_typed(every, targets, planned, options)
-        if frame is None or viewed.result() != planned:
+        if frame is None:
             return None
         write_id = new_write(table, batch_id)
         try:
             append_staged(frame, spark_name, batch_id, write_id)
         except Exception as exc:  # noqa: BLE001 - a failed job stages nothing: two passes
             log.info("batch %s: not written in one pass (%s)", batch_id, str(exc)[:300])
+            return None
+        if viewed.result() != planned:
+            # Spark sees other columns (another writer's, or types it maps otherwise):
+            # padding is the Python router's; the rows staged meanwhile go
+            drop_staged(table, write_id)
             return None
     counted = tally_counts(counts)
     first = head.result() if head is not None else head_of(counts, counted, HEAD_ROWS)

@@ -36,6 +36,7 @@ from toolkit.iceberg.ledger import (
     publish,
 )
 from toolkit.iceberg.schema import from_iceberg, to_iceberg
+from toolkit.spark.plans import LazyFrame, append
 from toolkit.spark.progress import described
 from toolkit.spark.router import (
     fitting_codes,
@@ -45,7 +46,6 @@ from toolkit.spark.router import (
     route_on_jvm,
     route_tallied,
 )
-from toolkit.spark.settings import own_session
 from toolkit.spark.tally import Tallied, jvm_tally_ready, observe_json, tallied_payloads
 from toolkit.spark.workers import (
     JVM_MODES,
@@ -284,33 +284,31 @@ def _new_write(table: Table, batch_id: str) -> str:
     return f"{batch_id}/{uuid.uuid4().hex}"
 
 
-def _append_staged(frame: DataFrame, spark_name: str, batch_id: str, write_id: str) -> None:
+def _append_staged(
+    frame: DataFrame | LazyFrame, spark_name: str, batch_id: str, write_id: str
+) -> None:
     """Append ``frame`` to the table as a staged snapshot (Iceberg's write-audit-publish),
     tagged with the batch and the write; :func:`toolkit.iceberg.ledger.publish` publishes
     it.
 
     The write's id is a session setting (``spark.wap.id``), so the append runs in a
-    session of its own (:func:`toolkit.spark.settings.own_session`): another write of the
-    same session meanwhile (a second stream, another thread's ingest) neither stages
-    under this id nor loses its own, which would publish it unchecked."""
-    with own_session(frame, {WAP_ID: write_id}) as own:
-        writer = (
-            own.writeTo(spark_name)
-            .option(f"snapshot-property.{BATCH_ID_PROPERTY}", batch_id)
-            .option(f"snapshot-property.{WRITE_ID_PROPERTY}", write_id)
-        )
-        for attempt in range(1, STAGED_ATTEMPTS + 1):
-            try:
-                writer.append()
-                return
-            except Exception as exc:
-                # A REST catalog server checks a staged snapshot's sequence number on its
-                # own (no requirement the client sends covers it): a writer that raced
-                # another one gets a refusal, not the conflict Iceberg retries. The rows
-                # are written again on the table as it now is; the refused attempt's
-                # files are orphans for maintenance (tests/streams/test_rest_catalog.py)
-                if attempt == STAGED_ATTEMPTS or _SEQUENCE_RACE not in str(exc):
-                    raise
+    session of its own (:func:`toolkit.spark.plans.append`): another write of the same
+    session meanwhile (a second stream, another thread's ingest) neither stages under
+    this id nor loses its own, which would publish it unchecked."""
+    options = {f"snapshot-property.{BATCH_ID_PROPERTY}": batch_id,
+               f"snapshot-property.{WRITE_ID_PROPERTY}": write_id}
+    for attempt in range(1, STAGED_ATTEMPTS + 1):
+        try:
+            append(frame, spark_name, options, {WAP_ID: write_id})
+            return
+        except Exception as exc:
+            # A REST catalog server checks a staged snapshot's sequence number on its own
+            # (no requirement the client sends covers it): a writer that raced another one
+            # gets a refusal, not the conflict Iceberg retries. The rows are written again
+            # on the table as it now is; the refused attempt's files are orphans for
+            # maintenance (tests/streams/test_rest_catalog.py)
+            if attempt == STAGED_ATTEMPTS or _SEQUENCE_RACE not in str(exc):
+                raise
 
 
 @dataclass(frozen=True)

@@ -668,9 +668,11 @@ def routed_typed(
     targets: Sequence[Target],
     schema: StructType,
     options: Options,
-) -> DataFrame | None:
+) -> LazyFrame | None:
     """The batch's rows routed into ``schema`` (the Spark schema of the plan's table, one
-    field per target) as one projection; None when a landing has no exact expression (the
+    field per target) as one projection, not analysed yet (the write analyses the stack of
+    steps below it, names, codes, count, once, in its own session:
+    :func:`toolkit.spark.plans.append`); None when a landing has no exact expression (the
     Python router does the batch)."""
     cols = seen.columns
     held = tuple(tuple(c for c, n in seen.counts[name].items() if n) for name in cols.names)
@@ -681,8 +683,7 @@ def routed_typed(
 
     exprs = built(("routed", cols.names, cols.types, cols.naive, cols.coded, tuple(targets),
                     schema.json(), held, options), build)
-    # the stack of steps below (names, codes, count) is analysed here, once
-    return None if exprs is None else cols.lazy.select(exprs).frame
+    return None if exprs is None else cols.lazy.select(exprs)
 
 
 def _routing(

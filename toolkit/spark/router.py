@@ -29,6 +29,7 @@ from toolkit.core.batch.options import Options
 from toolkit.core.batch.required import requires
 from toolkit.core.batch.routing import Router
 from toolkit.core.values.types import RECORD, Struct
+from toolkit.spark.plans import LazyFrame
 from toolkit.spark.tally import REPRESENTATIVES, KindCodes, is_array_code, jvm_class
 
 if TYPE_CHECKING:
@@ -249,21 +250,20 @@ def foreseen(
 
 def route_tallied(
     df: DataFrame, routing: JvmRouting, schema: StructType, options: Options
-) -> tuple[DataFrame, Any, int]:
-    """:func:`route_on_jvm` that also tallies every line it routes: the routed DataFrame,
-    the accumulator its tasks add their tally payloads to (read it once the write is done:
+) -> tuple[LazyFrame, Any, int]:
+    """:func:`route_on_jvm` that also tallies every line it routes: the routed rows (not
+    analysed yet: the write analyses them in its own session), the accumulator its tasks
+    add their tally payloads to (read it once the write is done:
     :func:`toolkit.spark.tally.tallied_payloads`), and how many partitions send one."""
-    from pyspark.sql import DataFrame
-
     spark = df.sparkSession
     # unnamed: Spark keeps a copy of a named accumulator's updates with every task it lists
     payloads = spark.sparkContext._jsc.sc().collectionAccumulator()
     router = jvm_class(spark, ROUTER_CLASS)
-    jdf = router.routeTallied(
+    plan = router.routedPlan(
         df._jdf, routing.text, schema.json(), options.detect_dates,
         options.timestamp_unit, options.long_timestamp_unit, payloads,
     )
-    return DataFrame(jdf, spark), payloads, router.partitions(df._jdf)
+    return LazyFrame(spark, plan), payloads, router.partitions(df._jdf)
 
 
 def payload_texts(spark: SparkSession, payloads: Any) -> list[str]:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["held", "own_session"]
+__all__ = ["held", "own_clone", "own_session"]
 
 _lock = threading.Lock()
 
@@ -82,18 +82,16 @@ def _in_step(clone: _Clone, spark: SparkSession, now: int) -> _Clone:
 
 
 @contextmanager
-def own_session(frame: DataFrame, settings: Mapping[str, str]) -> Iterator[DataFrame]:
-    """``frame`` (its plan) in a session of its own, cloned from ``frame``'s, with
-    ``settings`` set there for the block: what the block runs with the frame it gets
-    (a write) sees them; no other thread's work does, and ``frame``'s session is left
-    as it was.
+def own_clone(
+    spark: SparkSession, settings: Mapping[str, str] | None = None
+) -> Iterator[SparkSession]:
+    """A session of its own for the block, cloned from ``spark``, with every setting and
+    catalog ``spark`` has now, and ``settings`` set there for the block: what the block
+    runs in it (a write) sees them; no other thread's work does, and ``spark`` is left as
+    it was. One a block gave back is used again, its settings brought in step first (when
+    their hash differs from that of the settings it took last)."""
+    from pyspark.sql import SparkSession
 
-    The clone has every setting and catalog of ``frame``'s session as they are now: one
-    a write gave back is used again, its settings brought in step first (when their
-    hash differs from that of the settings it took last)."""
-    from pyspark.sql import DataFrame, SparkSession
-
-    spark = frame.sparkSession
     app, now = str(spark.sparkContext.applicationId), _settings_hash(spark)
     with _lock:
         idle = _idle.get(app, [])
@@ -105,18 +103,27 @@ def own_session(frame: DataFrame, settings: Mapping[str, str]) -> Iterator[DataF
         clone = _Clone(SparkSession(spark.sparkContext, jclone), now)
     clone = _in_step(clone, spark, now)
     session = clone.session
-    jvm: Any = spark._jvm
-    jdf = jvm.org.apache.spark.sql.Dataset.ofRows(
-        session._jsparkSession, frame._jdf.queryExecution().analyzed())
-    for name, value in settings.items():
+    for name, value in (settings or {}).items():
         session.conf.set(name, value)
     try:
-        yield DataFrame(jdf, session)
+        yield session
     finally:
-        for name in settings:
+        for name in settings or {}:
             session.conf.unset(name)
         with _lock:
             _idle.setdefault(app, []).append(clone)
+
+
+@contextmanager
+def own_session(frame: DataFrame, settings: Mapping[str, str]) -> Iterator[DataFrame]:
+    """``frame`` (its plan) in a session of its own (:func:`own_clone`) where
+    ``settings`` hold for the block."""
+    from pyspark.sql import DataFrame
+
+    with own_clone(frame.sparkSession, settings) as session:
+        jvm: Any = session._jvm
+        yield DataFrame(jvm.org.apache.spark.sql.Dataset.ofRows(
+            session._jsparkSession, frame._jdf.queryExecution().analyzed()), session)
 
 
 #: the settings :func:`held` holds, by (application, session, name): how many calls hold

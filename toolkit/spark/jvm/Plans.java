@@ -1,11 +1,16 @@
 package toolkit.spark.jvm;
 
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
 import org.apache.spark.sql.catalyst.plans.logical.Filter;
@@ -24,8 +29,16 @@ import scala.collection.JavaConverters;
  * plan analysed once, when it becomes a Dataset, takes 14 ms. The steps here only build
  * the logical plan; {@link #frame} analyses it, once, and fails as a Dataset would on a
  * name that does not resolve.
+ *
+ * <p>{@link #append} writes such a plan in the session that writes it, analysing it there
+ * only: a write of its own session (toolkit/spark/settings.py) would otherwise analyse it
+ * twice, once where it was made and once more in its own session.
  */
 public final class Plans {
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final TypeReference<Map<String, String>> STRINGS =
+      new TypeReference<Map<String, String>>() {};
+
   private Plans() {}
 
   /** {@code child}'s output columns renamed {@code c0}, {@code c1}... by position. */
@@ -55,5 +68,17 @@ public final class Plans {
   /** {@code plan} analysed, as a Dataset of {@code session}. */
   public static Dataset<Row> frame(SparkSession session, LogicalPlan plan) {
     return Dataset.ofRows(session, plan);
+  }
+
+  /**
+   * Appends {@code plan}'s rows to {@code table} (Spark's name of it) with the write
+   * options {@code options} (a JSON object of texts): the plan analysed once, in {@code
+   * session}, failing as a Dataset would, and one round trip from Python where a Dataset
+   * and its writer took several.
+   */
+  public static void append(SparkSession session, LogicalPlan plan, String table, String options)
+      throws IOException, NoSuchTableException {
+    Map<String, String> written = JSON.readValue(options, STRINGS);
+    Dataset.ofRows(session, plan).writeTo(table).options(written).append();
   }
 }

@@ -19,13 +19,24 @@ import org.apache.spark.rdd.InputFileBlockHolder;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.ExpressionSet;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
+import org.apache.spark.sql.catalyst.expressions.SortOrder;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.plans.logical.Statistics;
+import org.apache.spark.sql.catalyst.plans.physical.UnknownPartitioning;
+import org.apache.spark.sql.catalyst.types.DataTypeUtils;
 import org.apache.spark.sql.catalyst.util.GenericArrayData;
+import org.apache.spark.sql.execution.LogicalRDD;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.unsafe.Platform;
 import org.apache.spark.unsafe.types.UTF8String;
 import org.apache.spark.util.CollectionAccumulator;
+import scala.Option;
+import scala.collection.Seq;
+import scala.collection.immutable.Nil$;
 
 /**
  * The router of toolkit/core/batch/routing.py (RULES 3.1) over JSON lines, inside the JVM.
@@ -108,11 +119,41 @@ public final class Router {
       String timestampUnit,
       String longTimestampUnit,
       CollectionAccumulator<String> payloads) {
+    return Dataset.ofRows(
+        lines.sparkSession(),
+        routedPlan(
+            lines, table, schema, detectDates, timestampUnit, longTimestampUnit, payloads));
+  }
+
+  /**
+   * {@link #routeTallied}'s rows as a plan, not analysed yet (what {@code
+   * internalCreateDataFrame} makes before it analyses it): the write that takes them
+   * analyses them in its own session (Plans.append).
+   */
+  @SuppressWarnings("unchecked")
+  public static LogicalPlan routedPlan(
+      Dataset<Row> lines,
+      String table,
+      String schema,
+      boolean detectDates,
+      String timestampUnit,
+      String longTimestampUnit,
+      CollectionAccumulator<String> payloads) {
     StructType type = (StructType) DataType.fromJson(schema);
     Table.parse(table); // refused now rather than in every task
     RouteFn fn = new RouteFn(table, detectDates, timestampUnit, longTimestampUnit, payloads);
     JavaRDD<InternalRow> rows = lines.queryExecution().toRdd().toJavaRDD().mapPartitions(fn);
-    return lines.sparkSession().internalCreateDataFrame(rows.rdd(), type, false);
+    Seq<Attribute> output = (Seq<Attribute>) (Seq<?>) DataTypeUtils.toAttributes(type);
+    Seq<SortOrder> unordered = (Seq<SortOrder>) (Seq<?>) Nil$.MODULE$;
+    return new LogicalRDD(
+        output,
+        rows.rdd(),
+        new UnknownPartitioning(0),
+        unordered,
+        false,
+        lines.sparkSession(),
+        Option.<Statistics>empty(),
+        Option.<ExpressionSet>empty());
   }
 
   /**
