@@ -117,20 +117,26 @@ def test_a_table_another_writer_made_meanwhile_takes_the_batch_after_its_own(
     _data_files_are_the_tables(lakehouse, name)
 
 
+@pytest.mark.parametrize("before", [0, 1], ids=["first batch", "a later batch"])
 @pytest.mark.parametrize("change", ["adds a column", "widens a column"])
 def test_what_another_writer_changes_while_a_batch_is_planned_is_in_the_table(
-    lakehouse: Catalog, spark: SparkSession, monkeypatch: pytest.MonkeyPatch, change: str
+    lakehouse: Catalog, spark: SparkSession, monkeypatch: pytest.MonkeyPatch, change: str,
+    before: int,
 ) -> None:
     """The steady one pass into a table Spark made: another writer changes the table after
     the batch loaded it, before the pass is written (Spark's view of the table is not the
     plan's then). A write Spark refuses (a column it has no data for) stages nothing; one
     it takes (an int column widened to bigint, which it casts the pass's nulls to) is
-    dropped. The batch
+    dropped, whether Spark's view was loaded for this batch (the first of the schema) or
+    seen alike by an earlier one (then the plan's check finds the table moved). The batch
     lands once either way, as the two passes land it on the table as it now is."""
     name = _name("changed")
     full = f"{lakehouse.name}.{name}"
     spark.sql(f"CREATE TABLE {full} (id bigint, n int) USING iceberg")
     spark.sql(f"INSERT INTO {full} VALUES (1, 10)")
+    for b in range(before):
+        ingest(pa.table({"id": pa.array([2], pa.int64())}), name, lakehouse, spark,
+               batch_id=f"b0{b}")
     alter = {"adds a column": "ADD COLUMN note string",
              "widens a column": "ALTER COLUMN n TYPE bigint"}[change]
     projection = typed_module.projection
@@ -146,11 +152,11 @@ def test_what_another_writer_changes_while_a_batch_is_planned_is_in_the_table(
     report = ingest(batch, name, lakehouse, spark, batch_id="b1")
     assert (report.rows_written, report.one_pass) == (2, False)
     assert sorted(map(tuple, spark.table(full).select("id", "n").collect()), key=str) == \
-        [(1, 10), (3, None), (4, None)]
+        [(1, 10)] + [(2, None)] * before + [(3, None), (4, None)]
     table = lakehouse.load_table(name)
     assert {s.snapshot_id for s in table.snapshots()} == \
         {s.snapshot_id for s in main_snapshots(table)}  # nothing staged is left
-    assert ingested_batches(table) == {"b1"}
+    assert ingested_batches(table) == {"b1", *(f"b0{b}" for b in range(before))}
 
 
 @pytest.mark.parametrize(

@@ -53,6 +53,7 @@ from toolkit.spark.columnar import (
     typed_columns,
 )
 from toolkit.spark.progress import described
+from toolkit.spark.settings import settings_hash
 from toolkit.spark.tally import Tallied
 
 if TYPE_CHECKING:
@@ -113,6 +114,17 @@ HEAD_GROUP_BYTES = 32 << 20
 #: reads the first rows of files while Spark plans their batch (one thread: a batch
 #: waits for its own head only)
 _HEADS = ThreadPoolExecutor(1, thread_name_prefix="toolkit-head")
+
+
+#: loads Spark's view of a table while a batch is planned and written (one thread, kept: a
+#: thread of its own per batch would open a JVM connection of its own)
+_VIEWS = ThreadPoolExecutor(1, thread_name_prefix="toolkit-view")
+#: the schemas Spark was seen to read as the toolkit's plan has them, by the session's
+#: settings, Spark's name of the table, its uuid and the schema's id: a schema of one id
+#: reads the same while the settings stay. A schema that changed after the batch loaded
+#: the table is met by the plan's own check (its commit requires the schema it loaded)
+_ALIKE: set[tuple[int, str, str, int]] = set()
+_ALIKE_KEPT = 4096
 
 
 def _file_head(kind: SourceKind, source: Any) -> Head | None:
@@ -248,31 +260,37 @@ def write_columnar_one_pass(
     targets = projection(schema, kinds, options)
     if targets is None:
         return None
-    # Spark's own view of the table is loaded while the batch is planned and written
-    with ThreadPoolExecutor(1) as pool:
-        viewed = pool.submit(lambda: spark.table(spark_name).schema)
-        cols = classified(typed, options)
-        # in the JVM, as the write reads the rows; the profile's first samples too, unless
-        # read from the file or frame already (no Spark job of their own either way)
-        counts = counting(cols, options, HEAD_ROWS if head is None else 0)
-        if counts is None:
-            return None
-        every = TypedSeen(replace(cols, lazy=counts.lazy), kinds,
-                          {n: dict.fromkeys(k, 1) for n, k in kinds.items()})
-        frame = routed_typed(every, targets, planned, options)
-        if frame is None:
-            return None
-        write_id = new_write(table, batch_id)
-        try:
-            append_staged(frame, spark_name, batch_id, write_id)
-        except Exception as exc:  # noqa: BLE001 - a failed job stages nothing: two passes
-            log.info("batch %s: not written in one pass (%s)", batch_id, str(exc)[:300])
-            return None
+    # Spark's own view of the table (unless seen alike already) is loaded while the batch
+    # is planned and written
+    view = (settings_hash(spark), spark_name, str(table.metadata.table_uuid),
+            table.metadata.current_schema_id)
+    viewed = None if view in _ALIKE else _VIEWS.submit(lambda: spark.table(spark_name).schema)
+    cols = classified(typed, options)
+    # in the JVM, as the write reads the rows; the profile's first samples too, unless
+    # read from the file or frame already (no Spark job of their own either way)
+    counts = counting(cols, options, HEAD_ROWS if head is None else 0)
+    if counts is None:
+        return None
+    every = TypedSeen(replace(cols, lazy=counts.lazy), kinds,
+                      {n: dict.fromkeys(k, 1) for n, k in kinds.items()})
+    frame = routed_typed(every, targets, planned, options)
+    if frame is None:
+        return None
+    write_id = new_write(table, batch_id)
+    try:
+        append_staged(frame, spark_name, batch_id, write_id)
+    except Exception as exc:  # noqa: BLE001 - a failed job stages nothing: two passes
+        log.info("batch %s: not written in one pass (%s)", batch_id, str(exc)[:300])
+        return None
+    if viewed is not None:
         if viewed.result() != planned:
             # Spark sees other columns (another writer's, or types it maps otherwise):
             # padding is the Python router's; the rows staged meanwhile go
             drop_staged(table, write_id)
             return None
+        if len(_ALIKE) >= _ALIKE_KEPT:
+            _ALIKE.clear()
+        _ALIKE.add(view)
     counted = tally_counts(counts)
     first = head.result() if head is not None else head_of(counts, counted, HEAD_ROWS)
     if first is None:  # the start could not be read alone, or was not kept

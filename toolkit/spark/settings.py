@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["held", "own_clone", "own_session"]
+__all__ = ["held", "own_clone", "own_session", "settings_hash"]
 
 _lock = threading.Lock()
 
@@ -55,7 +55,8 @@ def _parent_key(spark: SparkSession) -> tuple[str, int]:
             int(jvm.System.identityHashCode(spark._jsparkSession)))
 
 
-def _settings_hash(spark: SparkSession) -> int:
+def settings_hash(spark: SparkSession) -> int:
+    """A hash of every setting ``spark`` has now (one JVM call)."""
     return int(spark._jsparkSession.sessionState().conf().getAllConfs().hashCode())
 
 
@@ -92,7 +93,7 @@ def own_clone(
     their hash differs from that of the settings it took last)."""
     from pyspark.sql import SparkSession
 
-    app, now = str(spark.sparkContext.applicationId), _settings_hash(spark)
+    app, now = str(spark.sparkContext.applicationId), settings_hash(spark)
     with _lock:
         idle = _idle.get(app, [])
         # one already in step with this session, if there is one
