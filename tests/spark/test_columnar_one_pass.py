@@ -132,6 +132,7 @@ def test_what_another_writer_changes_while_a_batch_is_planned_is_in_the_table(
     lands once either way, as the two passes land it on the table as it now is."""
     name = _name("changed")
     full = f"{lakehouse.name}.{name}"
+    monkeypatch.setattr(typed_module, "_ALIKE", set())  # as in a new process
     spark.sql(f"CREATE TABLE {full} (id bigint, n int) USING iceberg")
     spark.sql(f"INSERT INTO {full} VALUES (1, 10)")
     for b in range(before):

@@ -119,12 +119,21 @@ _HEADS = ThreadPoolExecutor(1, thread_name_prefix="toolkit-head")
 #: loads Spark's view of a table while a batch is planned and written (one thread, kept: a
 #: thread of its own per batch would open a JVM connection of its own)
 _VIEWS = ThreadPoolExecutor(1, thread_name_prefix="toolkit-view")
-#: the schemas Spark was seen to read as the toolkit's plan has them, by the session's
-#: settings, Spark's name of the table, its uuid and the schema's id: a schema of one id
-#: reads the same while the settings stay. A schema that changed after the batch loaded
-#: the table is met by the plan's own check (its commit requires the schema it loaded)
-_ALIKE: set[tuple[int, str, str, int]] = set()
-_ALIKE_KEPT = 4096
+#: the schemas Spark was seen to read as the toolkit's plan has them (:func:`_view_key`)
+_ALIKE: set[tuple[int, str, bytes]] = set()
+_ALIKE_KEPT = 1024
+
+
+def _view_key(spark: SparkSession, spark_name: str, table: Table) -> tuple[int, str, bytes]:
+    """What Spark's view of ``table`` follows from: the session's settings, the catalog
+    (the first part of Spark's name of the table) and the whole Iceberg schema the batch
+    loaded (a hash of it: ids, names, types, docs, defaults). A schema that changed after
+    the batch loaded the table is met by the plan's own check (the commit requires the
+    schema the batch loaded)."""
+    import hashlib
+
+    schema = table.schema().model_dump_json().encode()
+    return settings_hash(spark), spark_name.split(".", 1)[0], hashlib.sha256(schema).digest()
 
 
 def _file_head(kind: SourceKind, source: Any) -> Head | None:
@@ -262,8 +271,7 @@ def write_columnar_one_pass(
         return None
     # Spark's own view of the table (unless seen alike already) is loaded while the batch
     # is planned and written
-    view = (settings_hash(spark), spark_name, str(table.metadata.table_uuid),
-            table.metadata.current_schema_id)
+    view = _view_key(spark, spark_name, table)
     viewed = None if view in _ALIKE else _VIEWS.submit(lambda: spark.table(spark_name).schema)
     cols = classified(typed, options)
     # in the JVM, as the write reads the rows; the profile's first samples too, unless
