@@ -259,7 +259,7 @@ def route_tallied(
     # unnamed: Spark keeps a copy of a named accumulator's updates with every task it lists
     payloads = spark.sparkContext._jsc.sc().collectionAccumulator()
     router = jvm_class(spark, ROUTER_CLASS)
-    plan = router.routedPlan(
+    plan = router.routeTallied(
         df._jdf, routing.text, schema.json(), options.detect_dates,
         options.timestamp_unit, options.long_timestamp_unit, payloads,
     )

@@ -99,8 +99,9 @@ public final class Router {
       boolean detectDates,
       String timestampUnit,
       String longTimestampUnit) {
-    return routeTallied(
-        lines, table, schema, detectDates, timestampUnit, longTimestampUnit, null);
+    return Dataset.ofRows(
+        lines.sparkSession(),
+        routeTallied(lines, table, schema, detectDates, timestampUnit, longTimestampUnit, null));
   }
 
   /**
@@ -110,28 +111,13 @@ public final class Router {
    * the sampling job of a sorted write): every run of a partition adds the same payload, so
    * the driver keeps one per partition. Lines the tally would hand to the Python path
    * are set aside in the payload (see the class comment), never failing the task.
-   */
-  public static Dataset<Row> routeTallied(
-      Dataset<Row> lines,
-      String table,
-      String schema,
-      boolean detectDates,
-      String timestampUnit,
-      String longTimestampUnit,
-      CollectionAccumulator<String> payloads) {
-    return Dataset.ofRows(
-        lines.sparkSession(),
-        routedPlan(
-            lines, table, schema, detectDates, timestampUnit, longTimestampUnit, payloads));
-  }
-
-  /**
-   * {@link #routeTallied}'s rows as a plan, not analysed yet (what {@code
+   *
+   * <p>The routed rows come as a plan not analysed yet (what {@code
    * internalCreateDataFrame} makes before it analyses it): the write that takes them
-   * analyses them in its own session (Plans.append).
+   * analyses them in its own session, once (Plans.append).
    */
   @SuppressWarnings("unchecked")
-  public static LogicalPlan routedPlan(
+  public static LogicalPlan routeTallied(
       Dataset<Row> lines,
       String table,
       String schema,
