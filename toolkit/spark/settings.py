@@ -11,8 +11,10 @@ to restore it takes it away from under the others. Two kinds:
   (``SparkWriteConf.wapId``; its write options carry no such id and no branch), so a
   write set up in one thread would stage under another write's id, or, once the other
   write had unset it, be published straight away, with no check of the ledger
-  (``toolkit.iceberg.ledger``). :func:`own_session` runs such a write in a session of
-  its own, a clone of the caller's: no other write sees its settings.
+  (``toolkit.iceberg.ledger``). :func:`own_clone` runs such a write in a session of
+  its own, a clone of the caller's: no other write sees its settings
+  (``toolkit.spark.plans.append`` writes there; :func:`own_session` hands a DataFrame
+  over to one, for a JVM without the toolkit's helpers).
 * a value every toolkit call wants the same: :func:`held` sets it while at least one
   call needs it, and puts back what was there when the last of them ends.
 """
