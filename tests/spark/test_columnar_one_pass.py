@@ -160,6 +160,37 @@ def test_what_another_writer_changes_while_a_batch_is_planned_is_in_the_table(
     assert ingested_batches(table) == {"b1", *(f"b0{b}" for b in range(before))}
 
 
+def test_a_view_spark_cannot_load_drops_what_the_pass_staged(
+    lakehouse: Catalog, spark: SparkSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Spark's view of the table is loaded while the pass writes; when loading it fails,
+    the rows the pass staged are dropped and the two passes write the batch, once."""
+    from concurrent.futures import Future
+
+    name = _name("unviewed")
+    ingest(pa.table({"id": pa.array([1], pa.int64())}), name, lakehouse, spark,
+           batch_id="b0")
+    monkeypatch.setattr(typed_module, "_ALIKE", set())  # as in a new process
+    failed: list[Future[Any]] = []
+
+    class Failing:
+        def submit(self, _fn: Any) -> Future[Any]:
+            failed.append(Future())
+            failed[-1].set_exception(RuntimeError("the view could not be loaded"))
+            return failed[-1]
+
+    monkeypatch.setattr(typed_module, "_VIEWS", Failing())
+    report = ingest(pa.table({"id": pa.array([2, 3], pa.int64())}), name, lakehouse, spark,
+                    batch_id="b1")
+    assert failed and (report.rows_written, report.one_pass) == (2, False)
+    full = f"{lakehouse.name}.{name}"
+    assert sorted(r.id for r in spark.table(full).collect()) == [1, 2, 3]
+    table = lakehouse.load_table(name)
+    assert {s.snapshot_id for s in table.snapshots()} == \
+        {s.snapshot_id for s in main_snapshots(table)}  # nothing staged is left
+    assert ingested_batches(table) == {"b0", "b1"}
+
+
 @pytest.mark.parametrize(
     ("partitions", "copies"),
     [(3, 1), (12, 1), (2, 12)],

@@ -291,9 +291,13 @@ def write_columnar_one_pass(
         log.info("batch %s: not written in one pass (%s)", batch_id, str(exc)[:300])
         return None
     if viewed is not None:
-        if viewed.result() != planned:
-            # Spark sees other columns (another writer's, or types it maps otherwise):
-            # padding is the Python router's; the rows staged meanwhile go
+        try:
+            alike = viewed.result() == planned
+        except Exception:  # noqa: BLE001 - a view Spark cannot load is not alike
+            alike = False
+        if not alike:
+            # Spark sees other columns (another writer's, or types it maps otherwise), or
+            # none: padding is the Python router's; the rows staged meanwhile go
             drop_staged(table, write_id)
             return None
         if len(_ALIKE) >= _ALIKE_KEPT:

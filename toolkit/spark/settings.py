@@ -58,7 +58,7 @@ def _parent_key(spark: SparkSession) -> tuple[str, int]:
 
 
 def settings_hash(spark: SparkSession) -> int:
-    """A hash of every setting ``spark`` has now (one JVM call)."""
+    """A hash of every setting ``spark`` has now, taken in the JVM."""
     return int(spark._jsparkSession.sessionState().conf().getAllConfs().hashCode())
 
 
@@ -85,9 +85,7 @@ def _in_step(clone: _Clone, spark: SparkSession, now: int) -> _Clone:
 
 
 @contextmanager
-def own_clone(
-    spark: SparkSession, settings: Mapping[str, str] | None = None
-) -> Iterator[SparkSession]:
+def own_clone(spark: SparkSession, settings: Mapping[str, str]) -> Iterator[SparkSession]:
     """A session of its own for the block, cloned from ``spark``, with every setting and
     catalog ``spark`` has now, and ``settings`` set there for the block: what the block
     runs in it (a write) sees them; no other thread's work does, and ``spark`` is left as
@@ -106,12 +104,12 @@ def own_clone(
         clone = _Clone(SparkSession(spark.sparkContext, jclone), now)
     clone = _in_step(clone, spark, now)
     session = clone.session
-    for name, value in (settings or {}).items():
+    for name, value in settings.items():
         session.conf.set(name, value)
     try:
         yield session
     finally:
-        for name in settings or {}:
+        for name in settings:
             session.conf.unset(name)
         with _lock:
             _idle.setdefault(app, []).append(clone)
