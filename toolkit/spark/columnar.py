@@ -147,7 +147,7 @@ def typed_columns(df: DataFrame) -> TypedColumns | None:
         naive.append(found[1])
     if not names or len({n.lower() for n in names}) != len(names):
         return None
-    return TypedColumns(LazyFrame.of(df).positional(), tuple(names), tuple(types),
+    return TypedColumns(LazyFrame.positional_of(df), tuple(names), tuple(types),
                         tuple(naive))
 
 

@@ -70,6 +70,17 @@ class LazyFrame:
             return LazyFrame(df.sparkSession, None, df)
         return LazyFrame(df.sparkSession, df._jdf.queryExecution().analyzed())
 
+    @staticmethod
+    def positional_of(df: DataFrame) -> LazyFrame:
+        """``df`` with its columns renamed by position (:meth:`positional`), in one round
+        trip to the JVM where the steps took three."""
+        from toolkit.spark.tally import jvm_class
+
+        plans = jvm_class(df.sparkSession, PLANS)
+        if plans is None:
+            return LazyFrame.of(df).positional()
+        return LazyFrame(df.sparkSession, plans.positional(df._jdf))
+
     def _plans(self) -> Any:
         from toolkit.spark.tally import jvm_class
 
@@ -134,15 +145,22 @@ def append(
         return
     plan = frame._below() if isinstance(frame, LazyFrame) else \
         frame._jdf.queryExecution().analyzed()
-    with own_clone(spark, settings) as session:
-        appended(session, plan, table, options)
+    with own_clone(spark, {}) as session:
+        appended(session, plan, table, options, settings)
 
 
-def appended(session: SparkSession, plan: Any, table: str, options: Mapping[str, str]) -> None:
+def appended(
+    session: SparkSession,
+    plan: Any,
+    table: str,
+    options: Mapping[str, str],
+    settings: Mapping[str, str],
+) -> None:
     """Append the rows of ``plan`` (a JVM LogicalPlan) to ``table`` with the write
-    ``options``, in one call into the JVM (``jvm/Plans.java``): the plan is analysed there,
-    in ``session``, once; a :class:`LazyFrame` made elsewhere is not analysed twice."""
+    ``options`` and ``settings`` set on ``session`` for the write alone, in one call into
+    the JVM (``jvm/Plans.java``): the plan is analysed there, in ``session``, once; a
+    :class:`LazyFrame` made elsewhere is not analysed twice."""
     from toolkit.spark.tally import jvm_class
 
     jvm_class(session, PLANS).append(session._jsparkSession, plan, table,
-                                     json.dumps(dict(options)))
+                                     json.dumps(dict(options)), json.dumps(dict(settings)))

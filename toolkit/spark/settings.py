@@ -58,7 +58,14 @@ def _parent_key(spark: SparkSession) -> tuple[str, int]:
 
 
 def settings_hash(spark: SparkSession) -> int:
-    """A hash of every setting ``spark`` has now, taken in the JVM."""
+    """A hash of every setting ``spark`` has now, taken in the JVM (one round trip where
+    the toolkit's helpers are there, ``jvm/Plans.java``)."""
+    from toolkit.spark.plans import PLANS
+    from toolkit.spark.tally import jvm_class
+
+    plans = jvm_class(spark, PLANS)
+    if plans is not None:
+        return int(plans.settingsHash(spark._jsparkSession))
     return int(spark._jsparkSession.sessionState().conf().getAllConfs().hashCode())
 
 
