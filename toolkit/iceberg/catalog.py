@@ -22,7 +22,8 @@ from pyiceberg.exceptions import (
     NoSuchNamespaceError,
     NoSuchTableError,
 )
-from pyiceberg.table import CommitTableResponse, StagedTable, Table, Transaction
+from pyiceberg.io import FileIO
+from pyiceberg.table import StagedTable, Table, Transaction
 from pyiceberg.table.locations import load_location_provider
 from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.table.update import (
@@ -129,7 +130,7 @@ def catalog(
 
 
 class CachingSqlCatalog(SqlCatalog):
-    """PyIceberg's ``SqlCatalog``, keeping the metadata files it parsed last.
+    """PyIceberg's ``SqlCatalog``, keeping the metadata files it parsed or wrote last.
 
     A metadata file never changes once written (each commit writes a new one), and
     parsing it is most of a table load: a stream's batch loads its table's metadata several
@@ -141,7 +142,7 @@ class CachingSqlCatalog(SqlCatalog):
     >>> cat = catalog(tempfile.mkdtemp())
     >>> cat.create_namespace("db")
     >>> t = cat.create_table("db.t", schema=__import__("pyarrow").schema([("a", "int64")]))
-    >>> cat.load_table("db.t").metadata is cat.load_table("db.t").metadata
+    >>> cat.load_table("db.t").metadata is cat.load_table("db.t").metadata is t.metadata
     True
     """
 
@@ -169,14 +170,13 @@ class CachingSqlCatalog(SqlCatalog):
             catalog=self,
         )
 
-    def commit_table(
-        self, table: Table, requirements: tuple[TableRequirement, ...],
-        updates: tuple[TableUpdate, ...],
-    ) -> CommitTableResponse:
-        response = super().commit_table(table, requirements, updates)
-        # the file just written is the one the next load reads
-        self._keep(response.metadata_location, response.metadata)
-        return response
+    def _write_metadata(  # type: ignore[override]
+        self, metadata: TableMetadata, io: FileIO, metadata_path: str
+    ) -> None:
+        super()._write_metadata(metadata, io, metadata_path)
+        # the file just written (a commit's, or a new table's, which its creation loads at
+        # once) is the one the next load reads, if the catalog takes it
+        self._keep(metadata_path, metadata)
 
     def _update_and_stage_table(
         self, current_table: Table | None, table_identifier: Any,
