@@ -4,6 +4,8 @@ inference of constraints is skipped only where it could find nothing."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -21,6 +23,19 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.spark
 
 CONSTRAINTS = "spark.sql.constraintPropagation.enabled"
+
+
+@contextlib.contextmanager
+def spark_conf(spark: SparkSession, name: str, value: str) -> Iterator[None]:
+    before = spark.conf.get(name, None)
+    spark.conf.set(name, value)
+    try:
+        yield
+    finally:
+        if before is None:
+            spark.conf.unset(name)
+        else:
+            spark.conf.set(name, before)
 
 
 def _inferable(spark: SparkSession, plan: Any) -> bool:
@@ -85,3 +100,33 @@ def test_a_write_leaves_its_session_with_the_settings_it_had(
         else:
             spark.conf.set(CONSTRAINTS, before)
     assert sorted(r["id"] for r in spark.table(f"{lakehouse.name}.{name}").collect()) == [1, 2]
+
+
+def test_a_step_on_a_resolved_plan_is_resolved_as_spark_would_resolve_it(
+    spark: SparkSession,
+) -> None:
+    """Names a step takes from a resolved plan are bound as it is made (the analysis of the
+    whole stack then has less to do), to the very columns Spark's analysis binds; a name
+    two columns answer to, but for case, is left to Spark, which refuses it."""
+    from pyspark.errors import AnalysisException
+    from pyspark.sql import functions as F
+
+    from toolkit.spark.plans import java_columns
+
+    rows = spark.createDataFrame([(1, "a")], "id long, name string")
+    lazy = LazyFrame.positional_of(rows)
+    square = (F.col("c0") * F.col("c0")).alias("next")  # no coercion: resolved at once
+    step = lazy.select(java_columns(spark, [F.col("c1"), square]))
+    assert step.plan.resolved()
+    assert [tuple(r) for r in step.frame.collect()] == [("a", 1)]
+    counted = step.stacked(lambda plan: jvm_class(spark, PLANS).where(
+        plan, F.col("next")._jc))
+    assert counted.plan.resolved()
+
+    twins = spark.createDataFrame([(1, 2)], "a long, A long")
+    with spark_conf(spark, "spark.sql.caseSensitive", "true"):
+        lazy = LazyFrame.of(twins).select(java_columns(spark, [F.col("a")]))
+        assert not lazy.plan.resolved()
+        assert [tuple(r) for r in lazy.frame.collect()] == [(1,)]
+    with pytest.raises(AnalysisException, match="(?i)ambiguous"):
+        __ = LazyFrame.of(twins).select(java_columns(spark, [F.col("a")])).frame
