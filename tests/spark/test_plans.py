@@ -60,9 +60,11 @@ def test_only_a_join_or_a_filter_of_the_callers_keeps_the_inference_of_constrain
     assert not _inferable(spark, counted.lazy.plan)
     assert not _inferable(spark, rows._jdf.queryExecution().analyzed())
     # a caller's own filter or join below the toolkit's steps: the inference may use them
+    rows.createOrReplaceTempView("plans_rows")
+    subquery = spark.sql("SELECT id, (SELECT max(id) FROM plans_rows) AS top FROM plans_rows")
     for frame in (rows.where(F.col("id") > 1),
                   rows.join(rows.withColumnRenamed("at", "b"), "id"),
-                  rows.intersect(rows)):
+                  rows.intersect(rows), subquery):
         assert _inferable(spark, frame._jdf.queryExecution().analyzed())
         assert _inferable(spark, LazyFrame.positional_of(frame).plan)
 
@@ -130,3 +132,4 @@ def test_a_step_on_a_resolved_plan_is_resolved_as_spark_would_resolve_it(
         assert [tuple(r) for r in lazy.frame.collect()] == [(1,)]
     with pytest.raises(AnalysisException, match="(?i)ambiguous"):
         __ = LazyFrame.of(twins).select(java_columns(spark, [F.col("a")])).frame
+

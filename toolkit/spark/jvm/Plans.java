@@ -18,6 +18,7 @@ import org.apache.spark.sql.catalyst.analysis.UnresolvedStar;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
+import org.apache.spark.sql.catalyst.expressions.SubqueryExpression;
 import org.apache.spark.sql.catalyst.plans.logical.Except;
 import org.apache.spark.sql.catalyst.plans.logical.Filter;
 import org.apache.spark.sql.catalyst.plans.logical.Intersect;
@@ -184,15 +185,20 @@ public final class Plans {
 
   /**
    * Whether Spark's optimizer could infer anything from {@code plan}'s constraints: a join
-   * (an intersection or a difference becomes one), or a filter other than the toolkit's
-   * own (the count of jvm/ClassTally.java: a column that is always true, which yields no
-   * constraint). A plan without either is written with the inference off, unless the
-   * session sets it: it would find nothing, and looking cost the optimizer 2-3 ms a batch
-   * of typed columns on two cores.
+   * (an intersection, a difference or a subquery may become one), or a filter other than
+   * the toolkit's own (the count of jvm/ClassTally.java: a column that is always true,
+   * which yields no constraint). A plan without either is written with the inference off,
+   * unless the session sets it: it would find nothing, and looking cost the optimizer 2-3
+   * ms a batch of typed columns on two cores.
    */
   public static boolean inferable(LogicalPlan plan) {
     if (plan instanceof Join || plan instanceof Intersect || plan instanceof Except) {
       return true;
+    }
+    for (Expression e : JavaConverters.seqAsJavaList(plan.expressions())) {
+      if (SubqueryExpression.hasSubquery(e)) {
+        return true; // a subquery may become a join
+      }
     }
     if (plan instanceof Filter) {
       Expression condition = ((Filter) plan).condition();
