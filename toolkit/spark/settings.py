@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 __all__ = ["held", "own_clone", "own_session", "settings_hash"]
 
 _lock = threading.Lock()
+#: the JVM class that reads and holds a session's settings (``jvm/Settings.java``)
+SETTINGS = "toolkit.spark.jvm.Settings"
 
 
 @dataclass(frozen=True)
@@ -59,13 +61,12 @@ def _parent_key(spark: SparkSession) -> tuple[str, int]:
 
 def settings_hash(spark: SparkSession) -> int:
     """A hash of every setting ``spark`` has now, taken in the JVM (one round trip where
-    the toolkit's helpers are there, ``jvm/Plans.java``)."""
-    from toolkit.spark.plans import PLANS
+    the toolkit's helpers are there, ``jvm/Settings.java``)."""
     from toolkit.spark.tally import jvm_class
 
-    plans = jvm_class(spark, PLANS)
-    if plans is not None:
-        return int(plans.settingsHash(spark._jsparkSession))
+    helper = jvm_class(spark, SETTINGS)
+    if helper is not None:
+        return int(helper.hash(spark._jsparkSession))
     return int(spark._jsparkSession.sessionState().conf().getAllConfs().hashCode())
 
 

@@ -63,7 +63,7 @@ SOURCE = Path(__file__).with_name("jvm") / "Tally.java"
 SOURCES = tuple(SOURCE.with_name(n) for n in ("Tally.java", "Router.java", "ClassTally.java",
                                                "ClassCode.java", "HeadRows.java",
                                                "JvmExpression.java", "Sockets.java",
-                                               "Plans.java"))
+                                               "Plans.java", "Settings.java"))
 TALLY_CLASS = "toolkit.spark.jvm.Tally"
 
 #: A value of each scalar code of Tally.java, in code order: the Classifier types each

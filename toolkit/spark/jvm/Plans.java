@@ -61,11 +61,6 @@ public final class Plans {
     return positional(frame.queryExecution().analyzed());
   }
 
-  /** A hash of every setting {@code session} has now (one round trip from Python). */
-  public static int settingsHash(SparkSession session) {
-    return session.sessionState().conf().getAllConfs().hashCode();
-  }
-
   /** {@code child}'s output columns renamed {@code c0}, {@code c1}... by position. */
   public static LogicalPlan positional(LogicalPlan child) {
     List<Attribute> output = JavaConverters.seqAsJavaList(child.output());
@@ -164,22 +159,11 @@ public final class Plans {
     if (!conf.contains(CONSTRAINTS) && !inferable(plan)) {
       held.put(CONSTRAINTS, "false");
     }
-    Map<String, String> before = new HashMap<>();
-    for (Map.Entry<String, String> setting : held.entrySet()) {
-      before.put(setting.getKey(), conf.contains(setting.getKey())
-          ? conf.get(setting.getKey()) : null);
-      conf.set(setting.getKey(), setting.getValue());
-    }
+    Map<String, String> before = Settings.set(conf, held);
     try {
       Dataset.ofRows(session, plan).writeTo(table).options(written).append();
     } finally {
-      for (Map.Entry<String, String> was : before.entrySet()) {
-        if (was.getValue() == null) {
-          conf.unset(was.getKey());
-        } else {
-          conf.set(was.getKey(), was.getValue());
-        }
-      }
+      Settings.restore(conf, before);
     }
   }
 
