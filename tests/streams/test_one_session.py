@@ -273,3 +273,21 @@ def test_a_write_session_has_the_settings_its_parent_has_now(spark: Any) -> None
     with own_session(frame, {wap: "again"}) as own:
         assert own.count() == 1
     assert sum(len(v) for v in settings._idle.values()) == kept >= 1
+
+
+def test_a_write_session_puts_back_a_setting_its_parent_has(spark: Any) -> None:
+    """A write that holds a setting its caller's session has too leaves the write session
+    with the caller's value after it (as jvm/Settings.java puts back what it set), so the
+    next write that takes that session sees the caller's settings."""
+    from toolkit.spark.settings import own_session, settings_hash
+
+    frame, probe = spark.range(1), "spark.toolkit.test.held"
+    spark.conf.set(probe, "the caller's")
+    try:
+        with own_session(frame, {probe: "the write's"}) as own:
+            session = own.sparkSession
+            assert session.conf.get(probe) == "the write's"
+        assert session.conf.get(probe, None) == "the caller's"
+        assert settings_hash(session) == settings_hash(spark)
+    finally:
+        spark.conf.unset(probe)

@@ -96,9 +96,10 @@ def _in_step(clone: _Clone, spark: SparkSession, now: int) -> _Clone:
 def own_clone(spark: SparkSession, settings: Mapping[str, str]) -> Iterator[SparkSession]:
     """A session of its own for the block, cloned from ``spark``, with every setting and
     catalog ``spark`` has now, and ``settings`` set there for the block: what the block
-    runs in it (a write) sees them; no other thread's work does, and ``spark`` is left as
-    it was. One a block gave back is used again, its settings brought in step first (when
-    their hash differs from that of the settings it took last)."""
+    runs in it (a write) sees them; no other thread's work does, ``spark`` is left as it
+    was, and the clone has its own settings back after the block. One a block gave back
+    is used again, its settings brought in step first (when their hash differs from that
+    of the settings it took last)."""
     from pyspark.sql import SparkSession
 
     app, now = str(spark.sparkContext.applicationId), settings_hash(spark)
@@ -112,13 +113,19 @@ def own_clone(spark: SparkSession, settings: Mapping[str, str]) -> Iterator[Spar
         clone = _Clone(SparkSession(spark.sparkContext, jclone), now)
     clone = _in_step(clone, spark, now)
     session = clone.session
+    # what the clone had (its caller's, brought in step) is put back after the block, as
+    # jvm/Settings.java does for a write of a plan: the clone stays in step
+    before = {name: session.conf.get(name, None) for name in settings}
     for name, value in settings.items():
         session.conf.set(name, value)
     try:
         yield session
     finally:
-        for name in settings:
-            session.conf.unset(name)
+        for name, was in before.items():
+            if was is None:
+                session.conf.unset(name)
+            else:
+                session.conf.set(name, was)
         with _lock:
             _idle.setdefault(app, []).append(clone)
 
