@@ -32,3 +32,34 @@ def test_updated_metadata_is_what_pyiceberg_makes(tmp_path: Path) -> None:
     with t.transaction() as tx:
         tx.set_properties(k="w")
     assert cat.load_table("db.t").properties["k"] == "w"
+
+
+def test_a_load_reads_the_catalog_row_every_time(tmp_path: Path) -> None:
+    """The embedded catalog loads a table by a plain query of its metadata location
+    (CachingSqlCatalog.load_table), keeping the files it parsed: another writer's commit
+    is seen at the next load, a file it never parsed is read, and what is not a table
+    fails as PyIceberg says."""
+    import sqlite3
+
+    import pytest
+    from pyiceberg.exceptions import NoSuchTableError
+
+    ours, theirs = catalog(tmp_path), catalog(tmp_path)  # two processes' catalogs
+    ours.create_namespace("db")
+    ours.create_table("db.t", schema=pa.schema([("a", pa.int64())]))
+    before = ours.load_table("db.t")
+    theirs.load_table("db.t").append(pa.table({"a": [1, 2]}))
+    seen = ours.load_table("db.t")  # a file this catalog never parsed
+    assert seen.metadata_location != before.metadata_location
+    assert seen.scan().to_arrow()["a"].to_pylist() == [1, 2]
+    before.refresh()
+    assert before.metadata_location == seen.metadata_location
+    with pytest.raises(NoSuchTableError, match="db.missing"):
+        ours.load_table("db.missing")
+    # a view another engine keeps in the same catalog is no table
+    with sqlite3.connect(tmp_path / "catalog.db") as db:
+        db.execute("INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, "
+                   "metadata_location, iceberg_type) VALUES (?, 'db', 'v', ?, 'VIEW')",
+                   (ours.name, seen.metadata_location))
+    with pytest.raises(NoSuchTableError, match="db.v"):
+        ours.load_table("db.v")

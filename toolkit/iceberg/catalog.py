@@ -16,13 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from pyiceberg.catalog import Catalog, load_catalog
-from pyiceberg.catalog.sql import SqlCatalog
+from pyiceberg.catalog.sql import IcebergTables, SqlCatalog
 from pyiceberg.exceptions import (
     NamespaceAlreadyExistsError,
     NoSuchNamespaceError,
     NoSuchTableError,
 )
-from pyiceberg.io import FileIO
+from pyiceberg.io import FileIO, load_file_io
+from pyiceberg.serializers import FromInputFile
 from pyiceberg.table import StagedTable, Table, Transaction
 from pyiceberg.table.locations import load_location_provider
 from pyiceberg.table.metadata import TableMetadata
@@ -34,6 +35,7 @@ from pyiceberg.table.update import (
     _update_table_metadata_log,
 )
 from pyiceberg.utils.datetime import datetime_to_millis
+from sqlalchemy import Select, bindparam, select
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError
 
@@ -152,6 +154,34 @@ class CachingSqlCatalog(SqlCatalog):
     def __init__(self, name: str, **properties: str) -> None:
         super().__init__(name, **properties)
         self._parsed: OrderedDict[str, TableMetadata] = OrderedDict()
+        self._located: Select[str | None] | None = None
+
+    def load_table(self, identifier: str | tuple[str, ...]) -> Table:
+        """PyIceberg's, reading the table's metadata location by a plain query: a load
+        after each commit of a batch (to plan, to publish, inside the commit) spent most
+        of its time building the ORM's objects."""
+        namespace = Catalog.namespace_to_string(Catalog.namespace_from(identifier))
+        name = Catalog.table_name_from(identifier)
+        if self._located is None:
+            located = select(IcebergTables.metadata_location).where(
+                IcebergTables.catalog_name == bindparam("catalog"),
+                IcebergTables.table_namespace == bindparam("namespace"),
+                IcebergTables.table_name == bindparam("name"))
+            if (views_out := self._iceberg_type_filter()) is not None:
+                located = located.where(views_out)
+            self._located = located
+        with self.engine.connect() as connection:
+            location = connection.execute(
+                self._located, {"catalog": self.name, "namespace": namespace, "name": name}
+            ).scalar()
+        if not location:  # no such table (or no metadata): PyIceberg's load says which
+            return super().load_table(identifier)
+        metadata = self._parsed.get(location)
+        if metadata is None:
+            io = load_file_io(properties=self.properties, location=location)
+            metadata = FromInputFile.table_metadata(io.new_input(location))
+            self._keep(location, metadata)
+        return self._table(namespace, name, location, metadata)
 
     def _convert_orm_to_iceberg(self, orm_table: Any) -> Table:
         location = orm_table.metadata_location
@@ -160,10 +190,12 @@ class CachingSqlCatalog(SqlCatalog):
             table = super()._convert_orm_to_iceberg(orm_table)
             self._keep(table.metadata_location, table.metadata)
             return table
+        return self._table(orm_table.table_namespace, orm_table.table_name, location, metadata)
+
+    def _table(self, namespace: str, name: str, location: str, metadata: TableMetadata) -> Table:
         self._parsed.move_to_end(location)
         return Table(
-            identifier=Catalog.identifier_to_tuple(orm_table.table_namespace)
-            + (orm_table.table_name,),
+            identifier=Catalog.identifier_to_tuple(namespace) + (name,),
             metadata=metadata,
             metadata_location=location,
             io=self._load_file_io(metadata.properties, location),
