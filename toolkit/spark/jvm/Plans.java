@@ -161,7 +161,10 @@ public final class Plans {
     }
     Map<String, String> before = Settings.set(conf, held);
     try {
-      Dataset.ofRows(session, plan).writeTo(table).options(written).append();
+      // the writer takes its Dataset's plan as given to it, and the write's analysis would
+      // walk the whole stack again: it is given the plan analysed, which it skips
+      LogicalPlan analyzed = Dataset.ofRows(session, plan).queryExecution().analyzed();
+      Dataset.ofRows(session, analyzed).writeTo(table).options(written).append();
     } finally {
       Settings.restore(conf, before);
     }
