@@ -133,3 +133,29 @@ def test_a_step_on_a_resolved_plan_is_resolved_as_spark_would_resolve_it(
     with pytest.raises(AnalysisException, match="(?i)ambiguous"):
         __ = LazyFrame.of(twins).select(java_columns(spark, [F.col("a")])).frame
 
+
+
+def test_a_helper_call_is_one_round_trip_to_the_jvm(spark: SparkSession) -> None:
+    """py4j asks the JVM what a class's name is at each look (a round trip of its own);
+    the helpers' methods are looked up once, so a stream's every batch pays one round
+    trip a call (toolkit.spark.tally.jvm_class)."""
+    helper = jvm_class(spark, PLANS)
+    client: Any = spark.sparkContext._gateway._gateway_client
+    sent: list[str] = []
+    send = client.send_command
+
+    def counted(command: str, *args: Any, **kwargs: Any) -> Any:
+        sent.append(command)
+        return send(command, *args, **kwargs)
+
+    client.send_command = counted
+    try:
+        plan = spark.range(3)._jdf.queryExecution().analyzed()
+        helper.inferable(plan)  # looked up at its first call
+        sent.clear()
+        for _ in range(3):
+            assert helper.inferable(plan) is False
+            assert jvm_class(spark, PLANS).inferable(plan) is False
+    finally:
+        del client.send_command
+    assert len(sent) == 6

@@ -93,10 +93,11 @@ def counting(cols: TypedColumns, options: Options, head: int = 0) -> Counting | 
     columns, coded, bases, sizes, keys, n = built(
         ("tally", cols.names, cols.types, cols.naive, cols.coded, options), arrays)
     # unnamed: Spark keeps a copy of a named accumulator's updates with every task it lists
-    payloads = spark.sparkContext._jsc.sc().collectionAccumulator()
+    context = spark.sparkContext._jsc.sc()
+    payloads = context.collectionAccumulator()
     heads = kept = None
     if head:
-        heads = spark.sparkContext._jsc.sc().collectionAccumulator()
+        heads = context.collectionAccumulator()
         kept = _keeping(cols, head, heads)
     counted = cols.lazy.stacked(
         lambda plan: klass.counted(plan, columns, coded, bases, sizes, payloads, kept))

@@ -22,12 +22,14 @@ to restore it takes it away from under the others. Two kinds:
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from pyspark import SparkContext
     from pyspark.sql import DataFrame, SparkSession
 
 __all__ = ["held", "own_clone", "own_session", "settings_hash"]
@@ -53,10 +55,21 @@ class _Clone:
 _idle: dict[str, list[_Clone]] = {}
 
 
+#: each Spark context's application id, asked of the JVM once (two round trips a time)
+_applications: weakref.WeakKeyDictionary[SparkContext, str] = weakref.WeakKeyDictionary()
+
+
+def _application(spark: SparkSession) -> str:
+    context = spark.sparkContext
+    app = _applications.get(context)
+    if app is None:
+        app = _applications[context] = str(context.applicationId)
+    return app
+
+
 def _parent_key(spark: SparkSession) -> tuple[str, int]:
     jvm: Any = spark._jvm
-    return (str(spark.sparkContext.applicationId),
-            int(jvm.System.identityHashCode(spark._jsparkSession)))
+    return (_application(spark), int(jvm.System.identityHashCode(spark._jsparkSession)))
 
 
 def settings_hash(spark: SparkSession) -> int:
@@ -102,7 +115,7 @@ def own_clone(spark: SparkSession, settings: Mapping[str, str]) -> Iterator[Spar
     of the settings it took last)."""
     from pyspark.sql import SparkSession
 
-    app, now = str(spark.sparkContext.applicationId), settings_hash(spark)
+    app, now = _application(spark), settings_hash(spark)
     with _lock:
         idle = _idle.get(app, [])
         # one already in step with this session, if there is one

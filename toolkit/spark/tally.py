@@ -216,8 +216,21 @@ def jvm_class(spark: SparkSession, name: str) -> Any:
                 found = getattr(found, part)
         except Exception:  # noqa: BLE001 - a JVM without the class, or no gateway
             found = None
-        classes[name] = found if isinstance(found, JavaClass) else None
+        classes[name] = _Statics(found) if isinstance(found, JavaClass) else None
     return classes[name]
+
+
+class _Statics:
+    """A JVM class's static methods, each looked up once: py4j asks the JVM what a name
+    of a class is at every look, a round trip before each call (some ten a typed batch)."""
+
+    def __init__(self, klass: Any) -> None:
+        self._klass = klass
+
+    def __getattr__(self, name: str) -> Any:
+        member = getattr(self._klass, name)
+        setattr(self, name, member)  # found in the instance from now on
+        return member
 
 
 #: the JVM class that makes py4j's answers leave at once (``jvm/Sockets.java``)
@@ -240,7 +253,7 @@ def _answers_at_once(spark: SparkSession, classes: dict[str, Any]) -> None:
             found.noDelay(gateway.java_gateway_server)
     except Exception as exc:  # noqa: BLE001 - slower answers, never a failed batch
         log.info("py4j answers keep their delay: %s", exc)
-    classes[SOCKETS_CLASS] = found if isinstance(found, JavaClass) else None
+    classes[SOCKETS_CLASS] = _Statics(found) if isinstance(found, JavaClass) else None
 
 
 def jvm_tally_ready(spark: SparkSession) -> bool:
