@@ -8,6 +8,7 @@ DuckDB all see one set of tables without any server.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -193,7 +194,8 @@ class CachingSqlCatalog(SqlCatalog):
         return self._table(orm_table.table_namespace, orm_table.table_name, location, metadata)
 
     def _table(self, namespace: str, name: str, location: str, metadata: TableMetadata) -> Table:
-        self._parsed.move_to_end(location)
+        with contextlib.suppress(KeyError):  # another thread's load let it go meanwhile
+            self._parsed.move_to_end(location)
         return Table(
             identifier=Catalog.identifier_to_tuple(namespace) + (name,),
             metadata=metadata,
