@@ -134,7 +134,6 @@ def test_a_step_on_a_resolved_plan_is_resolved_as_spark_would_resolve_it(
         __ = LazyFrame.of(twins).select(java_columns(spark, [F.col("a")])).frame
 
 
-
 def test_a_helper_call_is_one_round_trip_to_the_jvm(spark: SparkSession) -> None:
     """py4j asks the JVM what a class's name is at each look (a round trip of its own);
     the helpers' methods are looked up once, so a stream's every batch pays one round

@@ -178,24 +178,13 @@ class CachingSqlCatalog(SqlCatalog):
         if not location:  # no such table (or no metadata): PyIceberg's load says which
             return super().load_table(identifier)
         metadata = self._parsed.get(location)
-        if metadata is None:
+        if metadata is None:  # parsed as PyIceberg parses it, then kept
             io = load_file_io(properties=self.properties, location=location)
             metadata = FromInputFile.table_metadata(io.new_input(location))
             self._keep(location, metadata)
-        return self._table(namespace, name, location, metadata)
-
-    def _convert_orm_to_iceberg(self, orm_table: Any) -> Table:
-        location = orm_table.metadata_location
-        metadata = self._parsed.get(location) if location else None
-        if metadata is None:
-            table = super()._convert_orm_to_iceberg(orm_table)
-            self._keep(table.metadata_location, table.metadata)
-            return table
-        return self._table(orm_table.table_namespace, orm_table.table_name, location, metadata)
-
-    def _table(self, namespace: str, name: str, location: str, metadata: TableMetadata) -> Table:
-        with contextlib.suppress(KeyError):  # another thread's load let it go meanwhile
-            self._parsed.move_to_end(location)
+        else:
+            with contextlib.suppress(KeyError):  # another thread's load let it go meanwhile
+                self._parsed.move_to_end(location)
         return Table(
             identifier=Catalog.identifier_to_tuple(namespace) + (name,),
             metadata=metadata,

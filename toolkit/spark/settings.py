@@ -135,10 +135,7 @@ def own_clone(spark: SparkSession, settings: Mapping[str, str]) -> Iterator[Spar
         yield session
     finally:
         for name, was in before.items():
-            if was is None:
-                session.conf.unset(name)
-            else:
-                session.conf.set(name, was)
+            _put_back(session, name, was)
         with _lock:
             _idle.setdefault(app, []).append(clone)
 
@@ -183,7 +180,14 @@ def held(spark: SparkSession, settings: Mapping[str, str]) -> Iterator[None]:
                 count, before = _holders.pop(key)
                 if count > 1:
                     _holders[key] = (count - 1, before)
-                elif before is None:
-                    spark.conf.unset(name)
                 else:
-                    spark.conf.set(name, before)
+                    _put_back(spark, name, before)
+
+
+def _put_back(spark: SparkSession, name: str, was: str | None) -> None:
+    """Setting ``name`` of ``spark`` as it was (None: unset), as ``jvm/Settings.java``
+    puts back what a write of a plan held."""
+    if was is None:
+        spark.conf.unset(name)
+    else:
+        spark.conf.set(name, was)

@@ -196,10 +196,10 @@ _CLASSES: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictio
 
 
 def jvm_class(spark: SparkSession, name: str) -> Any:
-    """The JVM class ``name`` (e.g. ``"toolkit.spark.jvm.Router"``) of ``spark``'s
-    gateway, or None when that JVM has no such class. Looked up once per gateway: each
-    lookup costs py4j a round trip per dotted part, and a stream's every batch needs the
-    same classes."""
+    """The static methods of the JVM class ``name`` (e.g. ``"toolkit.spark.jvm.Router"``)
+    of ``spark``'s gateway (:class:`_Statics`), or None when that JVM has no such class.
+    Looked up once per gateway: each lookup costs py4j a round trip per dotted part, and a
+    stream's every batch needs the same classes."""
     from py4j.java_gateway import JavaClass  # type: ignore[import-untyped]
 
     jvm: Any = spark._jvm
